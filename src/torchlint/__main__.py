@@ -1,0 +1,3 @@
+from torchlint.cli import main
+
+raise SystemExit(main())

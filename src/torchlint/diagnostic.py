@@ -1,0 +1,39 @@
+"""What a check produces: a finding at a position, or an error about a file."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One finding. ``line`` and ``col`` are 1-based, as flake8 and editors show them."""
+
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    end_line: Optional[int] = field(default=None, compare=False)
+    end_col: Optional[int] = field(default=None, compare=False)
+
+    def as_text(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file torchlint could not fully check; the run goes on with the others."""
+
+    path: str
+    message: str
+    # An internal error (a rule raised) makes the CLI exit 2; an unreadable
+    # file is only reported.
+    internal: bool = False
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list = field(default_factory=list)
+    errors: list = field(default_factory=list)

@@ -1,0 +1,45 @@
+"""Which files a ``torchlint check PATH...`` run looks at."""
+from __future__ import annotations
+
+import os
+from typing import Iterable, List, Tuple
+
+# Never worth linting: VCS data, caches, virtualenvs, build output.
+SKIP_DIRS = frozenset(
+    ".git .hg .svn __pycache__ .venv venv .tox .nox node_modules .mypy_cache .pytest_cache "
+    ".ruff_cache .torchlint_cache build dist .eggs site-packages .ipynb_checkpoints".split()
+)
+
+
+def discover(paths: Iterable[str], config) -> Tuple[List[str], List[str]]:
+    """(files to check in a stable order, paths that do not exist)."""
+    files, missing = [], []
+    for path in paths:
+        if os.path.isfile(path):
+            files.append(path)  # named explicitly: checked even if excluded or not .py
+        elif os.path.isdir(path):
+            files.extend(_walk(path, config))
+        else:
+            missing.append(path)
+    seen, unique = set(), []
+    for f in files:
+        key = os.path.normpath(f)
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique, missing
+
+
+def _walk(top: str, config) -> Iterable[str]:
+    for folder, dirs, names in os.walk(top):
+        dirs[:] = sorted(
+            d for d in dirs
+            if d not in SKIP_DIRS
+            and not d.endswith(".egg-info")
+            and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+            and not config.is_excluded(os.path.join(folder, d))
+        )
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if name.endswith(".py") and not os.path.islink(path) and not config.is_excluded(path):
+                yield path

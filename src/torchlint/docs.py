@@ -1,0 +1,53 @@
+"""Rule documentation, rendered from the rule modules (the only place it is written).
+
+``python -m torchlint.docs`` rewrites docs/rules/; a test fails when they are stale.
+"""
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+from torchlint.rules import ALL_RULES
+
+_FIX = {"none": "no automatic fix", "safe": "safe fix", "unsafe": "unsafe fix (needs --unsafe-fixes)"}
+
+
+def render(rule) -> str:
+    status = "on by default" if rule.default else "opt-in (enable with extend-select)"
+    head = (
+        f"# {rule.code}: {rule.name}\n\n"
+        f"**Status:** {status} · **Fix:** {_FIX[rule.fix_safety]}\n\n"
+        f"Message: `{rule.code} {rule.message}`\n"
+    )
+    return head + textwrap.dedent(rule.docs).rstrip() + "\n"
+
+
+def render_index() -> str:
+    lines = [
+        "# Rules\n",
+        "Generated from `src/torchlint/rules/`; run `python -m torchlint.docs` after editing a rule.\n",
+        "| code | name | default | what it finds |",
+        "|---|---|---|---|",
+    ]
+    for rule in ALL_RULES:
+        summary = rule.message.split(";")[0]
+        default = "yes" if rule.default else "opt-in"
+        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {default} | {summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def pages() -> dict:
+    out = {f"{rule.code}.md": render(rule) for rule in ALL_RULES}
+    out["index.md"] = render_index()
+    return out
+
+
+def write(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in pages().items():
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/rules"))

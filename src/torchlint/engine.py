@@ -1,0 +1,103 @@
+"""The pipeline for one file: decode, gate, parse once, build the model, run rules."""
+from __future__ import annotations
+
+import io
+import tokenize
+from typing import Iterable, Optional, Sequence, Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchlint.diagnostic import Diagnostic, FileError, FileResult
+from torchlint.model import FileModel
+from torchlint.noqa import suppressed
+
+PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
+INTERNAL_ERROR = "TL002"  # a rule raised; flake8 shows it, the CLI exits 2
+
+
+def decode(data: bytes) -> str:
+    """Bytes to text the way Python does: BOM, then a coding declaration, then UTF-8."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def lint_source(
+    source: Union[str, bytes],
+    path: str,
+    rules: Sequence[type],
+    *,
+    apply_noqa: bool = True,
+    report_syntax_errors: bool = True,
+) -> FileResult:
+    result = FileResult(path)
+    if isinstance(source, bytes):
+        try:
+            source = decode(source)
+        except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+            result.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, f"cannot decode file: {exc}"))
+            return result
+    applicable = [rule for rule in rules if rule.may_apply(source)]
+    if not applicable:
+        return result
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        if report_syntax_errors:
+            message = f"syntax error: {exc.message}"
+            result.diagnostics.append(Diagnostic(path, exc.raw_line, exc.raw_column + 1, PARSE_ERROR, message))
+        return result
+    except (RecursionError, MemoryError, ValueError) as exc:
+        result.errors.append(FileError(path, f"cannot parse: {type(exc).__name__}: {exc}"))
+        return result
+    try:
+        model = FileModel(module, path)
+    except RecursionError:
+        result.errors.append(FileError(path, "nesting too deep to analyse; file skipped"))
+        return result
+    except Exception as exc:  # a bug of ours: say so, keep the run going
+        result.errors.append(FileError(path, f"internal error building the model: {exc!r}", internal=True))
+        return result
+    findings = []
+    for rule in applicable:
+        try:
+            findings.extend(rule().check(model))
+        except Exception as exc:
+            message = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}"
+            result.errors.append(FileError(path, message, internal=True))
+    if findings:
+        result.diagnostics.extend(_positioned(module, path, findings))
+    if apply_noqa and result.diagnostics:
+        lines = source.splitlines()
+        result.diagnostics = [
+            d for d in result.diagnostics
+            if not (d.line <= len(lines) and suppressed(lines[d.line - 1], d.code))
+        ]
+    result.diagnostics.sort()
+    return result
+
+
+def _positioned(module: cst.Module, path: str, findings: Iterable) -> list:
+    """Positions are computed only for files with findings: it costs a full codegen pass."""
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    seen = set()
+    for f in findings:
+        pos = positions[f.node]
+        d = Diagnostic(path, pos.start.line, pos.start.column + 1, f.code, f.message,
+                       pos.end.line, pos.end.column + 1)
+        if (d.line, d.col, d.code) not in seen:
+            seen.add((d.line, d.col, d.code))
+            yield d
+
+
+def lint_file(path: str, rules: Sequence[type], display: Optional[str] = None) -> FileResult:
+    shown = display or path
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        result = FileResult(shown)
+        result.errors.append(FileError(shown, f"cannot read file: {exc.strerror or exc}"))
+        return result
+    return lint_source(data, shown, rules)

@@ -1,0 +1,308 @@
+"""The per-file model: the facts every rule shares, built once per file.
+
+Rules ask it questions (what grad mode holds at this call? is this a
+forward pass? which loop is a training loop? does this value carry a
+graph?) instead of walking the tree themselves.
+"""
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from functools import cached_property
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from torchlint.model import vocab
+from torchlint.model.builder import ModelBuilder
+from torchlint.model.expr import dotted, positional
+from torchlint.model.facts import Assignment, CallSite, Loop, Scope, Site, Span
+from torchlint.model.grad import GradMode
+from torchlint.model.names import TorchNames
+
+__all__ = ["FileModel", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span", "Assignment"]
+
+_CLEAR_WORDS = ("zero_grad", "clear_grad", "cleargrads", "reset_grad", "zero_gradients")
+_OPTIMIZER_CLASSES = frozenset(
+    "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop LBFGS NAdam RAdam SparseAdam ASGD "
+    "Lamb LAMB Lion Adafactor FusedAdam FusedLAMB DeepSpeedCPUAdam".split()
+)
+_MODULE_BASE_HINTS = ("Module", "Model", "Net", "Lightning", "Layer", "Block")
+
+
+class FileModel:
+    def __init__(self, module: cst.Module, path: str = "") -> None:
+        self.module = module
+        self.path = path
+        self.names = TorchNames()
+        self.module_scope = Scope(module, "<module>", None)
+        self.scopes: list = [self.module_scope]
+        self.functions: dict = defaultdict(list)  # name -> [Scope] (not methods)
+        self.methods: dict = {}  # (class, name) -> Scope
+        self.class_bases: dict = {}
+        self.calls: list = []
+        self.assignments: list = []
+        builder = ModelBuilder(self)
+        module.visit(builder)
+        self.module_scope.end = builder.order + 1
+        self._call_orders = [c.order for c in self.calls]
+        self._assign_orders = [a.order for a in self.assignments]
+        self._call_by_node = {id(c.node): c for c in self.calls}
+        self._scope_grad: dict = {}
+
+    def add_scope(self, scope: Scope) -> None:
+        self.scopes.append(scope)
+        if scope.class_name is not None:
+            self.methods[(scope.class_name, scope.name)] = scope
+        else:
+            self.functions[scope.name].append(scope)
+
+    # -- lookup --------------------------------------------------------
+    def call_of(self, node: cst.Call) -> Optional[CallSite]:
+        return self._call_by_node.get(id(node))
+
+    def calls_between(self, start: int, end: int) -> list:
+        lo = bisect.bisect_left(self._call_orders, start)
+        hi = bisect.bisect_left(self._call_orders, end)
+        return self.calls[lo:hi]
+
+    def calls_in(self, span) -> list:
+        return self.calls_between(span.start, span.end)
+
+    def enclosing_class(self, scope: Scope) -> Optional[str]:
+        while scope is not None:
+            if scope.class_name is not None:
+                return scope.class_name
+            scope = scope.parent
+        return None
+
+    def resolve(self, call: CallSite) -> Optional[Scope]:
+        """The function or method of this module a call runs, if we can tell."""
+        callee = call.callee
+        if callee is None:
+            return None
+        head, _, rest = callee.partition(".")
+        if not rest:
+            candidates = self.functions.get(head)
+            if not candidates:
+                return None
+            scope = call.scope
+            while scope is not None:
+                for cand in candidates:
+                    if cand.parent is scope:
+                        return cand
+                scope = scope.parent
+            return None
+        if head in ("self", "cls") and "." not in rest:
+            cls = self.enclosing_class(call.scope)
+            return self.methods.get((cls, rest)) if cls else None
+        return None
+
+    @cached_property
+    def callers(self) -> dict:
+        out = defaultdict(list)
+        for call in self.calls:
+            target = self.resolve(call)
+            if target is not None:
+                out[target].append(call)
+        return out
+
+    def reachable_ranges(self, span) -> list:
+        """``span`` (a Loop or Scope) plus the same-module helpers it calls, as order ranges."""
+        ranges, seen, todo = [], set(), [(span.start, span.end)]
+        while todo:
+            start, end = todo.pop()
+            ranges.append((start, end))
+            for call in self.calls_between(start, end):
+                target = self.resolve(call)
+                if target is not None and target not in seen and not start <= target.start < end:
+                    seen.add(target)
+                    todo.append((target.start, target.end))
+        return ranges
+
+    def reachable_calls(self, span) -> list:
+        return [c for start, end in self.reachable_ranges(span) for c in self.calls_between(start, end)]
+
+    def reachable_assignments(self, span) -> list:
+        out = []
+        for start, end in self.reachable_ranges(span):
+            lo = bisect.bisect_left(self._assign_orders, start)
+            hi = bisect.bisect_left(self._assign_orders, end)
+            out.extend(self.assignments[lo:hi])
+        return out
+
+    def loops(self) -> Iterable[Loop]:
+        for scope in self.scopes:
+            yield from scope.loops
+
+    def loop_children(self, loop: Loop) -> list:
+        return [other for other in loop.scope.loops if other.parent is loop]
+
+    # -- grad mode -----------------------------------------------------
+    def grad_at(self, site: Site) -> GradMode:
+        if site.grad is not None:
+            return site.grad
+        for order, mode in reversed(site.scope.grad_switches):
+            if order < site.order:
+                return mode
+        return self.scope_grad(site.scope)
+
+    def scope_grad(self, scope: Scope) -> GradMode:
+        if scope in self._scope_grad:
+            return self._scope_grad[scope]
+        self._scope_grad[scope] = GradMode.NO_GRAD  # recursion: a cycle adds nothing
+        mode = self._compute_scope_grad(scope)
+        self._scope_grad[scope] = mode
+        return mode
+
+    def _compute_scope_grad(self, scope: Scope) -> GradMode:
+        if scope.is_module:
+            return GradMode.GRAD
+        if scope.decorator_grad is not None:
+            return scope.decorator_grad
+        if scope.class_name is not None and scope.name in vocab.GRAD_FREE_HOOKS:
+            return GradMode.NO_GRAD
+        callers = self.callers.get(scope)
+        if callers:
+            modes = {self.grad_at(c.site) for c in callers}
+            if modes == {GradMode.NO_GRAD}:
+                return GradMode.NO_GRAD
+            if GradMode.GRAD not in modes:
+                return GradMode.MAYBE
+            return GradMode.GRAD
+        if scope.def_grad is not None:
+            return scope.def_grad
+        if not scope.parent.is_module:
+            return self.scope_grad(scope.parent)
+        return GradMode.GRAD
+
+    # -- what calls do -------------------------------------------------
+    def qualify(self, call: CallSite) -> Optional[str]:
+        return self.names.qualify(call.callee)
+
+    def is_backward(self, call: CallSite) -> bool:
+        if call.method in ("backward", "manual_backward"):
+            return True
+        return self.qualify(call) == "torch.autograd.backward"
+
+    def is_autograd_grad(self, call: CallSite) -> bool:
+        q = self.qualify(call)
+        return q in ("torch.autograd.grad", "torch.autograd.functional.vjp") or (
+            call.callee is not None and call.callee.endswith("autograd.grad")
+        )
+
+    def computes_gradients(self, call: CallSite) -> bool:
+        return self.is_backward(call) or self.is_autograd_grad(call) or call.method in (
+            "requires_grad_", "enable_grad", "retain_grad", "register_hook"
+        )
+
+    @cached_property
+    def optimizer_names(self) -> frozenset:
+        """Dotted names assigned an optimizer instance anywhere in the file."""
+        found = set()
+        for scope in self.scopes:
+            for a in scope.assignments:
+                if a.kind != "assign" or not isinstance(a.value, cst.Call):
+                    continue
+                callee = dotted(a.value.func)
+                if callee is None:
+                    continue
+                q = self.names.qualify(callee) or ""
+                last = vocab.last_name(callee)
+                if (q.startswith("torch.optim.") and "lr_scheduler" not in q) or (
+                    last in _OPTIMIZER_CLASSES or last.endswith("Optimizer")
+                ):
+                    found.update(p for p in map(dotted, a.targets) if p)
+        return frozenset(found)
+
+    def is_optimizer(self, path: Optional[str]) -> bool:
+        if path is None:
+            return False
+        return path in self.optimizer_names or vocab.is_optimizer_name(vocab.last_name(path))
+
+    def stepped_optimizer(self, call: CallSite) -> Optional[str]:
+        """The optimizer an ``opt.step()`` or ``scaler.step(opt)`` call steps."""
+        if call.method != "step" or call.receiver is None:
+            return None
+        if self.is_optimizer(call.receiver):
+            return call.receiver
+        if "scaler" in call.receiver.lower():
+            target = positional(call.node, 0)
+            return dotted(target) if target is not None else None
+        return None
+
+    @staticmethod
+    def is_closure_step(call: CallSite) -> bool:
+        """``optimizer.step(closure)``: the closure runs zero_grad and backward itself."""
+        return bool(call.node.args) and "scaler" not in (call.receiver or "").lower()
+
+    def clears_grad(self, call: CallSite) -> bool:
+        method = call.method or ""
+        if any(word in method.lower() for word in _CLEAR_WORDS):
+            return True
+        recv = call.receiver or ""
+        return method.endswith("_") and (recv.endswith(".grad") or recv.endswith(".grad.data"))
+
+    @staticmethod
+    def clears_grad_by_assignment(a: Assignment) -> bool:
+        """``p.grad = None`` or ``del p.grad``."""
+        return a.kind in ("assign", "del") and any(
+            isinstance(t, cst.Attribute) and t.attr.value == "grad" for t in a.targets
+        )
+
+    def is_module_class(self, cls: Optional[str]) -> bool:
+        bases = self.class_bases.get(cls or "", ())
+        return any(hint in b for b in bases for hint in _MODULE_BASE_HINTS)
+
+    def forward_target(self, call: CallSite) -> Optional[str]:
+        """For a forward pass, the model it runs (``model`` for ``model.module.forward(x)``)."""
+        callee = call.callee
+        if callee is None:
+            return None
+        while callee.endswith((".forward", ".module")):
+            callee = callee.rsplit(".", 1)[0]
+        if callee == "self":
+            return "self" if self.is_module_class(self.enclosing_class(call.scope)) else None
+        last = vocab.last_name(callee)
+        if not last or last[0].isupper() or self.names.qualify(callee) is not None:
+            return None  # a class being built, or a torch API function
+        return callee
+
+    def is_forward(self, call: CallSite, models: Iterable[str] = ()) -> bool:
+        target = self.forward_target(call)
+        if target is None:
+            return False
+        return target == "self" or target in models or vocab.is_model_name(vocab.last_name(target))
+
+    def is_loss_call(self, call: CallSite) -> bool:
+        callee = call.callee
+        if callee is None:
+            return False
+        last = vocab.last_name(callee)
+        if last[:1].isupper():
+            return False
+        q = self.names.qualify(callee)
+        if q is not None:
+            return q.startswith("torch.nn.functional.") and last in vocab.LOSS_FUNCTIONS
+        return vocab.is_loss_name(last)
+
+    @property
+    def is_torch_code(self) -> bool:
+        return not self.names.foreign_framework
+
+    # -- taint ---------------------------------------------------------
+    def taint(self, scope: Scope):
+        from torchlint.model.taint import Taint
+
+        cache = self.__dict__.setdefault("_taint", {})
+        if scope not in cache:
+            cache[scope] = Taint(self, scope)
+        return cache[scope]
+
+    def returns_graph(self, scope: Scope) -> bool:
+        cache = self.__dict__.setdefault("_returns_graph", {})
+        if scope not in cache:
+            cache[scope] = False  # recursion guard
+            taint = self.taint(scope)
+            cache[scope] = any(taint.carries_graph(value, site.order) for site, value in scope.returns)
+        return cache[scope]

@@ -1,0 +1,198 @@
+"""One pass over the libcst tree that records the facts of ``facts.py``."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.model.expr import dotted
+from torchlint.model.facts import Assignment, CallSite, Loop, Scope, Site
+from torchlint.model.grad import GradMode, classify, classify_statement_call
+
+_BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
+_STATEMENTS = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+
+
+def _params(node: cst.FunctionDef) -> tuple:
+    p = node.params
+    names = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.append(star.name.value)
+    return tuple(names)
+
+
+class ModelBuilder(cst.CSTVisitor):
+    """Fills a FileModel. Dispatch is by type in ``on_visit`` for speed."""
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        self.model = model
+        self.order = 0
+        self.scope: Scope = model.module_scope
+        self.frames: list = []  # enclosing ClassDef/FunctionDef nodes
+        self.loops: list = [[]]  # a loop stack per open scope
+        self.grad: list = []  # lexical grad modes of open with-blocks
+        self.blocks: list = []  # [block id, statement count]
+        self.stmt: Optional[cst.CSTNode] = None
+        self.stmt_index = 0
+        self.block_id = 0
+
+    # -- helpers -------------------------------------------------------
+    def _tick(self) -> int:
+        self.order += 1
+        return self.order
+
+    def _site(self) -> Site:
+        loops = self.loops[-1]
+        mode = next((g for g in reversed(self.grad) if g is not None), None)
+        return Site(self.scope, loops[-1] if loops else None, self._tick(), mode,
+                    self.block_id, self.stmt_index, self.stmt)
+
+    def _assign(self, node, kind, targets, value, op=None) -> None:
+        assignment = Assignment(node, self._site(), kind, tuple(targets), value, op)
+        self.scope.assignments.append(assignment)
+        self.model.assignments.append(assignment)
+
+    # -- dispatch ------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _STATEMENTS):
+            self.blocks[-1][1] += 1
+            self.stmt, self.stmt_index = node, self.blocks[-1][1]
+        if isinstance(node, _BLOCKS):
+            self.blocks.append([id(node), 0])
+            self.block_id = id(node)
+        handler = _VISIT.get(type(node))
+        if handler is not None:
+            handler(self, node)
+        return True
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        if isinstance(node, _BLOCKS):
+            self.blocks.pop()
+            if self.blocks:
+                self.block_id = self.blocks[-1][0]
+        handler = _LEAVE.get(type(node))
+        if handler is not None:
+            handler(self, node)
+
+    # -- definitions ---------------------------------------------------
+    def visit_function(self, node: cst.FunctionDef) -> None:
+        class_name = None
+        if self.frames and isinstance(self.frames[-1], cst.ClassDef):
+            class_name = self.frames[-1].name.value
+        dec = None
+        for d in node.decorators:
+            dec = classify(d.decorator) or dec
+        lexical = next((g for g in reversed(self.grad) if g is not None), None)
+        scope = Scope(node, node.name.value, self.scope, class_name, _params(node), dec,
+                      lexical, start=self._tick())
+        self.model.add_scope(scope)
+        self.frames.append(node)
+        self.scope = scope
+        self.loops.append([])
+
+    def leave_function(self, node: cst.FunctionDef) -> None:
+        self.scope.end = self._tick()
+        self.scope = self.scope.parent
+        self.frames.pop()
+        self.loops.pop()
+
+    def visit_class(self, node: cst.ClassDef) -> None:
+        self.model.class_bases[node.name.value] = tuple(
+            b for b in (dotted(a.value) for a in node.bases) if b
+        )
+        self.frames.append(node)
+
+    def leave_class(self, node: cst.ClassDef) -> None:
+        self.frames.pop()
+
+    # -- control flow --------------------------------------------------
+    def visit_loop(self, node) -> None:
+        stack = self.loops[-1]
+        loop = Loop(node, self.scope, stack[-1] if stack else None, self._tick())
+        self.scope.loops.append(loop)
+        stack.append(loop)
+        if isinstance(node, cst.For):
+            loop.iter = node.iter
+            # The target is bound inside the loop, once per iteration.
+            self._assign(node, "for", [node.target], node.iter)
+
+    def leave_loop(self, node) -> None:
+        self.loops[-1].pop().end = self._tick()
+
+    def visit_with(self, node: cst.With) -> None:
+        mode = None
+        for item in node.items:
+            mode = classify(item.item) or mode
+            if item.asname is not None:
+                self._assign(node, "with", [item.asname.name], item.item)
+        self.grad.append(mode)
+
+    def leave_with(self, node: cst.With) -> None:
+        self.grad.pop()
+
+    # -- facts ---------------------------------------------------------
+    def visit_call(self, node: cst.Call) -> None:
+        callee = dotted(node.func)
+        method = receiver = None
+        if isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            receiver = dotted(node.func.value)
+        elif isinstance(node.func, cst.Name):
+            method = node.func.value
+        call = CallSite(node, self._site(), callee, method, receiver)
+        self.scope.calls.append(call)
+        self.model.calls.append(call)
+        if method == "set_grad_enabled" and isinstance(self.stmt, cst.Expr) and self.stmt.value is node:
+            mode = classify_statement_call(node)
+            if mode is not None:
+                self.scope.grad_switches.append((call.order, mode))
+
+    def visit_assign(self, node: cst.Assign) -> None:
+        self._assign(node, "assign", [t.target for t in node.targets], node.value)
+
+    def visit_ann_assign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assign(node, "assign", [node.target], node.value)
+
+    def visit_aug_assign(self, node: cst.AugAssign) -> None:
+        op = type(node.operator).__name__  # AddAssign, SubtractAssign, ...
+        self._assign(node, "aug", [node.target], node.value, op)
+
+    def visit_del(self, node: cst.Del) -> None:
+        self._assign(node, "del", [node.target], None)
+
+    def visit_return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.scope.returns.append((self._site(), node.value))
+
+    def visit_import(self, node: cst.Import) -> None:
+        self.model.names.add_import(node)
+
+    def visit_import_from(self, node: cst.ImportFrom) -> None:
+        self.model.names.add_import_from(node)
+
+
+_VISIT = {
+    cst.FunctionDef: ModelBuilder.visit_function,
+    cst.ClassDef: ModelBuilder.visit_class,
+    cst.For: ModelBuilder.visit_loop,
+    cst.While: ModelBuilder.visit_loop,
+    cst.With: ModelBuilder.visit_with,
+    cst.Call: ModelBuilder.visit_call,
+    cst.Assign: ModelBuilder.visit_assign,
+    cst.AnnAssign: ModelBuilder.visit_ann_assign,
+    cst.AugAssign: ModelBuilder.visit_aug_assign,
+    cst.Del: ModelBuilder.visit_del,
+    cst.Return: ModelBuilder.visit_return,
+    cst.Import: ModelBuilder.visit_import,
+    cst.ImportFrom: ModelBuilder.visit_import_from,
+}
+_LEAVE = {
+    cst.FunctionDef: ModelBuilder.leave_function,
+    cst.ClassDef: ModelBuilder.leave_class,
+    cst.For: ModelBuilder.leave_loop,
+    cst.While: ModelBuilder.leave_loop,
+    cst.With: ModelBuilder.leave_with,
+}

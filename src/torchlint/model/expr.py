@@ -1,0 +1,102 @@
+"""Small readers of libcst expressions shared by the model and the rules."""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+
+def dotted(node: cst.CSTNode) -> Optional[str]:
+    """``self.model.module`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def root_name(node: cst.CSTNode) -> Optional[str]:
+    """The innermost Name of an attribute/subscript/call chain: ``a`` in ``a.b[0].c()``."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        elif isinstance(node, cst.Call):
+            node = node.func
+        else:
+            return None
+
+
+def keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def positional(call: cst.Call, index: int) -> Optional[cst.BaseExpression]:
+    seen = 0
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            if seen == index:
+                return arg.value
+            seen += 1
+    return None
+
+
+def literal_bool(node: Optional[cst.BaseExpression]) -> Optional[bool]:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    if isinstance(node, cst.Integer):
+        return node.value not in ("0",)
+    return None
+
+
+def is_constant(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
+
+
+def identifiers(node: cst.CSTNode) -> Iterator[str]:
+    """Every Name and attribute name under ``node`` (cheap; no metadata)."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Name):
+            yield cur.value
+        elif isinstance(cur, cst.Attribute):
+            yield cur.attr.value
+            stack.append(cur.value)
+        else:
+            stack.extend(cur.children)
+
+
+def referenced_paths(node: cst.CSTNode) -> Iterator[str]:
+    """Dotted paths read in an expression: ``a``, ``self.acc`` in ``(self.acc + a).sum()``."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        path = dotted(cur)
+        if path is not None:
+            yield path
+            continue
+        if isinstance(cur, cst.Attribute):
+            stack.append(cur.value)
+        else:
+            stack.extend(cur.children)
+
+
+def bound_paths(target: cst.BaseExpression) -> Iterator[str]:
+    """Names an assignment target rebinds: ``a``, ``self.b`` in ``a, self.b = ...`` (not ``d[k]``)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from bound_paths(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from bound_paths(target.value)
+    else:
+        path = dotted(target)
+        if path is not None:
+            yield path

@@ -1,0 +1,109 @@
+"""The records the model builder collects in its single pass.
+
+``order`` is a counter that grows in source order over the whole file, so
+"textually inside X" is "order within X's [start, end)", for loops, functions
+and nested definitions alike.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.model.grad import GradMode
+
+
+@dataclass(eq=False)
+class Scope:
+    """The module, or one function or method (classes are not scopes here)."""
+
+    node: cst.CSTNode
+    name: str
+    parent: Optional["Scope"]
+    class_name: Optional[str] = None
+    params: tuple = ()
+    decorator_grad: Optional[GradMode] = None
+    def_grad: Optional[GradMode] = None  # lexical mode where the def stands
+    start: int = 0
+    end: int = 0
+    calls: list = field(default_factory=list)
+    assignments: list = field(default_factory=list)
+    returns: list = field(default_factory=list)
+    loops: list = field(default_factory=list)
+    grad_switches: list = field(default_factory=list)  # (order, GradMode)
+
+    @property
+    def is_module(self) -> bool:
+        return self.parent is None
+
+    def contains(self, order: int) -> bool:
+        return self.start <= order < self.end
+
+
+@dataclass(eq=False)
+class Loop:
+    node: cst.CSTNode  # For or While
+    scope: Scope
+    parent: Optional["Loop"]
+    start: int
+    end: int = 0
+    iter: Optional[cst.BaseExpression] = None
+    targets: tuple = ()
+
+    def contains(self, order: int) -> bool:
+        return self.start <= order < self.end
+
+
+@dataclass(eq=False)
+class Site:
+    """Where a call or assignment stands: scope, loop, lexical grad mode, block."""
+
+    scope: Scope
+    loop: Optional[Loop]
+    order: int
+    grad: Optional[GradMode]  # innermost with/decorator mode, None if none
+    block: int  # id of the statement list holding the statement
+    index: int  # position of the statement in that list
+    stmt: cst.CSTNode
+
+
+@dataclass(eq=False)
+class CallSite:
+    node: cst.Call
+    site: Site
+    callee: Optional[str]  # "self.model.module" for a dotted callee
+    method: Optional[str]  # last name of the callee: "backward", "step"
+    receiver: Optional[str]  # dotted receiver of a method call: "self.optimizer"
+
+    @property
+    def order(self) -> int:
+        return self.site.order
+
+    @property
+    def scope(self) -> Scope:
+        return self.site.scope
+
+
+@dataclass(eq=False)
+class Assignment:
+    """``kind`` is assign, aug (with ``op``), for (loop target), with (as-name) or del."""
+
+    node: cst.CSTNode
+    site: Site
+    kind: str
+    targets: tuple  # target expressions
+    value: Optional[cst.BaseExpression]
+    op: Optional[str] = None
+
+    @property
+    def order(self) -> int:
+        return self.site.order
+
+
+@dataclass(frozen=True)
+class Span:
+    """A stretch of source order, for questions about code that is not a loop or scope."""
+
+    start: int
+    end: int

@@ -1,0 +1,76 @@
+"""Which local names mean which torch objects: import and alias resolution.
+
+Only imports are read (``import torch as T``, ``from torch import nn``,
+``from torch.utils.checkpoint import checkpoint as ckpt``), which is all the
+rules need and far cheaper than libcst's QualifiedNameProvider.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.model.expr import dotted
+from torchlint.model.vocab import OTHER_FRAMEWORKS
+
+
+def _module_path(node: Optional[cst.BaseExpression]) -> Optional[str]:
+    return dotted(node) if node is not None else None
+
+
+class TorchNames:
+    def __init__(self) -> None:
+        self.aliases: dict = {}  # local name -> qualified path, torch only
+        self.imported_roots: set = set()
+
+    def add_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            path = _module_path(alias.name)
+            if path is None:
+                continue
+            root = path.split(".", 1)[0]
+            self.imported_roots.add(root)
+            if root != "torch":
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.aliases[alias.asname.name.value] = path
+            else:
+                self.aliases[root] = root
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        module = _module_path(node.module)
+        if module is None:
+            return
+        root = module.split(".", 1)[0]
+        self.imported_roots.add(root)
+        if root != "torch" or isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{module}.{name}"
+
+    def qualify(self, path: Optional[str]) -> Optional[str]:
+        """``T.nn.functional.mse_loss`` -> ``torch.nn.functional.mse_loss``; None if not torch."""
+        if path is None:
+            return None
+        head, _, rest = path.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    @property
+    def imports_torch(self) -> bool:
+        return bool(self.aliases) or "torch" in self.imported_roots
+
+    @property
+    def foreign_framework(self) -> bool:
+        """The file is written for another framework with a torch-like API."""
+        return not self.imports_torch and bool(self.imported_roots & OTHER_FRAMEWORKS)

@@ -1,0 +1,163 @@
+"""Graph taint: which names hold tensors that carry an autograd graph.
+
+Sources are forward passes, loss computations and same-module functions
+that return such tensors, outside no_grad. Arithmetic, indexing and most
+tensor methods keep the graph; ``.item()``, ``.detach()``, ``.tolist()``,
+``.numpy()``, ``float()``, comparisons and integer results end it. Unknown
+functions are assumed to end it: a missed leak costs less than a false alarm.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.model.expr import dotted
+from torchlint.model.grad import GradMode
+
+# Methods and attributes whose result never carries a graph.
+KILL_METHODS = frozenset(
+    "item detach detach_ tolist numpy argmax argmin argsort long int bool byte short char "
+    "size dim numel nelement eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
+    "all any equal data_ptr element_size stride is_contiguous type_as_string __len__ "
+    "keys __str__ __repr__ get_device".split()
+)
+KILL_ATTRS = frozenset("data grad shape dtype device ndim requires_grad is_cuda is_leaf grad_fn".split())
+KILL_TORCH = frozenset(
+    "argmax argmin argsort eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
+    "equal numel is_tensor no_grad randn rand zeros ones empty full arange tensor "
+    "randint randperm zeros_like ones_like empty_like full_like".split()
+)
+KILL_BUILTINS = frozenset("float int str bool len round repr format isinstance print hash id".split())
+PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".split())
+CONTAINER_METHODS = frozenset("append extend insert appendleft add update setdefault".split())
+_ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign"))
+
+
+class Taint:
+    """Replays a scope's assignments in order, keeping the graph-carrying names."""
+
+    def __init__(self, facts, scope) -> None:
+        self.facts = facts
+        self.scope = scope
+        self._orders: list = [0]
+        self._states: list = [frozenset()]
+        self._replay()
+
+    def names_at(self, order: int) -> frozenset:
+        return self._states[bisect.bisect_left(self._orders, order) - 1]
+
+    def carries_graph(self, expr: Optional[cst.BaseExpression], order: int) -> bool:
+        return expr is not None and self._tainted(expr, self.names_at(order))
+
+    # -- replay --------------------------------------------------------
+    def _replay(self) -> None:
+        events = list(self.scope.assignments)
+        events += [c for c in self.scope.calls if c.method in CONTAINER_METHODS and c.receiver]
+        events.sort(key=lambda e: e.order)
+        current = set()
+        for event in events:
+            before = frozenset(current)
+            if hasattr(event, "kind"):
+                self._apply_assignment(event, before, current)
+            elif any(self._tainted(arg.value, before) for arg in event.node.args):
+                current.add(event.receiver)
+            if current != before:
+                self._orders.append(event.order + 1)  # effective after the event
+                self._states.append(frozenset(current))
+
+    def _apply_assignment(self, a, before: frozenset, current: set) -> None:
+        if a.kind == "del":
+            for t in a.targets:
+                path = dotted(t)
+                current.discard(path)
+            return
+        if a.kind == "aug":
+            path = dotted(a.targets[0])
+            if path and a.op in _ADDITIVE and (path in before or self._tainted(a.value, before)):
+                current.add(path)
+            return
+        tainted = self._tainted(a.value, before)
+        for target in a.targets:
+            self._bind(target, tainted, current)
+
+    def _bind(self, target, tainted: bool, current: set) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._bind(el.value, tainted, current)
+            return
+        if isinstance(target, cst.StarredElement):
+            self._bind(target.value, tainted, current)
+            return
+        if isinstance(target, cst.Subscript):
+            path = dotted(target.value)  # d[k] = loss: d now holds a graph
+            if path and tainted:
+                current.add(path)
+            return
+        path = dotted(target)
+        if path is None:
+            return
+        if tainted:
+            current.add(path)
+        else:
+            current.discard(path)
+
+    # -- expressions ---------------------------------------------------
+    def _tainted(self, expr: cst.BaseExpression, names: frozenset) -> bool:
+        t = type(expr)
+        if t is cst.Name:
+            return expr.value in names
+        if t is cst.Attribute:
+            if expr.attr.value in KILL_ATTRS:
+                return False
+            path = dotted(expr)
+            if path is not None and path in names:
+                return True
+            return self._tainted(expr.value, names)
+        if t is cst.Call:
+            return self._call_tainted(expr, names)
+        if t is cst.Subscript:
+            return self._tainted(expr.value, names)
+        if t is cst.BinaryOperation:
+            return self._tainted(expr.left, names) or self._tainted(expr.right, names)
+        if t is cst.UnaryOperation:
+            return not isinstance(expr.operator, cst.Not) and self._tainted(expr.expression, names)
+        if t is cst.BooleanOperation:
+            return self._tainted(expr.left, names) or self._tainted(expr.right, names)
+        if t is cst.IfExp:
+            return self._tainted(expr.body, names) or self._tainted(expr.orelse, names)
+        if t in (cst.Tuple, cst.List, cst.Set):
+            return any(self._tainted(el.value, names) for el in expr.elements)
+        if t is cst.Dict:
+            return any(
+                isinstance(el, cst.DictElement) and self._tainted(el.value, names) for el in expr.elements
+            )
+        if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
+            return self._tainted(expr.elt, names) or self._tainted(expr.for_in.iter, names)
+        if t is cst.Await:
+            return self._tainted(expr.expression, names)
+        return False  # literals, comparisons, f-strings, lambdas
+
+    def _call_tainted(self, expr: cst.Call, names: frozenset) -> bool:
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in KILL_METHODS:
+                return False
+            if self._tainted(func.value, names) and func.attr.value not in CONTAINER_METHODS:
+                return True
+        call = self.facts.call_of(expr)
+        if call is None or self.facts.grad_at(call.site) is GradMode.NO_GRAD:
+            return False
+        if self.facts.is_forward(call) or self.facts.is_loss_call(call):
+            return True
+        args_tainted = any(self._tainted(arg.value, names) for arg in expr.args)
+        qualified = self.facts.qualify(call)
+        if qualified is not None:
+            return args_tainted and qualified.rsplit(".", 1)[-1] not in KILL_TORCH
+        if call.callee in KILL_BUILTINS:
+            return False
+        if call.callee in PROPAGATE_BUILTINS:
+            return args_tainted
+        target = self.facts.resolve(call)
+        return target is not None and target is not self.scope and self.facts.returns_graph(target)

@@ -1,0 +1,110 @@
+"""Naming conventions of real PyTorch code, in one place.
+
+The linter never runs code, so "is this a model?" or "is this an optimizer?"
+is answered from names. Every heuristic lives here so rules stay thin and a
+false positive is fixed once.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+# Words whose presence in a callee's last name marks a forward pass.
+_MODEL_TOKENS = frozenset(
+    "model models net network encoder decoder backbone classifier generator "
+    "discriminator policy critic actor teacher student transformer detector "
+    "autoencoder vae unet".split()
+)
+# Loader-like iterables mark a data iteration loop.
+_LOADER_TOKENS = frozenset("loader loaders dataloader dl batches iterator".split())
+_EVAL_DATA_TOKENS = frozenset("val valid validation test eval evaluation dev holdout".split())
+# Function names that mean "this evaluates or predicts".
+_EVAL_FUNC_TOKENS = frozenset(
+    "eval evaluate evaluation evaluating validate validation valid val test testing "
+    "predict prediction predictions infer inference".split()
+)
+
+LOSS_FUNCTIONS = frozenset(
+    "cross_entropy binary_cross_entropy binary_cross_entropy_with_logits kl_div "
+    "nll_loss mse_loss l1_loss smooth_l1_loss huber_loss ctc_loss poisson_nll_loss "
+    "gaussian_nll_loss cosine_embedding_loss margin_ranking_loss hinge_embedding_loss "
+    "multilabel_margin_loss multilabel_soft_margin_loss multi_margin_loss "
+    "soft_margin_loss triplet_margin_loss triplet_margin_with_distance_loss".split()
+)
+
+# Framework hooks that their framework already runs under no_grad
+# (Lightning, mmengine/mmdet, Keras-on-torch, Hugging Face Trainer).
+GRAD_FREE_HOOKS = frozenset(
+    "validation_step test_step predict_step val_step eval_step evaluation_step "
+    "prediction_step validation_epoch_end test_epoch_end on_validation_batch_end "
+    "on_test_batch_end on_predict_batch_end on_validation_epoch_end on_test_epoch_end "
+    "simple_test aug_test forward_test".split()
+)
+
+# Other deep-learning frameworks with a torch-like API (model.eval(),
+# loss.backward()). A file that imports one of them and not torch is theirs.
+OTHER_FRAMEWORKS = frozenset(
+    "paddle tensorflow mindspore jittor oneflow mxnet megengine chainer jax flax".split()
+)
+
+
+@lru_cache(maxsize=4096)
+def tokens(name: str) -> tuple:
+    """``netG`` -> ('net', 'g'); ``val_loader`` -> ('val', 'loader')."""
+    out = []
+    for part in name.split("_"):
+        out.extend(t.lower() for t in _TOKEN.findall(part))
+    return tuple(out)
+
+
+def last_name(dotted: str) -> str:
+    return dotted.rsplit(".", 1)[-1]
+
+
+@lru_cache(maxsize=4096)
+def is_model_name(name: str) -> bool:
+    for tok in tokens(name):
+        word = tok.rstrip("0123456789")
+        if word in _MODEL_TOKENS or "model" in word:
+            return True
+        if len(word) > 3 and word.endswith("net"):  # resnet, unet, convnet
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def is_optimizer_name(name: str) -> bool:
+    for tok in tokens(name):
+        if tok.startswith("optim") or tok in ("opt", "opts"):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def is_loss_name(name: str) -> bool:
+    toks = tokens(name)
+    return any(t in ("loss", "losses", "criterion", "crit") or t.endswith("loss") for t in toks)
+
+
+def is_loader_name(name: str) -> bool:
+    low = name.lower()
+    return "loader" in low or any(t in _LOADER_TOKENS for t in tokens(name))
+
+
+def is_eval_loader_name(name: str) -> bool:
+    toks = tokens(name)
+    low = name.lower()
+    evalish = any(t in _EVAL_DATA_TOKENS for t in toks) or low.startswith(("val", "test", "eval"))
+    return evalish and is_loader_name(name)
+
+
+@lru_cache(maxsize=4096)
+def is_eval_function_name(name: str) -> bool:
+    return any(t in _EVAL_FUNC_TOKENS for t in tokens(name))
+
+
+def is_scheduler_name(name: str) -> bool:
+    toks = tokens(name)
+    return any(t.startswith("sched") for t in toks) or "lr" in toks

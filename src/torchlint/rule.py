@@ -1,0 +1,44 @@
+"""The base every rule module builds on: metadata, docs and a ``check``."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar, Iterator, Optional, Tuple
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule's report, still pointing at a node; the engine turns it into a Diagnostic."""
+
+    node: cst.CSTNode
+    code: str
+    message: str
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, as in ``torchlint rule``
+    message: ClassVar[str]  # one line: what is wrong and what to do
+    default: ClassVar[bool] = True  # on unless the user opts out; False = opt-in
+    fix_safety: ClassVar[str] = "none"  # none | safe | unsafe
+    # Regular expressions that must all match the source for the rule to have
+    # anything to find. Cheap, and lets most files skip parsing entirely.
+    gate: ClassVar[Tuple[str, ...]] = ()
+    # Markdown sections: What it does / Why is this bad / Example / Use instead.
+    docs: ClassVar[str] = ""
+
+    _compiled: ClassVar[Optional[tuple]] = None
+
+    @classmethod
+    def may_apply(cls, source: str) -> bool:
+        if cls._compiled is None:
+            cls._compiled = tuple(re.compile(p) for p in cls.gate)
+        return all(p.search(source) for p in cls._compiled)
+
+    def check(self, model) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    def report(self, node: cst.CSTNode, message: Optional[str] = None) -> Finding:
+        return Finding(node, self.code, message or self.message)

@@ -1,0 +1,149 @@
+"""TL101: evaluation code runs the model without no_grad, building a graph nobody uses."""
+from __future__ import annotations
+
+import os
+
+from torchlint.model import GradMode, Span
+from torchlint.model.expr import dotted, identifiers
+from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name
+from torchlint.rule import Rule
+
+
+def is_pytest_test(scope, path: str) -> bool:
+    """A unit test checks outputs; it is not evaluation code, even after ``eval()``."""
+    if not scope.name.startswith("test"):
+        return False
+    base = os.path.basename(path)
+    return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py" or (
+        f"{os.sep}tests{os.sep}" in f"{os.sep}{path}"
+    )
+
+
+def mode_switches(model, scope) -> list:
+    """``(order, receiver, is_eval)`` for each ``x.eval()`` / ``x.train(...)`` in ``scope``."""
+    out = []
+    for call in scope.calls:
+        if call.receiver is None or call.method not in ("eval", "train"):
+            continue
+        if call.method == "eval":
+            if call.node.args:  # not nn.Module.eval(); e.g. tensorflow's eval(feed_dict=...)
+                continue
+            out.append((call.order, call.receiver, True))
+        else:
+            arg = call.node.args[0].value if call.node.args else None
+            is_eval = arg is not None and dotted(arg) == "False"
+            out.append((call.order, call.receiver, is_eval))
+    return out
+
+
+def _covers(receiver: str, target: str) -> bool:
+    return target == receiver or target.startswith(receiver + ".")
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "TL101"
+    name = "eval-without-no-grad"
+    message = (
+        "model called in evaluation code without torch.no_grad(); wrap the evaluation in "
+        "`with torch.no_grad():` (or torch.inference_mode())"
+    )
+    gate = (r"\.eval\(\)|\.train\(False|def \w*(?:eval|valid|test|predict|infer)|(?:val|test|eval)\w*loader",)
+    docs = """
+## What it does
+Finds forward passes in evaluation or inference code that run while autograd
+is recording: after `model.eval()` (with no `model.train()` back), in a loop of
+a function named like `evaluate`/`validate`/`test`/`predict`/`inference`, or in
+a loop over a validation or test loader, with neither `torch.no_grad()` nor
+`torch.inference_mode()` in effect.
+
+## Why is this bad
+`model.eval()` only switches dropout and batch-norm to inference behaviour; it
+does not stop autograd. Every forward pass still records a graph and keeps
+the activations it needs for a backward pass that never comes: evaluation
+takes more memory (often the difference between fitting a batch size and an
+out-of-memory error) and more time. If the outputs are then stored, the
+graphs of the whole evaluation stay alive.
+
+torchlint stays silent where grad mode is already off: under `no_grad`,
+`inference_mode` or `set_grad_enabled(False)`, in functions decorated with
+them, in functions only called from such regions in the same module, and in
+framework hooks that run without grad (Lightning's `validation_step`,
+`test_step`, `predict_step`). Code that deliberately needs gradients in
+evaluation (input gradients, adversarial examples, test-time training: a
+`backward()`, `autograd.grad` or `requires_grad_()` nearby) is left alone, as
+are pytest test functions.
+
+## Example
+```python
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+```
+
+## Use instead
+```python
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+    return correct
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code:
+            return
+        for scope in model.scopes:
+            if not scope.calls or is_pytest_test(scope, model.path):
+                continue
+            switches = mode_switches(model, scope)
+            models = {receiver for _, receiver, is_eval in switches if is_eval}
+            for call in scope.calls:
+                if not model.is_forward(call, models):
+                    continue
+                if model.grad_at(call.site) is not GradMode.GRAD:
+                    continue
+                span = self._evaluation_span(model, scope, call, switches)
+                if span is not None and not self._needs_grad(model, scope, span):
+                    yield self.report(call.node)
+
+    def _evaluation_span(self, model, scope, call, switches):
+        """The stretch of code that makes this call evaluation, as (start, end), or None."""
+        target = model.forward_target(call)
+        last = None
+        for order, receiver, is_eval in switches:
+            if order < call.order and _covers(receiver, target):
+                last = (order, receiver, is_eval)
+        if last is not None and last[2]:
+            ends = [o for o, r, e in switches if o > last[0] and not e and _covers(r, target)]
+            return (last[0], min(ends, default=scope.end))
+        if last is not None:
+            return None  # the model was put back in training mode
+        loop = call.site.loop
+        while loop is not None:
+            if loop.iter is not None and any(is_eval_loader_name(n) for n in identifiers(loop.iter)):
+                return (loop.start, loop.end)
+            loop = loop.parent
+        if call.site.loop is not None and not scope.is_module and is_eval_function_name(scope.name):
+            return (scope.start, scope.end)
+        return None
+
+    @staticmethod
+    def _needs_grad(model, scope, span) -> bool:
+        """Gradients are wanted here: input gradients, attacks, test-time training."""
+        window = Span(*span)
+        for call in model.reachable_calls(window):
+            if model.computes_gradients(call) or model.stepped_optimizer(call):
+                return True
+        for a in model.reachable_assignments(window):
+            for t in a.targets:
+                if getattr(getattr(t, "attr", None), "value", None) == "requires_grad":
+                    return True
+        return False

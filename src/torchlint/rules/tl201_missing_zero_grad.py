@@ -1,0 +1,93 @@
+"""TL201: a training loop steps the optimizer but never clears gradients."""
+from __future__ import annotations
+
+from torchlint.model.expr import dotted
+from torchlint.rule import Rule
+
+# Calls that take the optimizer without clearing it.
+_PASSIVE = frozenset("step unscale_ update clip_grad_norm_ clip_grad_value_ state_dict".split())
+
+
+def training_facts(model, loop):
+    """(backward seen, optimizer steps, gradients cleared) over a loop and its helpers."""
+    calls = model.reachable_calls(loop)
+    steps = [c for c in calls if model.stepped_optimizer(c)]
+    backward = any(model.is_backward(c) for c in calls)
+    cleared = any(model.clears_grad(c) for c in calls) or any(
+        model.clears_grad_by_assignment(a) for a in model.reachable_assignments(loop)
+    )
+    return backward, steps, cleared, calls
+
+
+def _optimizer_handed_off(model, calls, optimizers) -> bool:
+    """The optimizer goes to code we cannot see (another module), which may clear it."""
+    for call in calls:
+        if call.method in _PASSIVE or model.resolve(call) is not None:
+            continue
+        if any(dotted(arg.value) in optimizers for arg in call.node.args):
+            return True
+    return False
+
+
+class MissingZeroGrad(Rule):
+    code = "TL201"
+    name = "missing-zero-grad"
+    message = (
+        "optimizer.step() in a training loop that never clears gradients, so they add up "
+        "across iterations; call optimizer.zero_grad() once per iteration"
+    )
+    gate = (r"backward", r"\.step\(")
+    docs = """
+## What it does
+Finds training loops that call `backward()` and `optimizer.step()` (directly
+or through helpers in the same module) but never clear gradients: no
+`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or
+`p.grad.zero_()` anywhere in the loop.
+
+## Why is this bad
+`backward()` adds into `.grad`; it never overwrites it. Without clearing,
+step *k* uses the sum of the gradients of all *k* iterations so far: the
+effective learning rate grows with every step and training diverges or
+quietly converges to something worse. Nothing raises.
+
+Gradient accumulation, which clears every N steps (`if (i + 1) % N == 0:
+optimizer.step(); optimizer.zero_grad()`), is correct and not reported;
+neither are closures passed to `optimizer.step(closure)` that clear inside,
+nor engines whose `step()` clears for you (DeepSpeed's `engine.step()`).
+
+## Example
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code:
+            return
+        training = {}
+        for loop in model.loops():
+            backward, steps, cleared, calls = training_facts(model, loop)
+            if backward and steps:
+                training[loop] = (steps, cleared, calls)
+        for loop, (steps, cleared, calls) in training.items():
+            if cleared or any(child in training for child in model.loop_children(loop)):
+                continue
+            if any(model.is_closure_step(s) for s in steps):
+                continue  # step(closure): the closure owns the gradients
+            optimizers = {model.stepped_optimizer(s) for s in steps}
+            if _optimizer_handed_off(model, calls, optimizers):
+                continue
+            own = [s for s in steps if loop.contains(s.order)]
+            yield self.report((own or steps)[0].node)

@@ -1,0 +1,92 @@
+"""TL202: zero_grad() between backward() and step() throws the gradients away."""
+from __future__ import annotations
+
+from torchlint.rule import Rule
+
+
+class ZeroGradBeforeStep(Rule):
+    code = "TL202"
+    name = "zero-grad-before-step"
+    message = (
+        "zero_grad() runs after backward() and before optimizer.step(), so the step uses "
+        "zero gradients; clear gradients before backward() or after step()"
+    )
+    gate = (r"zero_grad", r"backward", r"\.step\(")
+    docs = """
+## What it does
+Finds `zero_grad()` calls that sit, in the same iteration, after the
+`backward()` that computed the gradients and before the `optimizer.step()`
+that should use them.
+
+## Why is this bad
+The step then sees zero (or `None`) gradients: parameters do not move, or
+only weight decay and momentum move them. The loss stays flat and nothing
+raises.
+
+Clearing a *different* model's gradients in between is correct and not
+reported: a GAN calls `netG.zero_grad()` after the discriminator's backward
+and before `optimizerD.step()`.
+
+## Example
+```python
+loss.backward()
+optimizer.zero_grad()
+optimizer.step()
+```
+
+## Use instead
+```python
+optimizer.zero_grad()
+loss.backward()
+optimizer.step()
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code:
+            return
+        for scope in model.scopes:
+            steps = [c for c in scope.calls if model.stepped_optimizer(c) and not model.is_closure_step(c)]
+            if not steps:
+                continue
+            optimizers = {model.stepped_optimizer(s) for s in steps}
+            zeros = [c for c in scope.calls if c.method and "zero_grad" in c.method]
+            for zero in zeros:
+                step = self._next_step(model, scope, zero, steps, optimizers, zeros)
+                if step is not None and self._backward_before(model, scope, zero, step):
+                    yield self.report(zero.node)
+
+    @staticmethod
+    def _clears(model, zero, optimizer, optimizers, zeros) -> bool:
+        """Does this zero_grad() clear the gradients ``optimizer`` is about to use?"""
+        if zero.receiver == optimizer:
+            return True
+        if zero.receiver is None or model.is_optimizer(zero.receiver):
+            return False
+        # model.zero_grad(): only sure when one optimizer and one model are in play.
+        modules = {z.receiver for z in zeros if not model.is_optimizer(z.receiver)}
+        return len(optimizers) == 1 and len(modules) == 1
+
+    def _next_step(self, model, scope, zero, steps, optimizers, zeros):
+        for step in steps:
+            same_block = step.site.block == zero.site.block and step.site.index > zero.site.index
+            if same_block and self._clears(model, zero, model.stepped_optimizer(step), optimizers, zeros):
+                return step
+        return None
+
+    @staticmethod
+    def _backward_before(model, scope, zero, step) -> bool:
+        """A backward earlier in this iteration, none between zero_grad and step."""
+        loop = zero.site.loop
+        optimizer = model.stepped_optimizer(step)
+        found = False
+        for call in scope.calls:
+            if call.order >= step.order:
+                break
+            if model.is_backward(call):
+                if call.order > zero.order:
+                    return False
+                found = loop is None or loop.contains(call.order)
+            elif call.order < zero.order and model.stepped_optimizer(call) == optimizer:
+                found = False  # that backward was already consumed by an earlier step
+        return found

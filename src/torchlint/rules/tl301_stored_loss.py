@@ -1,0 +1,199 @@
+"""TL301: a tensor that carries a graph is kept across iterations."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model.expr import bound_paths, dotted, identifiers, is_constant, positional, referenced_paths
+from torchlint.model.vocab import is_eval_function_name, is_loader_name
+from torchlint.rule import Rule
+
+_STORE_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "insert": 1}
+_RESETS = frozenset(("clear",))
+
+
+def backprop_paths(model, scope) -> set:
+    """Names whose graph a backward() or autograd.grad() in ``scope`` consumes."""
+    paths = set()
+    for call in scope.calls:
+        if model.is_backward(call) or model.is_autograd_grad(call):
+            paths.update(referenced_paths(call.node))
+    # value flows into targets: assignments, and stores into containers
+    flows = [(a.targets, a.value) for a in scope.assignments if a.value is not None]
+    flows += [((c.node.func.value,), c.node) for c in scope.calls if c.method in _STORE_METHODS and c.receiver]
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in flows:
+            if any(p in paths for t in targets for p in referenced_paths(t)):
+                new = set(referenced_paths(value)) - paths
+                if new:
+                    paths |= new
+                    changed = True
+    return paths
+
+
+class StoredLoss(Rule):
+    code = "TL301"
+    name = "graph-kept-across-iterations"
+    message = (
+        "tensor that carries an autograd graph is kept across iterations, so every "
+        "iteration's graph stays in memory; store loss.item() or loss.detach()"
+    )
+    gate = (
+        r"\.append\(|\.extend\(|\.insert\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+",
+        r"backward|\.step\(|loader|batch|training_step|def \w*(?:eval|valid|test|predict|infer)",
+    )
+    docs = """
+## What it does
+Finds tensors that carry an autograd graph (losses, model outputs and values
+computed from them outside `no_grad`) that a training or evaluation loop
+keeps beyond the iteration that made them: appended to a list created before
+the loop (`losses.append(loss)`), accumulated into a variable that outlives
+the iteration (`total_loss += loss`), or stored in a dict under a changing
+key. Lightning's `training_step` counts as one iteration.
+
+## Why is this bad
+A tensor with a `grad_fn` keeps its whole graph reachable. Kept across
+iterations, each iteration adds a graph that is never freed: memory grows
+linearly until the run fails with out-of-memory, often hours in. In
+evaluation without `no_grad` the graphs still hold every activation.
+
+Not reported: `.item()`, `.detach()`, `float()` and `.tolist()` values;
+comparisons such as `(pred == y).sum()`; losses summed within one iteration
+and backpropagated in it; containers and accumulators that a later
+`backward()` consumes (an RL list of log-probabilities summed once per
+episode, gradient accumulation by summing losses).
+
+## Example
+```python
+losses = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss)
+```
+
+## Use instead
+```python
+losses = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.item())
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code:
+            return
+        for scope in model.scopes:
+            hook = scope.class_name is not None and scope.name == "training_step"
+            if not scope.loops and not hook:
+                continue
+            context = _ScopeContext(model, scope, hook)
+            for node, container, value, order, kind in self._stores(scope):
+                loop = context.iteration(order, container)
+                if loop is None or not model.taint(scope).carries_graph(value, order):
+                    continue
+                if container in context.backprop or not context.outlives(container, loop):
+                    continue
+                if kind == "accumulate" and context.maybe_summed_for_caller(container, loop):
+                    continue
+                yield self.report(node)
+
+    @staticmethod
+    def _stores(scope):
+        """(node, container, stored value, order, kind) for each way of keeping a value."""
+        for call in scope.calls:
+            index = _STORE_METHODS.get(call.method)
+            if index is None or call.receiver is None:
+                continue
+            value = positional(call.node, index)
+            if value is not None:
+                yield call.node, call.receiver, value, call.order, "store"
+        for a in scope.assignments:
+            if a.kind == "aug" and a.op == "AddAssign":
+                path = dotted(a.targets[0])
+                if path:
+                    yield a.node, path, a.value, a.order, "accumulate"
+            elif a.kind == "assign" and len(a.targets) == 1:
+                target = a.targets[0]
+                path = dotted(target)
+                if path and isinstance(a.value, cst.BinaryOperation) and isinstance(
+                    a.value.operator, cst.Add
+                ) and path in (dotted(a.value.left), dotted(a.value.right)):
+                    yield a.node, path, a.value, a.order, "accumulate"
+                elif isinstance(target, cst.Subscript) and dotted(target.value):
+                    keys = [s.slice.value for s in target.slice if isinstance(s.slice, cst.Index)]
+                    if keys and not all(is_constant(k) for k in keys):
+                        yield a.node, dotted(target.value), a.value, a.order, "store"
+
+
+class _ScopeContext:
+    """Facts about one scope that every store in it shares, computed on demand."""
+
+    def __init__(self, model, scope, hook: bool) -> None:
+        self.model = model
+        self.scope = scope
+        self.hook = hook
+        self._iteration = {}
+        self._backprop = None
+
+    @property
+    def backprop(self) -> set:
+        if self._backprop is None:
+            self._backprop = backprop_paths(self.model, self.scope)
+        return self._backprop
+
+    def is_iteration(self, loop) -> bool:
+        if loop not in self._iteration:
+            model = self.model
+            calls = model.reachable_calls(loop)
+            trains = any(model.is_backward(c) or model.stepped_optimizer(c) for c in calls)
+            data = loop.iter is not None and any(is_loader_name(n) for n in identifiers(loop.iter))
+            evaluates = is_eval_function_name(self.scope.name) and any(model.is_forward(c) for c in calls)
+            self._iteration[loop] = trains or data or evaluates
+        return self._iteration[loop]
+
+    def iteration(self, order, container):
+        """The innermost iteration loop around ``order``: it decides what "per iteration" means.
+
+        Lightning's ``training_step`` is one iteration of a loop we cannot see.
+        """
+        inner = None
+        for loop in self.scope.loops:
+            if loop.contains(order) and self.is_iteration(loop):
+                if inner is None or loop.start > inner.start:
+                    inner = loop
+        if inner is None and self.hook and container.startswith("self."):
+            return self.scope
+        return inner
+
+    def outlives(self, container: str, loop) -> bool:
+        """Is ``container`` bound outside ``loop`` and never reset inside it?"""
+        for a in self.scope.assignments:
+            if not loop.contains(a.order) or a.kind == "aug":
+                continue
+            for t in a.targets:
+                if a.kind == "del":  # del losses[:]
+                    if isinstance(t, cst.Subscript) and dotted(t.value) == container:
+                        return False
+                    continue
+                for bound in bound_paths(t):
+                    if container == bound or container.startswith(bound + "."):
+                        return False
+        for call in self.scope.calls:
+            if loop.contains(call.order) and call.receiver == container and call.method in _RESETS:
+                return False
+        return True
+
+    def maybe_summed_for_caller(self, container: str, loop) -> bool:
+        """``total += loss; return total`` outside any training or evaluation: a summed loss."""
+        model = self.model
+        if any(model.is_backward(c) or model.stepped_optimizer(c) for c in model.reachable_calls(loop)):
+            return False
+        if is_eval_function_name(self.scope.name):
+            return False
+        return any(container in set(referenced_paths(v)) for _, v in self.scope.returns)

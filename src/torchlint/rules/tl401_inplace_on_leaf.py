@@ -1,0 +1,151 @@
+"""TL401: an in-place write to a leaf tensor that requires grad."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model import GradMode
+from torchlint.model.expr import dotted, keyword, literal_bool
+from torchlint.rule import Rule
+
+# In-place by name (trailing underscore) but harmless on a leaf.
+_NOT_WRITES = frozenset("requires_grad_ share_memory_ detach_ retain_grad_ record_stream_".split())
+_PARAM_ITERATORS = {"parameters": None, "named_parameters": 1}
+
+
+def _makes_leaf(model, value) -> bool:
+    """``nn.Parameter(...)``, ``torch.zeros(..., requires_grad=True)``, ``x.requires_grad_()``."""
+    if not isinstance(value, cst.Call):
+        return False
+    callee = dotted(value.func) or ""
+    if callee.rsplit(".", 1)[-1] == "Parameter":
+        return True
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
+        flag = value.args[0].value if value.args else None
+        return (flag is None or literal_bool(flag) is True) and _is_factory(model, value.func.value)
+    return _is_factory(model, value) and literal_bool(keyword(value, "requires_grad")) is True
+
+
+def _is_factory(model, value) -> bool:
+    return isinstance(value, cst.Call) and model.names.qualify(dotted(value.func)) is not None
+
+
+def leaf_paths(model, scope) -> set:
+    """Names in ``scope`` bound to leaves that require grad, plus ``self.x`` parameters."""
+    leaves = set()
+    for a in scope.assignments:
+        if a.kind == "assign" and _makes_leaf(model, a.value):
+            leaves.update(p for p in map(dotted, a.targets) if p)
+        elif a.kind == "for" and isinstance(a.value, cst.Call):
+            method = a.value.func.attr.value if isinstance(a.value.func, cst.Attribute) else None
+            if method in _PARAM_ITERATORS:
+                target = a.targets[0]
+                index = _PARAM_ITERATORS[method]
+                if index is not None and isinstance(target, (cst.Tuple, cst.List)):
+                    target = target.elements[index].value if len(target.elements) > index else None
+                path = dotted(target) if target is not None else None
+                if path:
+                    leaves.add(path)
+    return leaves
+
+
+def class_parameters(model, cls) -> set:
+    found = set()
+    for scope in model.scopes:
+        if scope.class_name == cls:
+            found.update(p for p in leaf_paths(model, scope) if p.startswith("self."))
+    return found
+
+
+class InplaceOnLeaf(Rule):
+    code = "TL401"
+    name = "inplace-on-leaf"
+    message = (
+        "in-place operation on a leaf tensor that requires grad raises at run time; do it "
+        "under `with torch.no_grad():` (or on a copy)"
+    )
+    gate = (r"requires_grad|Parameter\(|parameters\(\)", r"_\(|\+=|-=|\*=|/=|\]\s*=[^=]")
+    docs = """
+## What it does
+Finds in-place writes (`w.add_(...)`, `w -= lr * w.grad`, `w[0] = 0`,
+`p.clamp_(...)`) to leaf tensors that require grad: tensors created with
+`requires_grad=True`, `nn.Parameter`s and the parameters of a model, outside
+`torch.no_grad()`, in code that runs with grad enabled (a function that also
+calls `backward()`, or module-level script code).
+
+## Why is this bad
+Autograd cannot track an in-place change of a leaf it will accumulate a
+gradient into: the call raises `RuntimeError: a leaf Variable that requires
+grad is being used in an in-place operation`. The usual cause is a manual
+update (SGD by hand, weight clipping, re-initialisation) written outside
+`torch.no_grad()`. Working around it with `.data` hides the update from
+autograd's version checks.
+
+Not reported: the same writes under `torch.no_grad()` or in a function
+decorated with it, `nn.init.*_` functions (they use `no_grad` inside),
+writes to `.grad` or `.data`, and in-place ops on tensors that do not require
+grad. Writes in functions that never compute gradients (weight init,
+optimizer `step` methods) are not reported either: whether grad is enabled
+there depends on callers torchlint cannot see.
+
+## Example
+```python
+w = torch.randn(3, requires_grad=True)
+for x, y in data:
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    w -= 0.1 * w.grad
+    w.grad.zero_()
+```
+
+## Use instead
+```python
+w = torch.randn(3, requires_grad=True)
+for x, y in data:
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+    w.grad.zero_()
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code:
+            return
+        params_of = {}
+        for scope in model.scopes:
+            if not self._grad_enabled_code(model, scope):
+                continue
+            leaves = leaf_paths(model, scope)
+            cls = model.enclosing_class(scope)
+            if cls is not None:
+                if cls not in params_of:
+                    params_of[cls] = class_parameters(model, cls)
+                leaves |= params_of[cls]
+            if not leaves:
+                continue
+            for node, path, site in self._writes(scope):
+                if path in leaves and model.grad_at(site) is GradMode.GRAD:
+                    yield self.report(node)
+
+    @staticmethod
+    def _grad_enabled_code(model, scope) -> bool:
+        """Code whose grad mode we know: module level, or a function that computes gradients."""
+        if scope.is_module:
+            return True
+        return any(model.is_backward(c) or model.is_autograd_grad(c) for c in scope.calls)
+
+    @staticmethod
+    def _writes(scope):
+        for call in scope.calls:
+            method = call.method or ""
+            if (call.receiver and method.endswith("_") and not method.startswith("_")
+                    and method not in _NOT_WRITES):
+                yield call.node, call.receiver, call.site
+        for a in scope.assignments:
+            if a.kind == "aug":
+                yield a.node, dotted(a.targets[0]), a.site
+            elif a.kind == "assign":
+                for t in a.targets:
+                    if isinstance(t, cst.Subscript):
+                        yield a.node, dotted(t.value), a.site
