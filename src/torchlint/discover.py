@@ -42,4 +42,4 @@ def _walk(top: str, config) -> Iterable[str]:
         for name in sorted(names):
             path = os.path.join(folder, name)
             if name.endswith(".py") and not os.path.islink(path) and not config.is_excluded(path):
-                yield path
+                yield os.path.normpath(path)

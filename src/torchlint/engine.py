@@ -1,6 +1,7 @@
 """The pipeline for one file: decode, gate, parse once, build the model, run rules."""
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
 from typing import Iterable, Optional, Sequence, Union
@@ -39,7 +40,9 @@ def lint_source(
             result.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, f"cannot decode file: {exc}"))
             return result
     applicable = [rule for rule in rules if rule.may_apply(source)]
-    if not applicable:
+    # Files no rule needs skip libcst; the C parser still catches their syntax
+    # errors, and libcst confirms them below (it accepts newer syntax than ast).
+    if not applicable and (not report_syntax_errors or _compiles(source)):
         return result
     try:
         module = cst.parse_module(source)
@@ -76,6 +79,15 @@ def lint_source(
         ]
     result.diagnostics.sort()
     return result
+
+
+def _compiles(source: str) -> bool:
+    """A cheap syntax check for files no rule needs to parse (C parser, no tree kept)."""
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _positioned(module: cst.Module, path: str, findings: Iterable) -> list:

@@ -1,0 +1,75 @@
+"""Shared helpers: read ``# expect:`` markers and run torchlint the ways users do."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+CORPUS = Path(__file__).resolve().parent / "corpus"
+_EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>TL\d+(?:\s*,\s*TL\d+)*)")
+
+
+def expected(path: Path) -> set:
+    """{(line, code)} from ``# expect: TL301`` comments."""
+    out = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = _EXPECT.search(line)
+        if match:
+            out.update((number, code.strip()) for code in match.group("codes").split(","))
+    return out
+
+
+def run_cli(*args, cwd=None, stdin=None):
+    return subprocess.run(
+        [sys.executable, "-m", "torchlint", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd, input=stdin, timeout=300,
+    )
+
+
+def cli_findings(*paths, cwd=None) -> dict:
+    """{path: {(line, col, code)}} from ``torchlint check --output-format json``."""
+    proc = run_cli("check", "--output-format", "json", *paths, cwd=cwd)
+    assert proc.returncode in (0, 1), proc.stderr
+    out = {}
+    for d in json.loads(proc.stdout):
+        out.setdefault(str(Path(d["path"])), set()).add((d["line"], d["column"], d["code"]))
+    return out
+
+
+def run_flake8(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd, timeout=300,
+    )
+
+
+_FLAKE8_LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
+
+
+def flake8_findings(*paths, select="TL", cwd=None) -> dict:
+    proc = run_flake8(f"--select={select}", *paths, cwd=cwd)
+    assert proc.returncode in (0, 1), proc.stderr
+    out = {}
+    for line in proc.stdout.splitlines():
+        m = _FLAKE8_LINE.match(line)
+        assert m, line
+        out.setdefault(str(Path(m["path"])), set()).add((int(m["line"]), int(m["col"]), m["code"]))
+    return out
+
+
+def strip_col(found: set) -> set:
+    return {(line, code) for line, _, code in found}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """An empty project folder (with its own pyproject.toml) as the working directory."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -1,0 +1,52 @@
+"""Every fixture pair: bad.py gives exactly its marked findings, good.py none.
+
+Checked through both surfaces, the CLI and flake8, which must also agree on
+every line and column.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, cli_findings, expected, flake8_findings, strip_col
+from torchlint.rules import ALL_RULES
+
+PAIRS = sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+BAD = [p / "bad.py" for p in PAIRS]
+GOOD = [p / "good.py" for p in PAIRS]
+
+
+@pytest.fixture(scope="module")
+def cli():
+    return cli_findings(*PAIRS)
+
+
+@pytest.fixture(scope="module")
+def flake8():
+    return flake8_findings(*PAIRS)
+
+
+def test_every_rule_has_a_fixture_pair():
+    codes = {p.name.split("_", 1)[0] for p in PAIRS}
+    assert codes == {rule.code for rule in ALL_RULES}
+    for pair in PAIRS:
+        assert (pair / "bad.py").is_file() and (pair / "good.py").is_file()
+        assert expected(pair / "bad.py"), f"{pair.name}/bad.py marks no finding"
+        assert {code for _, code in expected(pair / "bad.py")} >= {pair.name.split("_")[0]}
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.parent.name)
+def test_bad_is_flagged_exactly(path, cli):
+    assert strip_col(cli.get(str(path), set())) == expected(path)
+
+
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: p.parent.name)
+def test_good_is_silent(path, cli, flake8):
+    assert cli.get(str(path), set()) == set()
+    assert flake8.get(str(path), set()) == set()
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.parent.name)
+def test_flake8_reports_the_same_positions_as_the_cli(path, cli, flake8):
+    assert flake8.get(str(path)) == cli.get(str(path))
