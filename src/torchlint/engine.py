@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import io
+import sys
 import tokenize
 from typing import Iterable, Optional, Sequence, Union
 
@@ -24,7 +26,12 @@ def decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def lint_source(
+def lint_source(source: Union[str, bytes], path: str, rules: Sequence[type], **options) -> FileResult:
+    with _deep_recursion():
+        return _lint(source, path, rules, **options)
+
+
+def _lint(
     source: Union[str, bytes],
     path: str,
     rules: Sequence[type],
@@ -79,6 +86,17 @@ def lint_source(
         ]
     result.diagnostics.sort()
     return result
+
+
+@contextlib.contextmanager
+def _deep_recursion(limit: int = 12000):
+    """libcst visits recursively: long ``a + b + ...`` chains need more than 1000 frames."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _compiles(source: str) -> bool:

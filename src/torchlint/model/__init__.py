@@ -27,6 +27,16 @@ _OPTIMIZER_CLASSES = frozenset(
     "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop LBFGS NAdam RAdam SparseAdam ASGD "
     "Lamb LAMB Lion Adafactor FusedAdam FusedLAMB DeepSpeedCPUAdam".split()
 )
+# Methods of models that are not forward passes (or run under no_grad themselves).
+_NOT_FORWARD = frozenset(
+    "parameters named_parameters buffers named_buffers children named_children modules "
+    "named_modules state_dict load_state_dict eval train to cuda cpu half float double "
+    "bfloat16 zero_grad apply requires_grad_ generate predict predict_proba sample "
+    "save save_pretrained from_pretrained freeze unfreeze backward step item detach "
+    "numel size summary compile add_module extra_repr type share_memory".split()
+)
+_NOT_FORWARD_PREFIXES = ("get_", "set_", "init", "reset", "save", "load", "num_", "register",
+                         "generate", "predict", "sample", "_")
 _MODULE_BASE_HINTS = ("Module", "Model", "Net", "Lightning", "Layer", "Block")
 
 
@@ -273,6 +283,24 @@ class FileModel:
         if target is None:
             return False
         return target == "self" or target in models or vocab.is_model_name(vocab.last_name(target))
+
+    def is_submodule_forward(self, call: CallSite) -> bool:
+        """``model.trunk(x)``, ``self.encoder.features(x)``: a part of a model run forward.
+
+        Only taint uses this; TL101 keeps to direct model calls, since methods
+        like ``generate`` run under no_grad themselves.
+        """
+        method, receiver = call.method, call.receiver
+        if not method or receiver is None or method[0].isupper() or method in _NOT_FORWARD:
+            return False
+        if method.startswith(_NOT_FORWARD_PREFIXES) or self.names.qualify(receiver) is not None:
+            return False
+        holder = receiver
+        while holder.endswith(".module"):
+            holder = holder.rsplit(".", 1)[0]
+        if holder == "self":
+            return self.is_module_class(self.enclosing_class(call.scope))
+        return vocab.is_model_name(vocab.last_name(holder))
 
     def is_loss_call(self, call: CallSite) -> bool:
         callee = call.callee

@@ -149,7 +149,8 @@ class Taint:
         call = self.facts.call_of(expr)
         if call is None or self.facts.grad_at(call.site) is GradMode.NO_GRAD:
             return False
-        if self.facts.is_forward(call) or self.facts.is_loss_call(call):
+        facts = self.facts
+        if facts.is_forward(call) or facts.is_submodule_forward(call) or facts.is_loss_call(call):
             return True
         args_tainted = any(self._tainted(arg.value, names) for arg in expr.args)
         qualified = self.facts.qualify(call)

@@ -1,0 +1,114 @@
+"""Engine guarantees: a failing rule loses nothing else; torch is never imported; code never runs."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from conftest import FIXTURES, ROOT, run_cli
+from torchlint.engine import lint_source
+from torchlint.rule import Rule
+from torchlint.rules import ALL_RULES
+
+STORED = (FIXTURES / "TL301_stored_loss" / "bad.py").read_text()
+
+
+class ExplodingRule(Rule):
+    code = "TL999"
+    name = "exploding"
+    message = "never shown"
+
+    def check(self, model):
+        raise ValueError("boom")
+
+
+def test_a_raising_rule_keeps_the_other_findings():
+    result = lint_source(STORED, "bad.py", (ExplodingRule, *ALL_RULES))
+    assert {d.code for d in result.diagnostics} == {"TL301"}
+    [error] = result.errors
+    assert error.internal and "TL999 (exploding): ValueError: boom" in error.message
+
+
+def _run_with_exploding_rule(code: str):
+    """Run a surface in a subprocess where TL301's check raises."""
+    script = textwrap.dedent(f"""
+        import sys
+        from torchlint.rules.tl301_stored_loss import StoredLoss
+        def boom(self, model):
+            raise RuntimeError("boom")
+        StoredLoss.check = boom
+        {code}
+    """)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_reports_an_internal_error_exits_2_and_keeps_going():
+    proc = _run_with_exploding_rule(
+        "from torchlint.cli import main; sys.exit(main(['check', 'fixtures/TL301_stored_loss', "
+        "'fixtures/TL101_eval_without_no_grad/bad.py']))"
+    )
+    assert proc.returncode == 2
+    assert "TL002" in proc.stderr and "TL301 (graph-kept-across-iterations): RuntimeError: boom" in proc.stderr
+    assert "TL101" in proc.stdout  # the other rules and files still ran
+    assert "Traceback" not in proc.stderr
+
+
+def test_flake8_turns_an_internal_error_into_a_finding():
+    proc = _run_with_exploding_rule(
+        "from flake8.main.cli import main; sys.argv = ['flake8', '--isolated', '--select=TL', "
+        "'fixtures/TL301_stored_loss/bad.py']; main()"
+    )
+    assert "TL002 internal error in TL301" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_linting_never_imports_torch():
+    proc = subprocess.run(
+        [sys.executable, "-c",
+         "import sys\nfrom torchlint.cli import main\nmain(['check', 'fixtures'])\n"
+         "assert not any(m == 'torch' or m.startswith('torch.') for m in sys.modules), 'torch imported'"],
+        capture_output=True, text=True, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_linted_code_is_never_executed(tmp_path):
+    marker = tmp_path / "executed"
+    (tmp_path / "evil.py").write_text(textwrap.dedent(f"""
+        import torch
+        open({str(marker)!r}, "w").write("ran")
+        def evaluate(model, loader):
+            model.eval()
+            for x in loader:
+                model(x)
+        __import__("os").system("touch {marker}")
+    """))
+    proc = run_cli("check", tmp_path / "evil.py")
+    assert proc.returncode == 1 and "TL101" in proc.stdout
+    assert not marker.exists()
+
+
+def test_deeply_nested_code_does_not_crash():
+    source = "import torch\nfor batch in val_loader:\n    x = " + "(" * 150 + "1" + ")" * 150 + "\n"
+    source += "x = 1 + " + " + ".join(["a"] * 1500) + "\n"
+    result = lint_source(source, "deep.py", ALL_RULES)
+    assert all(not e.internal for e in result.errors)
+
+
+def test_long_expressions_are_analysed_not_skipped():
+    terms = " + ".join(["loss"] * 1500)
+    source = textwrap.dedent(f"""
+        import torch
+        def train(model, loader, optimizer, criterion):
+            total = 0
+            for x, y in loader:
+                optimizer.zero_grad()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                total += {terms}
+            return total
+    """)
+    result = lint_source(source, "long.py", ALL_RULES)
+    assert result.errors == []
+    assert [d.code for d in result.diagnostics] == ["TL301"]
