@@ -1,0 +1,120 @@
+"""The shared per-file model: names, grad mode, loops and taint, asked directly."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from torchlint.model import FileModel, GradMode
+
+
+def build(source: str) -> FileModel:
+    return FileModel(cst.parse_module(textwrap.dedent(source)), "m.py")
+
+
+def grad_of(model: FileModel, method: str) -> GradMode:
+    """Grad mode at the first call of ``x.<method>()``."""
+    [call] = [c for c in model.calls if c.method == method][:1]
+    return model.grad_at(call.site)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch as T\n", {"T": "torch"}),
+    ("import torch.nn as nn\n", {"nn": "torch.nn"}),
+    ("from torch import nn, optim\n", {"nn": "torch.nn", "optim": "torch.optim"}),
+    ("from torch.utils.checkpoint import checkpoint as ckpt\n", {"ckpt": "torch.utils.checkpoint.checkpoint"}),
+    ("import numpy as np\n", {}),
+])
+def test_torch_aliases(source, expected):
+    assert build(source).names.aliases == expected
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\nwith torch.no_grad():\n    m.probe()\n",
+    "import torch as T\nwith T.inference_mode():\n    m.probe()\n",
+    "from torch import no_grad\nwith no_grad():\n    m.probe()\n",
+    "import torch\n@torch.no_grad()\ndef f():\n    m.probe()\n",
+    "import torch\n@torch.no_grad\ndef f():\n    m.probe()\n",
+    "import torch\nwith torch.set_grad_enabled(False):\n    m.probe()\n",
+    "import torch\ntorch.set_grad_enabled(False)\nm.probe()\n",
+    "import torch\ndef helper():\n    m.probe()\nwith torch.no_grad():\n    helper()\n",
+    "class M:\n    def validation_step(self, batch):\n        m.probe()\n",
+])
+def test_no_grad_forms(source):
+    assert grad_of(build(source), "probe") is GradMode.NO_GRAD
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("import torch\nwith torch.set_grad_enabled(phase == 'train'):\n    m.probe()\n", GradMode.MAYBE),
+    ("import torch\n@torch.no_grad()\ndef f():\n    with torch.enable_grad():\n        m.probe()\n", GradMode.GRAD),
+    ("import torch\nwith torch.inference_mode(False):\n    m.probe()\n", GradMode.GRAD),
+    ("def helper():\n    m.probe()\nhelper()\n", GradMode.GRAD),
+    ("import torch\ndef helper():\n    m.probe()\nhelper()\nwith torch.no_grad():\n    helper()\n", GradMode.GRAD),
+])
+def test_grad_on_or_unknown(source, expected):
+    assert grad_of(build(source), "probe") is expected
+
+
+def test_loops_know_their_helpers():
+    model = build("""
+        def step(model, opt, x):
+            loss = model(x).sum()
+            loss.backward()
+            opt.step()
+
+        def train(model, opt, loader):
+            for x in loader:
+                opt.zero_grad()
+                step(model, opt, x)
+    """)
+    [loop] = list(model.loops())
+    calls = model.reachable_calls(loop)
+    assert any(model.is_backward(c) for c in calls)
+    assert [model.stepped_optimizer(c) for c in calls if model.stepped_optimizer(c)] == ["opt"]
+
+
+@pytest.mark.parametrize("expr, carries", [
+    ("loss", True), ("loss.item()", False), ("loss.detach()", False), ("float(loss)", False),
+    ("loss * 2 + 1", True), ("(out.argmax(1) == y).sum()", False), ("out.cpu()", True),
+    ("loss.data", False), ("{'loss': loss}", True), ("torch.stack([loss, loss])", True),
+    ("torch.argmax(out)", False), ("unknown(loss)", False), ("x.size(0)", False),
+])
+def test_taint(expr, carries):
+    model = build(f"""
+        import torch
+        def train(model, criterion, x, y):
+            out = model(x)
+            loss = criterion(out, y)
+            probe = {expr}
+    """)
+    scope = model.scopes[-1]
+    [assign] = [a for a in scope.assignments if a.targets[0].value == "probe"]
+    assert model.taint(scope).carries_graph(assign.value, assign.order) is carries
+
+
+def test_no_grad_outputs_carry_no_graph():
+    model = build("""
+        import torch
+        def evaluate(model, x):
+            with torch.no_grad():
+                out = model(x)
+            probe = out
+    """)
+    scope = model.scopes[-1]
+    assign = scope.assignments[-1]
+    assert not model.taint(scope).carries_graph(assign.value, assign.order)
+
+
+def test_same_module_function_returning_a_loss_taints_its_caller():
+    model = build("""
+        def step(model, criterion, x, y):
+            return criterion(model(x), y)
+
+        def train(model, criterion, loader):
+            for x, y in loader:
+                probe = step(model, criterion, x, y)
+    """)
+    scope = model.scopes[-1]
+    assign = scope.assignments[-1]
+    assert model.taint(scope).carries_graph(assign.value, assign.order)
