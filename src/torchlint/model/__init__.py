@@ -16,11 +16,12 @@ import libcst as cst
 from torchlint.model import vocab
 from torchlint.model.builder import ModelBuilder
 from torchlint.model.expr import dotted, positional
-from torchlint.model.facts import Assignment, CallSite, Loop, Scope, Site, Span
+from torchlint.model.expr import identifiers
+from torchlint.model.facts import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
 
-__all__ = ["FileModel", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span", "Assignment"]
+__all__ = ["FileModel", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span", "Assignment", "LoopRole"]
 
 _CLEAR_WORDS = ("zero_grad", "clear_grad", "cleargrads", "reset_grad", "zero_gradients")
 _OPTIMIZER_CLASSES = frozenset(
@@ -144,6 +145,21 @@ class FileModel:
     def loops(self) -> Iterable[Loop]:
         for scope in self.scopes:
             yield from scope.loops
+
+    def loop_role(self, loop: Loop) -> LoopRole:
+        cache = self.__dict__.setdefault("_loop_roles", {})
+        if loop not in cache:
+            calls = self.reachable_calls(loop)
+            cache[loop] = LoopRole(
+                calls=calls,
+                backward=any(self.is_backward(c) for c in calls),
+                steps=[c for c in calls if self.stepped_optimizer(c)],
+                clears=any(self.clears_grad(c) for c in calls) or any(
+                    self.clears_grad_by_assignment(a) for a in self.reachable_assignments(loop)
+                ),
+                data=loop.iter is not None and any(vocab.is_loader_name(n) for n in identifiers(loop.iter)),
+            )
+        return cache[loop]
 
     def loop_children(self, loop: Loop) -> list:
         return [other for other in loop.scope.loops if other.parent is loop]

@@ -107,3 +107,18 @@ class Span:
 
     start: int
     end: int
+
+
+@dataclass(eq=False)
+class LoopRole:
+    """What one iteration of a loop does, helpers in the same module included."""
+
+    calls: list  # every call the iteration reaches
+    backward: bool  # runs backward() / manual_backward()
+    steps: list  # optimizer.step() / scaler.step(opt) calls
+    clears: bool  # zero_grad(), p.grad = None, p.grad.zero_()
+    data: bool  # iterates a loader-like object
+
+    @property
+    def trains(self) -> bool:
+        return self.backward or bool(self.steps)

@@ -8,17 +8,6 @@ from torchlint.rule import Rule
 _PASSIVE = frozenset("step unscale_ update clip_grad_norm_ clip_grad_value_ state_dict".split())
 
 
-def training_facts(model, loop):
-    """(backward seen, optimizer steps, gradients cleared) over a loop and its helpers."""
-    calls = model.reachable_calls(loop)
-    steps = [c for c in calls if model.stepped_optimizer(c)]
-    backward = any(model.is_backward(c) for c in calls)
-    cleared = any(model.clears_grad(c) for c in calls) or any(
-        model.clears_grad_by_assignment(a) for a in model.reachable_assignments(loop)
-    )
-    return backward, steps, cleared, calls
-
-
 def _optimizer_handed_off(model, calls, optimizers) -> bool:
     """The optimizer goes to code we cannot see (another module), which may clear it."""
     for call in calls:
@@ -78,16 +67,16 @@ for x, y in loader:
             return
         training = {}
         for loop in model.loops():
-            backward, steps, cleared, calls = training_facts(model, loop)
-            if backward and steps:
-                training[loop] = (steps, cleared, calls)
-        for loop, (steps, cleared, calls) in training.items():
-            if cleared or any(child in training for child in model.loop_children(loop)):
+            role = model.loop_role(loop)
+            if role.backward and role.steps:
+                training[loop] = role
+        for loop, role in training.items():
+            if role.clears or any(child in training for child in model.loop_children(loop)):
                 continue
-            if any(model.is_closure_step(s) for s in steps):
+            if any(model.is_closure_step(s) for s in role.steps):
                 continue  # step(closure): the closure owns the gradients
-            optimizers = {model.stepped_optimizer(s) for s in steps}
-            if _optimizer_handed_off(model, calls, optimizers):
+            optimizers = {model.stepped_optimizer(s) for s in role.steps}
+            if _optimizer_handed_off(model, role.calls, optimizers):
                 continue
-            own = [s for s in steps if loop.contains(s.order)]
-            yield self.report((own or steps)[0].node)
+            own = [s for s in role.steps if loop.contains(s.order)]
+            yield self.report((own or role.steps)[0].node)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.model.expr import bound_paths, dotted, identifiers, is_constant, positional, referenced_paths
-from torchlint.model.vocab import is_eval_function_name, is_loader_name
+from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
+from torchlint.model.vocab import is_eval_function_name
 from torchlint.rule import Rule
 
 _STORE_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "insert": 1}
@@ -150,11 +150,9 @@ class _ScopeContext:
     def is_iteration(self, loop) -> bool:
         if loop not in self._iteration:
             model = self.model
-            calls = model.reachable_calls(loop)
-            trains = any(model.is_backward(c) or model.stepped_optimizer(c) for c in calls)
-            data = loop.iter is not None and any(is_loader_name(n) for n in identifiers(loop.iter))
-            evaluates = is_eval_function_name(self.scope.name) and any(model.is_forward(c) for c in calls)
-            self._iteration[loop] = trains or data or evaluates
+            role = model.loop_role(loop)
+            evaluates = is_eval_function_name(self.scope.name) and any(model.is_forward(c) for c in role.calls)
+            self._iteration[loop] = role.trains or role.data or evaluates
         return self._iteration[loop]
 
     def iteration(self, order, container):
@@ -191,8 +189,7 @@ class _ScopeContext:
 
     def maybe_summed_for_caller(self, container: str, loop) -> bool:
         """``total += loss; return total`` outside any training or evaluation: a summed loss."""
-        model = self.model
-        if any(model.is_backward(c) or model.stepped_optimizer(c) for c in model.reachable_calls(loop)):
+        if self.model.loop_role(loop).trains:
             return False
         if is_eval_function_name(self.scope.name):
             return False
