@@ -5,7 +5,6 @@ every line and column.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

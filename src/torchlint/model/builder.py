@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint.model.expr import dotted
 from torchlint.model.facts import Assignment, CallSite, Loop, Scope, Site
-from torchlint.model.grad import GradMode, classify, classify_statement_call
+from torchlint.model.grad import classify, classify_statement_call
 
 _BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 _STATEMENTS = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
