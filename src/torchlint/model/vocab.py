@@ -63,13 +63,30 @@ def last_name(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 
 
+# ``build_model(cfg)`` makes a model, ``model_path`` names a file: neither runs one.
+_NET_WORDS = frozenset("planet internet magnet subnet cabinet bonnet cornet hornet garnet sonnet bayonet clarinet".split())
+_NOT_MODEL_FIRST = frozenset(
+    "build load get create make init setup prepare wrap compile export convert count print "
+    "save freeze unfreeze copy clone deepcopy update register is has set to from num apply "
+    "restore instantiate construct resolve check validate".split()
+)
+_NOT_MODEL_LAST = frozenset(
+    "path paths name names dir file files cfg config conf configs type types args kwargs id "
+    "url key keys class cls params parameters state dict list registry factory builder "
+    "summary size version info spec".split()
+)
+
+
 @lru_cache(maxsize=4096)
 def is_model_name(name: str) -> bool:
-    for tok in tokens(name):
+    toks = tokens(name)
+    if not toks or toks[0] in _NOT_MODEL_FIRST or toks[-1] in _NOT_MODEL_LAST:
+        return False
+    for tok in toks:
         word = tok.rstrip("0123456789")
         if word in _MODEL_TOKENS or "model" in word:
             return True
-        if len(word) > 3 and word.endswith("net"):  # resnet, unet, convnet
+        if len(word) > 3 and word.endswith("net") and word not in _NET_WORDS:  # resnet, unet
             return True
     return False
 
