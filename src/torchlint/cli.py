@@ -36,6 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, metavar="FILE",
                        help="pyproject.toml to read (default: the nearest one)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                       help="worker processes (default: all cores; 1 = no pool)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="ignore and do not write the .torchlint_cache of unchanged files")
 
     rule = sub.add_parser("rule", help="explain a rule: torchlint rule TL301")
     rule.add_argument("code", nargs="?")
@@ -81,9 +85,9 @@ def _rule(args, parser) -> int:
 def _check(args) -> int:
     from torchlint import config as config_mod
     from torchlint.discover import discover
-    from torchlint.engine import INTERNAL_ERROR, lint_file
+    from torchlint.engine import INTERNAL_ERROR
     from torchlint.reporters import FORMATS
-    from torchlint.rules import ALL_RULES
+    from torchlint.runner import check_files
 
     try:
         config = config_mod.load(explicit=args.config)
@@ -99,10 +103,16 @@ def _check(args) -> int:
     files, missing = discover(args.paths, config)
     for path in missing:
         _error(f"{path}: no such file or directory")
-    rules = [rule for rule in ALL_RULES if rule.code in enabled]
+    if args.jobs < 0:
+        return _error("--jobs must be 0 (all cores) or more")
+    cache_root = None if args.no_cache else config.root
     diagnostics, internal = [], False
-    for path in files:
-        result = lint_file(path, rules)
+    try:
+        results = check_files(files, enabled, jobs=args.jobs, cache_root=cache_root)
+    except KeyboardInterrupt:
+        sys.stderr.write("torchlint: interrupted\n")
+        return 130
+    for path, result in zip(files, results):
         ignored = config.ignored_for(path) if config.per_file_ignores else set()
         diagnostics.extend(d for d in result.diagnostics if d.code in enabled and d.code not in ignored)
         for err in result.errors:

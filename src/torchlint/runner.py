@@ -1,0 +1,132 @@
+"""Checking many files: a content-hash cache and a process pool, same results either way.
+
+The cache is keyed on the file's bytes, its path (rules read it: pytest test
+files), the torchlint version and the enabled codes, like ruff's. Output
+order never depends on which worker finishes first.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Iterable, List, Optional
+
+from torchlint import __version__
+from torchlint.diagnostic import Diagnostic, FileError, FileResult
+from torchlint.engine import lint_source
+
+CACHE_DIR = ".torchlint_cache"
+_CACHE_FILE = "results-v1.json"
+_SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
+
+
+def _rules(codes: Iterable[str]) -> list:
+    from torchlint.rules import ALL_RULES
+
+    wanted = set(codes)
+    return [rule for rule in ALL_RULES if rule.code in wanted]
+
+
+def _read(path: str):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), None
+    except OSError as exc:
+        return None, f"cannot read file: {exc.strerror or exc}"
+
+
+def _key(path: str, data: bytes, codes: tuple) -> str:
+    digest = hashlib.sha256(data)
+    digest.update(f"\0{path}\0{__version__}\0{','.join(codes)}".encode())
+    return digest.hexdigest()
+
+
+def _lint_one(args) -> FileResult:
+    path, data, codes = args
+    return lint_source(data, path, _rules(codes))
+
+
+class ResultCache:
+    def __init__(self, root: Path) -> None:
+        self.folder = root / CACHE_DIR
+        self.entries: dict = {}
+        self.used: dict = {}
+        try:
+            self.entries = json.loads((self.folder / _CACHE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.entries = {}
+
+    def get(self, key: str) -> Optional[FileResult]:
+        record = self.entries.get(key)
+        if record is None:
+            return None
+        self.used[key] = record
+        result = FileResult(record["path"])
+        result.diagnostics = [Diagnostic(**d) for d in record["diagnostics"]]
+        result.errors = [FileError(**e) for e in record["errors"]]
+        return result
+
+    def put(self, key: str, result: FileResult) -> None:
+        if any(e.internal for e in result.errors):
+            return  # a crash is not a result worth remembering
+        self.used[key] = {
+            "path": result.path,
+            "diagnostics": [d.__dict__ for d in result.diagnostics],
+            "errors": [e.__dict__ for e in result.errors],
+        }
+
+    def save(self) -> None:
+        """Write the entries of this run only (stale ones drop out), atomically."""
+        try:
+            self.folder.mkdir(exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# created by torchlint\n*\n")
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".results-")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self.used, fh)
+            os.replace(tmp, self.folder / _CACHE_FILE)
+        except OSError:
+            pass  # a read-only checkout still gets its results
+
+
+def check_files(files: List[str], codes: Iterable[str], *, jobs: int = 0,
+                cache_root: Optional[Path] = None) -> List[FileResult]:
+    codes = tuple(sorted(codes))
+    cache = ResultCache(cache_root) if cache_root is not None else None
+    results: List[Optional[FileResult]] = [None] * len(files)
+    todo, keys = [], {}
+    for index, path in enumerate(files):
+        data, problem = _read(path)
+        if data is None:
+            results[index] = FileResult(path, errors=[FileError(path, problem)])
+            continue
+        key = _key(path, data, codes)
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None:
+            results[index] = hit
+        else:
+            keys[index] = key
+            todo.append((index, (path, data, codes)))
+    for index, result in zip([i for i, _ in todo], _run([a for _, a in todo], jobs)):
+        results[index] = result
+        if cache is not None:
+            cache.put(keys[index], result)
+    if cache is not None:
+        cache.save()
+    return results
+
+
+def _run(work: list, jobs: int) -> Iterable[FileResult]:
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1 or len(work) < _SERIAL_BELOW:
+        return [_lint_one(args) for args in work]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+        try:
+            return list(pool.map(_lint_one, work, chunksize=max(1, len(work) // (jobs * 8))))
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
