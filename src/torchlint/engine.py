@@ -6,7 +6,7 @@ import contextlib
 import io
 import sys
 import tokenize
-from typing import Iterable, Optional, Sequence, Union
+from typing import Iterable, Sequence, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -119,15 +119,3 @@ def _positioned(module: cst.Module, path: str, findings: Iterable) -> list:
         if (d.line, d.col, d.code) not in seen:
             seen.add((d.line, d.col, d.code))
             yield d
-
-
-def lint_file(path: str, rules: Sequence[type], display: Optional[str] = None) -> FileResult:
-    shown = display or path
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        result = FileResult(shown)
-        result.errors.append(FileError(shown, f"cannot read file: {exc.strerror or exc}"))
-        return result
-    return lint_source(data, shown, rules)
