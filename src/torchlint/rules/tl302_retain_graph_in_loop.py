@@ -43,8 +43,8 @@ class RetainGraphInLoop(Rule):
     code = "TL302"
     name = "retain-graph-in-loop"
     message = (
-        "backward(retain_graph=True) in a loop keeps each iteration's graph alive; drop "
-        "retain_graph unless another backward in the same iteration uses this graph"
+        "backward(retain_graph=True) in a loop keeps the graph's saved tensors alive into the "
+        "next iteration; drop retain_graph unless another backward in this iteration uses the graph"
     )
     fix_safety = "unsafe"
     gate = (r"retain_graph\s*=\s*True",)
@@ -55,11 +55,12 @@ retain_graph=True)`) inside a loop when nothing later in the same iteration
 backpropagates through that graph again.
 
 ## Why is this bad
-`retain_graph=True` keeps the graph's saved tensors after the backward pass.
-In a loop, where each iteration builds a new graph, that memory is only freed
-when the graph becomes unreachable; when something links the iterations (an
-RNN hidden state, a running total), every graph stays and memory grows until
-out-of-memory. It is often added to silence "Trying to backward through the
+`retain_graph=True` keeps the graph's saved tensors (the activations) after
+the backward pass. In a loop they stay alive until the graph becomes
+unreachable: at best when the next iteration rebinds `loss`, so the next
+forward pass runs with the previous one's activations still in memory (up to
+twice the peak); when something links the iterations (an RNN hidden state, a
+running total), every graph stays and memory grows until out-of-memory. It is often added to silence "Trying to backward through the
 graph a second time", which signals a tensor carried across iterations that
 should have been detached.
 
