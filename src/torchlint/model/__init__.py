@@ -16,7 +16,7 @@ import libcst as cst
 from torchlint.model import vocab
 from torchlint.model.builder import ModelBuilder
 from torchlint.model.expr import dotted, positional
-from torchlint.model.expr import identifiers
+from torchlint.model.expr import bound_paths, identifiers, referenced_paths
 from torchlint.model.facts import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
@@ -39,6 +39,26 @@ _NOT_FORWARD = frozenset(
 _NOT_FORWARD_PREFIXES = ("get_", "set_", "init", "reset", "save", "load", "num_", "register",
                          "generate", "predict", "sample", "_")
 _MODULE_BASE_HINTS = ("Module", "Model", "Net", "Lightning", "Layer", "Block")
+
+
+def flow_back(paths: set, scope: Scope) -> set:
+    """Close ``paths`` over the scope's assignments and container stores, backwards.
+
+    ``loss = sum(parts); loss.backward()`` starting from {loss} adds ``parts``.
+    """
+    flows = [(a.targets, a.value) for a in scope.assignments if a.value is not None]
+    flows += [((c.node.func.value,), c.node) for c in scope.calls
+              if c.method in ("append", "extend", "insert", "appendleft") and c.receiver]
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in flows:
+            if any(p in paths for t in targets for p in referenced_paths(t)):
+                new = set(referenced_paths(value)) - paths
+                if new:
+                    paths |= new
+                    changed = True
+    return paths
 
 
 class FileModel:
@@ -330,6 +350,45 @@ class FileModel:
             return q.startswith("torch.nn.functional.") and last in vocab.LOSS_FUNCTIONS
         return vocab.is_loss_name(last)
 
+    @cached_property
+    def is_test_file(self) -> bool:
+        """Unit tests run a forward pass to compare outputs and trigger errors on purpose.
+
+        Told by file name and by importing a test framework, not by folder:
+        a ``tests/`` folder also holds data and example programs.
+        """
+        base = self.path.replace("\\", "/").rsplit("/", 1)[-1].lower()
+        if base.startswith(("test_", "testing")) or base == "conftest.py":
+            return True
+        if base.endswith(("_test.py", "_tests.py")) or "test_case" in base or "testcase" in base:
+            return True
+        return bool(self.names.imported_roots & {"pytest", "unittest"})
+
+    def is_test_function(self, scope: Scope) -> bool:
+        """``test_*`` methods of ``*TestCase`` / ``Test*`` classes, wherever the file lives."""
+        cls = self.enclosing_class(scope) or ""
+        return scope.name.startswith("test") and "test" in cls.lower()
+
+    def returned_paths(self, scope: Scope) -> frozenset:
+        """Names whose value (or something built from it) the scope returns."""
+        cache = self.__dict__.setdefault("_returned", {})
+        if scope not in cache:
+            paths = set()
+            for _, value in scope.returns:
+                paths.update(referenced_paths(value))
+            cache[scope] = frozenset(flow_back(paths, scope))
+        return cache[scope]
+
+    def flows_to_return(self, call: CallSite) -> bool:
+        stmt = call.site.stmt
+        if isinstance(stmt, cst.Return):
+            return True
+        if isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+            returned = self.returned_paths(call.scope)
+            return any(p in returned for t in targets for p in bound_paths(t))
+        return False
+
     @property
     def is_torch_code(self) -> bool:
         return not self.names.foreign_framework
@@ -343,10 +402,16 @@ class FileModel:
             cache[scope] = Taint(self, scope)
         return cache[scope]
 
-    def returns_graph(self, scope: Scope) -> bool:
+    def returns_graph(self, scope: Scope):
+        """Does the function return a graph-carrying value? A tuple of answers for tuples."""
         cache = self.__dict__.setdefault("_returns_graph", {})
         if scope not in cache:
             cache[scope] = False  # recursion guard
             taint = self.taint(scope)
-            cache[scope] = any(taint.carries_graph(value, site.order) for site, value in scope.returns)
+            shapes = [taint.element_taint(value, taint.names_at(site.order)) for site, value in scope.returns]
+            tuples = [s for s in shapes if isinstance(s, tuple)]
+            if shapes and len(tuples) == len(shapes) and len({len(t) for t in tuples}) == 1:
+                cache[scope] = tuple(any(col) for col in zip(*tuples))
+            else:
+                cache[scope] = any(any(s) if isinstance(s, tuple) else s for s in shapes)
         return cache[scope]

@@ -15,7 +15,9 @@ class GradMode(enum.Enum):
     MAYBE = "maybe"  # set_grad_enabled(expr), or a context we cannot read
 
 
-_GRAD_HINTS = ("no_grad", "inference_mode", "grad_enabled", "enable_grad")
+# Project wrappers of grad mode: ultralytics' smart_inference_mode, monai's
+# eval_mode, transformers' get_inference_context. We cannot read them, so MAYBE.
+_GRAD_HINTS = ("no_grad", "inference", "grad_enabled", "enable_grad", "eval_mode")
 
 
 def classify(expr: cst.BaseExpression) -> Optional[GradMode]:

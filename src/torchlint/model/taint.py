@@ -13,7 +13,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.model.expr import dotted
+from torchlint.model.expr import bound_paths, dotted
 from torchlint.model.grad import GradMode
 
 # Methods and attributes whose result never carries a graph.
@@ -78,9 +78,29 @@ class Taint:
             if path and a.op in _ADDITIVE and (path in before or self._tainted(a.value, before)):
                 current.add(path)
             return
-        tainted = self._tainted(a.value, before)
+        parts = self.element_taint(a.value, before)
+        tainted = any(parts) if isinstance(parts, tuple) else parts
         for target in a.targets:
-            self._bind(target, tainted, current)
+            if isinstance(parts, tuple) and isinstance(target, (cst.Tuple, cst.List)) and len(
+                target.elements
+            ) == len(parts):
+                for el, part in zip(target.elements, parts):
+                    self._bind(el.value, part, current)  # loss_float, surrogate = f(...)
+            else:
+                self._bind(target, tainted, current)
+
+    def element_taint(self, expr, names: frozenset):
+        """Per-element taint of a tuple value (a literal, or a same-module call returning one)."""
+        if isinstance(expr, cst.Tuple):
+            return tuple(self._tainted(el.value, names) for el in expr.elements)
+        if isinstance(expr, cst.Call):
+            call = self.facts.call_of(expr)
+            target = self.facts.resolve(call) if call is not None else None
+            if target is not None and target is not self.scope:
+                if self.facts.grad_at(call.site) is GradMode.NO_GRAD:
+                    return False
+                return self.facts.returns_graph(target)
+        return self._tainted(expr, names)
 
     def _bind(self, target, tainted: bool, current: set) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -134,7 +154,9 @@ class Taint:
                 isinstance(el, cst.DictElement) and self._tainted(el.value, names) for el in expr.elements
             )
         if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
-            return self._tainted(expr.elt, names) or self._tainted(expr.for_in.iter, names)
+            if self._tainted(expr.for_in.iter, names):  # [x.detach() for x in outs] is clean
+                names = names | set(bound_paths(expr.for_in.target))
+            return self._tainted(expr.elt, names)
         if t is cst.Await:
             return self._tainted(expr.expression, names)
         return False  # literals, comparisons, f-strings, lambdas
@@ -161,4 +183,7 @@ class Taint:
         if call.callee in PROPAGATE_BUILTINS:
             return args_tainted
         target = self.facts.resolve(call)
-        return target is not None and target is not self.scope and self.facts.returns_graph(target)
+        if target is None or target is self.scope:
+            return False
+        shape = self.facts.returns_graph(target)
+        return any(shape) if isinstance(shape, tuple) else shape

@@ -43,6 +43,10 @@ GRAD_FREE_HOOKS = frozenset(
     "simple_test aug_test forward_test".split()
 )
 
+# Their callers decide grad mode and own the graph (a model's forward, a
+# pipeline's _forward).
+FORWARD_METHODS = frozenset(("forward", "_forward", "__call__"))
+
 # Other deep-learning frameworks with a torch-like API (model.eval(),
 # loss.backward()). A file that imports one of them and not torch is theirs.
 OTHER_FRAMEWORKS = frozenset(
@@ -65,30 +69,37 @@ def last_name(dotted: str) -> str:
 
 # ``build_model(cfg)`` makes a model, ``model_path`` names a file: neither runs one.
 _NET_WORDS = frozenset("planet internet magnet subnet cabinet bonnet cornet hornet garnet sonnet bayonet clarinet".split())
-_NOT_MODEL_FIRST = frozenset(
+# Verbs and prepositions: ``build_model(cfg)`` makes a model, ``flatten_model(m)``
+# lists its layers, ``for_model(**d)`` builds a config. None of them runs one.
+_NOT_MODEL_WORDS = frozenset(
     "build load get create make init setup prepare wrap compile export convert count print "
-    "save freeze unfreeze copy clone deepcopy update register is has set to from num apply "
-    "restore instantiate construct resolve check validate".split()
+    "save freeze unfreeze copy clone deepcopy update register is has set to from for of with "
+    "by on num apply restore instantiate construct resolve check validate flatten fuse turn "
+    "clear infer run compute call fit train evaluate eval test predict prune quantize trace "
+    "script patch replace remove delete add find list show log dump summarize".split()
 )
-_NOT_MODEL_LAST = frozenset(
-    "path paths name names dir file files cfg config conf configs type types args kwargs id "
-    "url key keys class cls params parameters state dict list registry factory builder "
-    "summary size version info spec".split()
+# Names a model-word qualifies rather than ends: ``model_path``, ``model_entries``.
+# A model name ends in a model word or in a short modifier (``netG``, ``model_ema``).
+_MODEL_SUFFIXES = frozenset(
+    "ema ddp dp fsdp module engine wrapped compiled raw base target orig original online "
+    "shadow swa avg averaged unwrapped inner outer fp32 fp16 bf16 main old new ref".split()
 )
 
 
 @lru_cache(maxsize=4096)
 def is_model_name(name: str) -> bool:
-    toks = tokens(name)
-    if not toks or toks[0] in _NOT_MODEL_FIRST or toks[-1] in _NOT_MODEL_LAST:
+    toks = tuple(t.rstrip("0123456789") or t for t in tokens(name))
+    if not toks or any(t in _NOT_MODEL_WORDS for t in toks):
         return False
-    for tok in toks:
-        word = tok.rstrip("0123456789")
-        if word in _MODEL_TOKENS or "model" in word:
-            return True
-        if len(word) > 3 and word.endswith("net") and word not in _NET_WORDS:  # resnet, unet
-            return True
-    return False
+    if not (_is_model_word(toks[-1]) or toks[-1] in _MODEL_SUFFIXES or len(toks[-1]) <= 2):
+        return False
+    return any(_is_model_word(t) for t in toks)
+
+
+def _is_model_word(word: str) -> bool:
+    if word in _MODEL_TOKENS or "model" in word:
+        return True
+    return len(word) > 3 and word.endswith("net") and word not in _NET_WORDS  # resnet, unet
 
 
 @lru_cache(maxsize=4096)
@@ -106,8 +117,10 @@ def is_loss_name(name: str) -> bool:
 
 
 def is_loader_name(name: str) -> bool:
-    low = name.lower()
-    return "loader" in low or any(t in _LOADER_TOKENS for t in tokens(name))
+    toks = tokens(name)
+    if toks and toks[0] in ("num", "n", "len", "count", "max", "min"):
+        return False  # num_batches counts batches; it is not a loader
+    return "loader" in name.lower() or any(t in _LOADER_TOKENS for t in toks)
 
 
 def is_eval_loader_name(name: str) -> bool:

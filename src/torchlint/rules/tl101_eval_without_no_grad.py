@@ -1,22 +1,12 @@
 """TL101: evaluation code runs the model without no_grad, building a graph nobody uses."""
 from __future__ import annotations
 
-import os
+import libcst as cst
 
 from torchlint.model import GradMode, Span
 from torchlint.model.expr import dotted, identifiers
-from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name
+from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name
 from torchlint.rule import Rule
-
-
-def is_pytest_test(scope, path: str) -> bool:
-    """A unit test checks outputs; it is not evaluation code, even after ``eval()``."""
-    if not scope.name.startswith("test"):
-        return False
-    base = os.path.basename(path)
-    return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py" or (
-        f"{os.sep}tests{os.sep}" in f"{os.sep}{path}"
-    )
 
 
 def mode_switches(model, scope) -> list:
@@ -98,10 +88,12 @@ def evaluate(model, loader):
 """
 
     def check(self, model):
-        if not model.is_torch_code:
+        if not model.is_torch_code or model.is_test_file:
             return
         for scope in model.scopes:
-            if not scope.calls or is_pytest_test(scope, model.path):
+            if not scope.calls or scope.name in FORWARD_METHODS or _handles_grad(scope):
+                continue
+            if model.is_test_function(scope):
                 continue
             switches = mode_switches(model, scope)
             models = {receiver for _, receiver, is_eval in switches if is_eval}
@@ -110,8 +102,10 @@ def evaluate(model, loader):
                     continue
                 if model.grad_at(call.site) is not GradMode.GRAD:
                     continue
+                if call.site.loop is None and model.flows_to_return(call):
+                    continue  # one forward handed back: the caller may want its graph
                 span = self._evaluation_span(model, scope, call, switches)
-                if span is not None and not self._needs_grad(model, scope, span):
+                if span is not None and not self._needs_grad(model, span):
                     yield self.report(call.node)
 
     def _evaluation_span(self, model, scope, call, switches):
@@ -131,19 +125,44 @@ def evaluate(model, loader):
             if loop.iter is not None and any(is_eval_loader_name(n) for n in identifiers(loop.iter)):
                 return (loop.start, loop.end)
             loop = loop.parent
-        if call.site.loop is not None and not scope.is_module and is_eval_function_name(scope.name):
+        if not scope.is_module and is_eval_function_name(scope.name) and _in_data_loop(model, scope, call):
             return (scope.start, scope.end)
         return None
 
     @staticmethod
-    def _needs_grad(model, scope, span) -> bool:
+    def _needs_grad(model, span) -> bool:
         """Gradients are wanted here: input gradients, attacks, test-time training."""
         window = Span(*span)
-        for call in model.reachable_calls(window):
-            if model.computes_gradients(call) or model.stepped_optimizer(call):
+        return any(
+            model.computes_gradients(call) or model.stepped_optimizer(call)
+            for call in model.reachable_calls(window)
+        )
+
+
+def _handles_grad(scope) -> bool:
+    """The code sets requires_grad itself: it froze the model or wants input gradients."""
+    if any(call.method == "requires_grad_" for call in scope.calls):
+        return True
+    return any(
+        isinstance(t, cst.Attribute) and t.attr.value == "requires_grad"
+        for a in scope.assignments for t in a.targets
+    )
+
+
+def _in_data_loop(model, scope, call) -> bool:
+    """Inside a loop over a loader, or over data the function was given."""
+    loop = call.site.loop
+    while loop is not None:
+        if model.loop_role(loop).data:
+            return True
+        if loop.iter is not None and not _is_range(loop.iter):
+            if set(identifiers(loop.iter)) & set(scope.params):
                 return True
-        for a in model.reachable_assignments(window):
-            for t in a.targets:
-                if getattr(getattr(t, "attr", None), "value", None) == "requires_grad":
-                    return True
-        return False
+        loop = loop.parent
+    return False
+
+
+def _is_range(expr) -> bool:
+    return isinstance(expr, cst.Call) and dotted(expr.func) in ("range", "reversed", "enumerate") and (
+        dotted(expr.func) == "range" or (expr.args and _is_range(expr.args[0].value))
+    )

@@ -18,6 +18,14 @@ def _optimizer_handed_off(model, calls, optimizers) -> bool:
     return False
 
 
+def _built_each_iteration(loop, optimizers) -> bool:
+    """A new optimizer every iteration usually comes with new leaves to optimise."""
+    return any(
+        loop.contains(a.order) and a.kind == "assign" and any(dotted(t) in optimizers for t in a.targets)
+        for a in loop.scope.assignments
+    )
+
+
 class MissingZeroGrad(Rule):
     code = "TL201"
     name = "missing-zero-grad"
@@ -76,7 +84,7 @@ for x, y in loader:
             if any(model.is_closure_step(s) for s in role.steps):
                 continue  # step(closure): the closure owns the gradients
             optimizers = {model.stepped_optimizer(s) for s in role.steps}
-            if _optimizer_handed_off(model, role.calls, optimizers):
+            if _optimizer_handed_off(model, role.calls, optimizers) or _built_each_iteration(loop, optimizers):
                 continue
             own = [s for s in role.steps if loop.contains(s.order)]
             yield self.report((own or role.steps)[0].node)

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.model import flow_back
 from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
-from torchlint.model.vocab import is_eval_function_name
+from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name
 from torchlint.rule import Rule
 
 _STORE_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "insert": 1}
@@ -17,19 +18,7 @@ def backprop_paths(model, scope) -> set:
     for call in scope.calls:
         if model.is_backward(call) or model.is_autograd_grad(call):
             paths.update(referenced_paths(call.node))
-    # value flows into targets: assignments, and stores into containers
-    flows = [(a.targets, a.value) for a in scope.assignments if a.value is not None]
-    flows += [((c.node.func.value,), c.node) for c in scope.calls if c.method in _STORE_METHODS and c.receiver]
-    changed = True
-    while changed:
-        changed = False
-        for targets, value in flows:
-            if any(p in paths for t in targets for p in referenced_paths(t)):
-                new = set(referenced_paths(value)) - paths
-                if new:
-                    paths |= new
-                    changed = True
-    return paths
+    return flow_back(paths, scope)
 
 
 class StoredLoss(Rule):
@@ -86,11 +75,11 @@ for x, y in loader:
 """
 
     def check(self, model):
-        if not model.is_torch_code:
+        if not model.is_torch_code or model.is_test_file:
             return
         for scope in model.scopes:
             hook = scope.class_name is not None and scope.name == "training_step"
-            if not scope.loops and not hook:
+            if not scope.loops and not hook or scope.name in FORWARD_METHODS:
                 continue
             context = _ScopeContext(model, scope, hook)
             for node, container, value, order, kind in self._stores(scope):
@@ -99,7 +88,7 @@ for x, y in loader:
                     continue
                 if container in context.backprop or not context.outlives(container, loop):
                     continue
-                if kind == "accumulate" and context.maybe_summed_for_caller(container, loop):
+                if context.handed_to_caller(container, loop):
                     continue
                 yield self.report(node)
 
@@ -187,10 +176,14 @@ class _ScopeContext:
                 return False
         return True
 
-    def maybe_summed_for_caller(self, container: str, loop) -> bool:
-        """``total += loss; return total`` outside any training or evaluation: a summed loss."""
-        if self.model.loop_role(loop).trains:
+    def handed_to_caller(self, container: str, loop) -> bool:
+        """Micro-batching: chunks gathered in a loop that does not train, then returned.
+
+        ``total += loss; return total`` or ``outs.append(enc(c)); return cat(outs)``:
+        the caller owns that graph and may backpropagate it.
+        """
+        if loop is self.scope or self.model.loop_role(loop).trains:
             return False
         if is_eval_function_name(self.scope.name):
             return False
-        return any(container in set(referenced_paths(v)) for _, v in self.scope.returns)
+        return container in self.model.returned_paths(self.scope)

@@ -1,7 +1,9 @@
 """TL302: retain_graph=True in a loop keeps every iteration's graph alive."""
 from __future__ import annotations
 
-from torchlint.model.expr import keyword, literal_bool, referenced_paths
+import libcst as cst
+
+from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.rule import Rule
 
 
@@ -18,25 +20,97 @@ def _later_backward(model, call, loop) -> bool:
     return False
 
 
-def _shares_graph_from_before(model, loop) -> bool:
-    """The loop reuses a graph built before it (a shared trunk, a generator's output).
+def graph_roots(expr) -> set:
+    """The variables a backward starts from: ``output`` in ``output[0][i]``,
+    ``loss`` in ``scaler.scale(loss)`` (with ``scaler``), both sides of ``a + b``."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return graph_roots(expr.value)
+    if isinstance(expr, cst.Call):
+        roots = graph_roots(expr.func.value) if isinstance(expr.func, cst.Attribute) else set()
+        for arg in expr.args:
+            roots |= graph_roots(arg.value)
+        return roots
+    if isinstance(expr, cst.BinaryOperation):
+        return graph_roots(expr.left) | graph_roots(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return graph_roots(expr.expression)
+    return set()
 
-    Then every iteration backpropagates through the same graph and needs it
-    retained; nothing accumulates.
+
+def _backward_source(call):
+    """The tensor a backward call differentiates: ``loss`` of ``loss.backward()`` or ``grad(loss, x)``."""
+    if call.method == "backward" and isinstance(call.node.func, cst.Attribute):
+        return call.node.func.value
+    return positional(call.node, 0) or keyword(call.node, "outputs") or keyword(call.node, "tensors")
+
+
+def graph_origin(call, loop):
+    """Where the graph a retained backward differentiates comes from, as (shared, carried).
+
+    shared: a tensor computed before the loop (a shared trunk, a Jacobian's
+    output); every iteration differentiates that same graph and needs it kept.
+    carried: a tensor the loop feeds back into itself (an RNN hidden state, a
+    running total); each iteration's graph then links to the previous one.
     """
-    taint = model.taint(loop.scope)
-    before = taint.names_at(loop.start)
-    if not before:
-        return False
-    if loop.iter is not None and taint.carries_graph(loop.iter, loop.start):
-        return True  # for loss in (loss_a, loss_b): ...
-    rebound = set()
+    source = _backward_source(call)
+    if source is None:
+        return False, False
+    targets = set(bound_paths(loop.node.target)) if isinstance(loop.node, cst.For) else set()
+    inside, before = {}, {}
     for a in loop.scope.assignments:
-        if loop.contains(a.order) and a.kind != "aug":
-            for t in a.targets:
-                rebound.update(referenced_paths(t))
-    read = set(referenced_paths(loop.node.body))
-    return any(name in read and name not in rebound for name in before)
+        if a.order >= loop.end:
+            continue
+        for target in a.targets:
+            for path in bound_paths(target):
+                (inside if loop.contains(a.order) else before).setdefault(path, []).append(a)
+    carried = False
+    todo, seen = list(graph_roots(source)), set()
+    while todo:
+        root = todo.pop()
+        if root in seen:
+            continue
+        seen.add(root)
+        if root in targets:  # for loss in (loss_a, loss_b): loss.backward(...)
+            todo.extend(graph_roots_of_iter(loop.iter))
+        elif root in inside:  # built in this iteration: look at what it was built from
+            found = [a for a in inside[root] if a.kind != "for"]
+            carried |= root in before and bool(found) or any(a.kind == "aug" for a in found)
+            for a in found:
+                if a.value is not None:
+                    todo.extend(graph_roots(a.value))
+        elif root in before and _computed(before[root][-1].value):
+            return True, carried
+    return False, carried
+
+
+def graph_roots_of_iter(expr) -> set:
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return set().union(*(graph_roots(el.value) for el in expr.elements)) if expr.elements else set()
+    if isinstance(expr, cst.Call) and dotted(expr.func) in ("zip", "enumerate"):
+        return set().union(*(graph_roots_of_iter(arg.value) for arg in expr.args)) if expr.args else set()
+    return graph_roots(expr)
+
+
+_NOT_TENSOR_BUILTINS = frozenset("len int float range list dict tuple set str bool zip enumerate".split())
+
+
+def _computed(value) -> bool:
+    """Returned by a computation (``model.trunk(x)``, ``autograd.grad(...)[0]``), not a
+    class instance, a literal or a constant; those never carry a graph to share."""
+    while isinstance(value, (cst.Subscript, cst.Attribute)):
+        value = value.value
+    if not isinstance(value, cst.Call):
+        return False
+    name = (dotted(value.func) or "").rsplit(".", 1)[-1]
+    return not name[:1].isupper() and name not in _NOT_TENSOR_BUILTINS and name not in _FACTORIES
+
+
+_FACTORIES = frozenset(
+    "tensor as_tensor from_numpy zeros ones empty full randn rand randint arange linspace eye "
+    "zeros_like ones_like empty_like full_like randn_like rand_like".split()
+)
 
 
 class RetainGraphInLoop(Rule):
@@ -64,10 +138,13 @@ running total), every graph stays and memory grows until out-of-memory. It is of
 graph a second time", which signals a tensor carried across iterations that
 should have been detached.
 
-Not reported: two backward passes through one graph in the same iteration
-(`loss1.backward(retain_graph=True); loss2.backward()`), loops over several
-losses or task heads that share a graph built before the loop, and
-higher-order gradients with `create_graph=True`.
+Reported in training loops (an optimizer steps in the iteration) and in any
+loop that feeds a graph tensor back into itself (a hidden state, a running
+total). Not reported: two backward passes through one graph in the same
+iteration (`loss1.backward(retain_graph=True); loss2.backward()`), loops over
+several losses, task heads or Jacobian rows that differentiate a graph built
+before the loop, loops that neither step an optimizer nor link iterations,
+and higher-order gradients with `create_graph=True`.
 
 ## Example
 ```python
@@ -93,6 +170,8 @@ graph, it then raises.
 """
 
     def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
         for call in model.calls:
             loop = call.site.loop
             if loop is None or not (model.is_backward(call) or model.is_autograd_grad(call)):
@@ -101,6 +180,11 @@ graph, it then raises.
                 continue
             if literal_bool(keyword(call.node, "create_graph")) is True:
                 continue
-            if _later_backward(model, call, loop) or _shares_graph_from_before(model, loop):
+            if _later_backward(model, call, loop):
                 continue
+            shared, carried = graph_origin(call, loop)
+            if shared:
+                continue
+            if not carried and not model.loop_role(loop).steps:
+                continue  # nothing links iterations and no step changes the weights
             yield self.report(call.node)

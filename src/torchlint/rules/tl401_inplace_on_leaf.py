@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.model import GradMode
-from torchlint.model.expr import dotted, keyword, literal_bool
+from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.rule import Rule
 
 # In-place by name (trailing underscore) but harmless on a leaf.
@@ -29,30 +29,53 @@ def _is_factory(model, value) -> bool:
     return isinstance(value, cst.Call) and model.names.qualify(dotted(value.func)) is not None
 
 
-def leaf_paths(model, scope) -> set:
-    """Names in ``scope`` bound to leaves that require grad, plus ``self.x`` parameters."""
-    leaves = set()
+def leaf_bindings(model, scope) -> dict:
+    """path -> [(order, is a leaf that requires grad)] for every binding in ``scope``.
+
+    Kept in order so a write sees the binding that reaches it:
+    ``x = torch.ones(2); x.add_(1); x = torch.ones(2, requires_grad=True)`` is fine.
+    """
+    bindings = {}
     for a in scope.assignments:
+        if a.kind == "aug" or a.kind == "del":
+            continue
+        leaves = set()
         if a.kind == "assign" and _makes_leaf(model, a.value):
-            leaves.update(p for p in map(dotted, a.targets) if p)
+            leaves = {p for p in map(dotted, a.targets) if p}
         elif a.kind == "for" and isinstance(a.value, cst.Call):
-            method = a.value.func.attr.value if isinstance(a.value.func, cst.Attribute) else None
-            if method in _PARAM_ITERATORS:
-                target = a.targets[0]
-                index = _PARAM_ITERATORS[method]
-                if index is not None and isinstance(target, (cst.Tuple, cst.List)):
-                    target = target.elements[index].value if len(target.elements) > index else None
-                path = dotted(target) if target is not None else None
-                if path:
-                    leaves.add(path)
-    return leaves
+            leaves = _parameter_targets(a)
+        for target in a.targets:
+            for path in bound_paths(target):
+                bindings.setdefault(path, []).append((a.order, path in leaves))
+    return bindings
+
+
+def _parameter_targets(a) -> set:
+    """``p`` in ``for p in model.parameters()`` / ``for name, p in m.named_parameters()``."""
+    method = a.value.func.attr.value if isinstance(a.value.func, cst.Attribute) else None
+    if method not in _PARAM_ITERATORS:
+        return set()
+    target = a.targets[0]
+    index = _PARAM_ITERATORS[method]
+    if index is not None and isinstance(target, (cst.Tuple, cst.List)):
+        target = target.elements[index].value if len(target.elements) > index else None
+    path = dotted(target) if target is not None else None
+    return {path} if path else set()
+
+
+def is_leaf_at(bindings: dict, path: str, order: int) -> bool:
+    reaching = [leaf for at, leaf in bindings.get(path, ()) if at < order]
+    return bool(reaching) and reaching[-1]
 
 
 def class_parameters(model, cls) -> set:
+    """``self.w`` attributes a method of ``cls`` binds to an ``nn.Parameter``."""
     found = set()
     for scope in model.scopes:
         if scope.class_name == cls:
-            found.update(p for p in leaf_paths(model, scope) if p.startswith("self."))
+            for path, seen in leaf_bindings(model, scope).items():
+                if path.startswith("self.") and any(leaf for _, leaf in seen):
+                    found.add(path)
     return found
 
 
@@ -110,22 +133,21 @@ for x, y in data:
 """
 
     def check(self, model):
-        if not model.is_torch_code:
+        if not model.is_torch_code or model.is_test_file:
             return
         params_of = {}
         for scope in model.scopes:
             if not self._grad_enabled_code(model, scope):
                 continue
-            leaves = leaf_paths(model, scope)
+            bindings = leaf_bindings(model, scope)
             cls = model.enclosing_class(scope)
-            if cls is not None:
-                if cls not in params_of:
-                    params_of[cls] = class_parameters(model, cls)
-                leaves |= params_of[cls]
-            if not leaves:
-                continue
+            if cls is not None and cls not in params_of:
+                params_of[cls] = class_parameters(model, cls)
+            params = params_of.get(cls, set())
             for node, path, site in self._writes(scope):
-                if path in leaves and model.grad_at(site) is GradMode.GRAD:
+                if path is None or model.grad_at(site) is not GradMode.GRAD:
+                    continue
+                if is_leaf_at(bindings, path, site.order) or (path in params and path not in bindings):
                     yield self.report(node)
 
     @staticmethod
