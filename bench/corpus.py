@@ -41,12 +41,12 @@ PINNED = [
     ("pytorch-ignite", "0.5.5", "sdist"),
     ("skorch", "1.4.0", "sdist"),
     ("captum", "0.9.0", "sdist"),
-    ("torchattacks", "3.5.1", "sdist"),
+    ("torchattacks", "3.5.1", "wheel"),  # no sdist for this release
     ("stable-baselines3", "2.9.2", "sdist"),
     ("pyro-ppl", "1.9.2", "sdist"),
     ("gpytorch", "1.15.2", "sdist"),
     ("botorch", "0.18.1", "sdist"),
-    ("monai", "1.6.1", "sdist"),
+    ("monai", "1.6.1", "wheel"),  # sdist metadata build fails
     ("kornia", "0.9.0", "sdist"),
     ("peft", "0.21.2", "sdist"),
     ("trl", "1.16.0", "sdist"),
@@ -55,12 +55,12 @@ PINNED = [
     ("torchrl", "0.14.1", "wheel"),  # sdist builds C++ extensions
     ("avalanche-lib", "0.6.0", "sdist"),
     ("pytorch-metric-learning", "2.9.0", "sdist"),
-    ("mmengine", "0.10.7", "sdist"),
+    ("mmengine", "0.10.7", "wheel"),  # sdist metadata build fails
     ("ultralytics", "8.4.190", "sdist"),
     ("fastai", "2.8.12", "sdist"),
     ("opacus", "1.6.0", "sdist"),
-    ("higher", "0.2.1", "sdist"),
-    ("learn2learn", "0.2.0", "sdist"),
+    ("higher", "0.2.1", "wheel"),  # sdist metadata build fails
+    # learn2learn 0.2.0: sdist build needs Cython/torch and times out, no wheel for cp311: left out
     ("torchmetrics", "1.9.0", "sdist"),
     ("pytorch-tabnet", "4.1.0", "wheel"),
     ("deepspeed", "0.19.8", "sdist"),
@@ -84,9 +84,6 @@ def _pip_download(name: str, version: str, binary: str, dest: Path) -> list:
     flag = "--no-binary" if binary == "sdist" else "--only-binary"
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", flag, ":all:",
            f"{name}=={version}", "-d", str(tmp), "--disable-pip-version-check", "-q"]
-    if binary == "wheel":
-        # Any wheel will do for reading sources: prefer pure-python, else any platform.
-        pass
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -192,7 +189,8 @@ def corpus(cache: Path | None = None, only=None, jobs: int = 4) -> list:
     todo = [p for p in PINNED if not only or p[0] in only]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         infos = list(pool.map(lambda p: fetch_one(p[0], p[1], p[2], cache), todo))
-    (cache / "corpus.json").write_text(json.dumps(infos, indent=1))
+    if not only:
+        (cache / "corpus.json").write_text(json.dumps(infos, indent=1))
     return infos
 
 
