@@ -9,12 +9,29 @@ import libcst as cst
 
 
 @dataclass(frozen=True)
+class Fix:
+    """How to repair one finding: replace nodes of the parsed module.
+
+    ``edits`` pairs a node of the module the rule was given with its
+    replacement (``cst.RemoveFromParent()`` deletes a statement or argument).
+    ``imports`` names modules the new code uses (``"torch"``); the fixer adds
+    ``import torch`` only where the file lacks it. Whether a fix is safe or
+    unsafe is the rule's ``fix_safety``.
+    """
+
+    description: str
+    edits: Tuple[Tuple[cst.CSTNode, object], ...]
+    imports: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Finding:
     """A rule's report, still pointing at a node; the engine turns it into a Diagnostic."""
 
     node: cst.CSTNode
     code: str
     message: str
+    fix: Optional[Fix] = None
 
 
 class Rule:
@@ -40,5 +57,5 @@ class Rule:
     def check(self, model) -> Iterator[Finding]:
         raise NotImplementedError
 
-    def report(self, node: cst.CSTNode, message: Optional[str] = None) -> Finding:
-        return Finding(node, self.code, message or self.message)
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> Finding:
+        return Finding(node, self.code, message or self.message, fix)
