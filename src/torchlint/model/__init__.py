@@ -15,6 +15,7 @@ import libcst as cst
 
 from torchlint.model import vocab
 from torchlint.model.builder import ModelBuilder
+from torchlint.model.walk import walk
 from torchlint.model.expr import dotted, positional
 from torchlint.model.expr import bound_paths, identifiers, referenced_paths
 from torchlint.model.facts import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
@@ -74,7 +75,7 @@ class FileModel:
         self.calls: list = []
         self.assignments: list = []
         builder = ModelBuilder(self)
-        module.visit(builder)
+        walk(module, builder.on_visit, builder.on_leave)
         self.module_scope.end = builder.order + 1
         self._call_orders = [c.order for c in self.calls]
         self._assign_orders = [a.order for a in self.assignments]

@@ -22,11 +22,10 @@ def _params(node: cst.FunctionDef) -> tuple:
     return tuple(names)
 
 
-class ModelBuilder(cst.CSTVisitor):
-    """Fills a FileModel. Dispatch is by type in ``on_visit`` for speed."""
+class ModelBuilder:
+    """Fills a FileModel, driven by ``walk.walk``. Dispatch is by type in ``on_visit`` for speed."""
 
     def __init__(self, model) -> None:
-        super().__init__()
         self.model = model
         self.order = 0
         self.scope: Scope = model.module_scope
@@ -55,7 +54,7 @@ class ModelBuilder(cst.CSTVisitor):
         self.model.assignments.append(assignment)
 
     # -- dispatch ------------------------------------------------------
-    def on_visit(self, node: cst.CSTNode) -> bool:
+    def on_visit(self, node: cst.CSTNode) -> None:
         if isinstance(node, _STATEMENTS):
             self.blocks[-1][1] += 1
             self.stmt, self.stmt_index = node, self.blocks[-1][1]
@@ -65,7 +64,6 @@ class ModelBuilder(cst.CSTVisitor):
         handler = _VISIT.get(type(node))
         if handler is not None:
             handler(self, node)
-        return True
 
     def on_leave(self, node: cst.CSTNode) -> None:
         if isinstance(node, _BLOCKS):

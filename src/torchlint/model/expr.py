@@ -5,6 +5,8 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from torchlint.model.walk import children
+
 
 def dotted(node: cst.CSTNode) -> Optional[str]:
     """``self.model.module`` for a Name/Attribute chain, else None."""
@@ -71,7 +73,7 @@ def identifiers(node: cst.CSTNode) -> Iterator[str]:
             yield cur.attr.value
             stack.append(cur.value)
         else:
-            stack.extend(cur.children)
+            stack.extend(children(cur))
 
 
 def referenced_paths(node: cst.CSTNode) -> Iterator[str]:
@@ -86,7 +88,7 @@ def referenced_paths(node: cst.CSTNode) -> Iterator[str]:
         if isinstance(cur, cst.Attribute):
             stack.append(cur.value)
         else:
-            stack.extend(cur.children)
+            stack.extend(children(cur))
 
 
 def bound_paths(target: cst.BaseExpression) -> Iterator[str]:

@@ -1,0 +1,65 @@
+"""The model's own tree walk visits exactly what libcst's visitor visits, in the same order."""
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from conftest import CORPUS, FIXTURES, ROOT
+from torchlint.model.walk import children, walk
+
+SOURCES = sorted([*FIXTURES.glob("*/*.py"), *CORPUS.glob("*/*.py"), *(ROOT / "src").rglob("*.py")])
+# Everything but layout: the walk skips whitespace, comments and punctuation.
+_LAYOUT = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
+           cst.Comment, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+           cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Semicolon, cst.AssignEqual,
+           cst.Colon, cst.Dot, cst.Asynchronous, cst.ImportStar, cst.BaseBinaryOp, cst.BaseBooleanOp,
+           cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp, cst.AssignEqual, cst.ParenthesizedWhitespace,
+           cst.SimpleWhitespace)
+
+
+class _Recorder(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.events = []
+
+    def on_visit(self, node):
+        if not isinstance(node, _LAYOUT):
+            self.events.append(("enter", id(node)))
+        return True
+
+    def on_leave(self, node):
+        if not isinstance(node, _LAYOUT):
+            self.events.append(("leave", id(node)))
+
+
+def _walked(module):
+    events = []
+    walk(module,
+         lambda n: events.append(("enter", id(n))) if not isinstance(n, _LAYOUT) else None,
+         lambda n: events.append(("leave", id(n))) if not isinstance(n, _LAYOUT) else None)
+    return events
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_walk_matches_libcst_visitor(path):
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    recorder = _Recorder()
+    module.visit(recorder)
+    assert _walked(module) == recorder.events
+
+
+def test_walk_covers_syntax_whose_fields_are_out_of_source_order():
+    source = (
+        "@deco(a)\nclass C(Base, metaclass=M):\n    @staticmethod\n    def f(x, /, y=1, *a, k=2, **kw) -> R:\n"
+        "        return b if t else c\n"
+        "try:\n    pass\nexcept E as e:\n    g(e)\n"
+    )
+    module = cst.parse_module(source)
+    recorder = _Recorder()
+    module.visit(recorder)
+    assert _walked(module) == recorder.events
+
+
+def test_children_are_the_non_layout_children_in_order():
+    call = cst.parse_expression("f(a, b=c)")
+    assert [type(n).__name__ for n in children(call)] == ["Name", "Arg", "Arg"]
