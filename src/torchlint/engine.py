@@ -6,7 +6,7 @@ import contextlib
 import io
 import sys
 import tokenize
-from typing import Iterable, Sequence, Union
+from typing import Iterable, Optional, Sequence, Union
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -14,6 +14,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.model import FileModel
 from torchlint.noqa import suppressed
+from torchlint.tree_gate import TreeFacts
 
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
 INTERNAL_ERROR = "TL002"  # a rule raised; flake8 shows it, the CLI exits 2
@@ -38,6 +39,7 @@ def _lint(
     *,
     apply_noqa: bool = True,
     report_syntax_errors: bool = True,
+    tree: Optional[ast.Module] = None,
 ) -> FileResult:
     result = FileResult(path)
     if isinstance(source, bytes):
@@ -47,6 +49,15 @@ def _lint(
             result.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, f"cannot decode file: {exc}"))
             return result
     applicable = [rule for rule in rules if rule.may_apply(source)]
+    # When every rule the text let through has a tree gate, the stdlib tree
+    # (an eighth of libcst's cost; free under flake8) may spare the parse.
+    if applicable and all(rule.has_tree_gate() for rule in applicable):
+        tree = tree if tree is not None else _ast_tree(source)
+        if tree is not None:
+            facts = TreeFacts(tree)
+            applicable = [rule for rule in applicable if rule.needs_tree(facts)]
+            if not applicable:
+                return result
     # Files no rule needs skip libcst; the C parser still catches their syntax
     # errors, and libcst confirms them below (it accepts newer syntax than ast).
     if not applicable and (not report_syntax_errors or _compiles(source)):
@@ -101,11 +112,15 @@ def _deep_recursion(limit: int = 12000):
 
 def _compiles(source: str) -> bool:
     """A cheap syntax check for files no rule needs to parse (C parser, no tree kept)."""
+    return _ast_tree(source) is not None
+
+
+def _ast_tree(source: str) -> Optional[ast.Module]:
+    """The stdlib tree, or None where the C parser refuses the file (libcst then says why)."""
     try:
-        ast.parse(source)
+        return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+        return None
 
 
 def _positioned(module: cst.Module, path: str, findings: Iterable) -> list:

@@ -54,6 +54,17 @@ class Rule:
             cls._compiled = tuple(re.compile(p) for p in cls.gate)
         return all(p.search(source) for p in cls._compiled)
 
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        """The second gate, asked of files that pass ``gate``: could this rule find
+        anything in this stdlib ast tree (a ``tree_gate.TreeFacts``)? Only shapes the
+        rule's findings require; True when unsure."""
+        return True
+
+    @classmethod
+    def has_tree_gate(cls) -> bool:
+        return cls.needs_tree.__func__ is not Rule.needs_tree.__func__
+
     def check(self, model) -> Iterator[Finding]:
         raise NotImplementedError
 

@@ -87,6 +87,10 @@ def evaluate(model, loader):
 ```
 """
 
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        return facts.evaluation_code()
+
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:
             return

@@ -74,6 +74,10 @@ for x, y in loader:
 ```
 """
 
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        return facts.iteration_stores()
+
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:
             return
