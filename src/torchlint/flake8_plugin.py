@@ -27,7 +27,9 @@ class TorchlintChecker:
 
     def __init__(self, tree, lines, filename) -> None:
         # ``tree`` makes flake8 treat us as an AST plugin (one call per file,
-        # none for files it could not parse); the engine reads ``lines``.
+        # none for files it could not parse); the engine reads ``lines`` and
+        # uses the tree, at no cost, for its second gate.
+        self.tree = tree
         self.lines = lines
         self.filename = filename
 
@@ -36,7 +38,7 @@ class TorchlintChecker:
         if source.startswith("\ufeff"):
             source = source[1:]
         result = lint_source(source, self.filename, ALL_RULES, apply_noqa=False,
-                             report_syntax_errors=False)
+                             report_syntax_errors=False, tree=self.tree)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
         for error in result.errors:

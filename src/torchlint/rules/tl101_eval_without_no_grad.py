@@ -37,7 +37,7 @@ class EvalWithoutNoGrad(Rule):
         "model called in evaluation code without torch.no_grad(); wrap the evaluation in "
         "`with torch.no_grad():` (or torch.inference_mode())"
     )
-    gate = (r"\.eval\(\)|\.train\(False|def \w*(?:eval|valid|test|predict|infer)|(?:val|test|eval)\w*loader",)
+    gate = (r"\.eval\(\)|\.train\(False|def \w*(?i:eval|val|test|predict|infer)|(?i:loader|batches|iterator|dl\b)",)
     docs = """
 ## What it does
 Finds forward passes in evaluation or inference code that run while autograd

@@ -30,7 +30,8 @@ class StoredLoss(Rule):
     )
     gate = (
         r"\.append\(|\.extend\(|\.insert\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+",
-        r"backward|\.step\(|loader|batch|training_step|def \w*(?:eval|valid|test|predict|infer)",
+        # An iteration: training, a loop over loader-named data, or evaluation code.
+        r"backward|\.step\(|training_step|(?i:loader|batches|iterator|dl\b)|def \w*(?i:eval|val|test|predict|infer)",
     )
     docs = """
 ## What it does
