@@ -54,7 +54,7 @@ def _lint(
     if applicable and all(rule.has_tree_gate() for rule in applicable):
         tree = tree if tree is not None else _ast_tree(source)
         if tree is not None:
-            facts = TreeFacts(tree)
+            facts = TreeFacts(tree, source)
             applicable = [rule for rule in applicable if rule.needs_tree(facts)]
             if not applicable:
                 return result
