@@ -8,7 +8,7 @@ def train(model, batches, criterion, optimizer):
     hidden = model.init_hidden(32)
     for x, y in batches:
         optimizer.zero_grad()
-        output, hidden = model(x, hidden)
+        output, hidden = model(x, hidden)  # expect: TL303
         loss = criterion(output, y)
         loss.backward(retain_graph=True)  # expect: TL302
         optimizer.step()

@@ -1,0 +1,107 @@
+"""Meters: objects whose methods sum their argument into ``self``.
+
+``AverageMeter.update(val, n)`` doing ``self.sum += val * n`` keeps every
+value it is given alive through ``self.sum``; handed a loss tensor, it
+chains every iteration's graph together. Only classes defined in the file
+are read: an imported meter may call ``.item()`` itself (torchmetrics runs
+its updates under ``no_grad``), and we cannot see which.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+
+from torchlint.model.carry import Flow
+from torchlint.model.expr import dotted, positional, referenced_paths
+from torchlint.model.taint import CONTAINER_METHODS
+
+_ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign"))
+
+
+class Meters:
+    """Which classes of this file accumulate which method arguments, and which names hold them."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.flow = Flow(model)
+
+    @cached_property
+    def accumulating(self) -> dict:
+        """{(class, method): ((index, parameter), ...)} for arguments a method sums into ``self``."""
+        out = {}
+        for (cls, name), scope in self.model.methods.items():
+            params = scope.params[1:]  # after self
+            kept = tuple((i, p) for i, p in enumerate(params) if self._accumulates(scope, p))
+            if kept:
+                out[(cls, name)] = kept
+        return out
+
+    def _accumulates(self, scope, param: str) -> bool:
+        """Does ``param`` (or a value computed from it) end up summed or appended into ``self``?"""
+        derived = {param: 1}
+        events = list(scope.assignments)
+        events += [c for c in scope.calls if c.method in CONTAINER_METHODS and (c.receiver or "").startswith("self.")]
+        for event in sorted(events, key=lambda e: e.order):
+            if not hasattr(event, "kind"):  # self.values.append(val)
+                if any(self.flow.level(arg.value, derived) for arg in event.node.args):
+                    return True
+                continue
+            if self._sums_into_self(event, derived):
+                return True
+            self.flow.step(event, derived)
+        return False
+
+    def _sums_into_self(self, a, derived: dict) -> bool:
+        """``self.sum += val * n`` or ``self.total = self.total + val``."""
+        target = dotted(a.targets[0]) if a.targets else None
+        if target is None or not target.startswith("self.") or not self.flow.level(a.value, derived):
+            return False
+        if a.kind == "aug":
+            return a.op in _ADDITIVE
+        return a.kind == "assign" and isinstance(a.value, cst.BinaryOperation) and target in set(
+            referenced_paths(a.value)
+        )
+
+    @cached_property
+    def instances(self) -> dict:
+        """{path: class} for names bound to an instance of an accumulating class."""
+        classes = {cls for cls, _ in self.accumulating}
+        classes |= {cls for cls, bases in self.model.class_bases.items() if classes.intersection(bases)}
+        found, other = {}, set()
+        for a in self.model.assignments:
+            if a.kind != "assign" or not isinstance(a.value, cst.Call):
+                continue
+            cls = dotted(a.value.func)
+            for path in filter(None, map(dotted, a.targets)):
+                if cls in classes:
+                    found[path] = cls
+                else:
+                    other.add(path)
+        return {path: cls for path, cls in found.items() if path not in other}
+
+    def kept_arguments(self, call) -> list:
+        """The argument expressions of ``meter.update(...)`` that the meter keeps."""
+        cls = self.instances.get(call.receiver or "")
+        if cls is None:
+            return []
+        params = self.accumulating.get((cls, call.method)) or self._inherited(cls, call.method)
+        out = []
+        for index, name in params:
+            arg = _argument(call.node, index, name)
+            if arg is not None:
+                out.append(arg)
+        return out
+
+    def _inherited(self, cls: str, method: str) -> tuple:
+        for base in self.model.class_bases.get(cls, ()):
+            if (base, method) in self.accumulating:
+                return self.accumulating[(base, method)]
+        return ()
+
+
+def _argument(call: cst.Call, index: int, name: str):
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return positional(call, index)

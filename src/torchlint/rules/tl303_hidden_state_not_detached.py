@@ -1,0 +1,96 @@
+"""TL303: an RNN hidden state is carried into the next batch with its graph."""
+from __future__ import annotations
+
+from torchlint.model.carry import Flow, carried_states
+from torchlint.rule import Rule
+
+
+class HiddenStateNotDetached(Rule):
+    code = "TL303"
+    name = "hidden-state-not-detached"
+    message = (
+        "recurrent state is carried into the next training iteration with its autograd graph, "
+        "so the next backward() runs into this iteration's freed graph; detach it once per "
+        "iteration (h = h.detach(), or repackage_hidden(h) for tuples)"
+    )
+    gate = (r"backward|\.step\(|training_step",)
+    docs = """
+## What it does
+Finds a recurrent state (an RNN/LSTM/GRU hidden state such as `hidden`,
+`h`, `(h, c)`, `self.state`) that a training loop feeds back into the model
+batch after batch without `detach()`: the state is bound before the loop,
+`output, hidden = model(x, hidden)` rebinds it from the model's output in
+every iteration, and nothing in the iteration cuts it (`hidden.detach()`,
+`repackage_hidden(hidden)`, `tuple(h.detach() for h in hidden)`,
+`hidden.data`, `hidden.detach_()`, or re-initialising it). Lightning's
+`training_step` counts as one iteration for state kept on `self`.
+
+## Why is this bad
+The new hidden state's `grad_fn` links to the previous batch's graph. The
+next `backward()` walks into that graph, whose saved tensors the previous
+`backward()` already freed, and raises `RuntimeError: Trying to backward
+through the graph a second time`. The usual forum advice,
+`backward(retain_graph=True)` (see TL302), swaps that error for
+`one of the variables needed for gradient computation has been modified by
+an inplace operation` once `optimizer.step()` has updated the weights, or,
+where nothing is modified in place, for a graph that spans every batch
+since the start: memory and backward time grow with each batch. Truncated
+backpropagation through time means detaching the state at each batch
+boundary.
+
+Not reported: state detached or re-initialised anywhere in the iteration
+(also every k batches: that is truncated BPTT on purpose), state computed
+under `no_grad` (evaluation, generation), loops over time steps that do not
+backpropagate inside the loop (full BPTT with one `backward()` after it),
+and state handed to functions we cannot read (they may detach it). Names
+decide what is a recurrent state (`hidden`, `hx`, `h`, `c`, `state`,
+`carry` and compounds of them); model memories such as Transformer-XL's
+`mems` are not, since those models detach them themselves.
+
+## Example
+```python
+hidden = model.init_hidden(batch_size)
+for x, y in batches:
+    optimizer.zero_grad()
+    output, hidden = model(x, hidden)
+    loss = criterion(output, y)
+    loss.backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+def repackage_hidden(h):
+    # an LSTM's state is a tuple (h, c)
+    return h.detach() if isinstance(h, torch.Tensor) else tuple(repackage_hidden(v) for v in h)
+
+hidden = model.init_hidden(batch_size)
+for x, y in batches:
+    optimizer.zero_grad()
+    hidden = repackage_hidden(hidden)
+    output, hidden = model(x, hidden)
+    loss = criterion(output, y)
+    loss.backward()
+    optimizer.step()
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
+        flow, reported = Flow(model), set()
+        for scope, span in self._iterations(model):
+            for assignment, _ in carried_states(model, flow, scope, span):
+                if id(assignment.node) not in reported:
+                    reported.add(id(assignment.node))
+                    yield self.report(assignment.node)
+
+    @staticmethod
+    def _iterations(model):
+        """Training iterations: loops that backpropagate or step, and Lightning's training_step."""
+        for scope in model.scopes:
+            if scope.class_name is not None and scope.name == "training_step":
+                yield scope, scope
+            for loop in scope.loops:
+                if model.loop_role(loop).trains:
+                    yield scope, loop

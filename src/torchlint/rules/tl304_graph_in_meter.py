@@ -1,0 +1,143 @@
+"""TL304: a graph-carrying tensor handed to a meter that sums it across iterations."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model import flow_back
+from torchlint.model.expr import bound_paths, referenced_paths
+from torchlint.model.sinks import Meters
+from torchlint.rule import Fix, Rule
+
+_RESETS = frozenset(("reset", "clear", "reset_states", "zero"))
+
+
+class GraphInMeter(Rule):
+    code = "TL304"
+    name = "graph-in-meter"
+    message = (
+        "tensor that carries an autograd graph is passed to a meter that sums it across "
+        "iterations, so every iteration's graph stays in memory; pass loss.item() or loss.detach()"
+    )
+    fix_safety = "safe"
+    gate = (
+        r"class\s",
+        r"self\.[\w.]+\s*[-+*]=|self\.[\w.]+\s*=[^=\n]*self\.|"
+        r"self\.[\w.]+\.(?:append|extend|insert|appendleft|add|update|setdefault)\(",
+    )
+    docs = """
+## What it does
+Finds a loss or model output (a tensor that carries an autograd graph) passed
+once per iteration to a meter object whose method sums or appends its
+argument into `self`, the `AverageMeter` of the PyTorch ImageNet example and
+its many copies:
+
+```python
+class AverageMeter:
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+```
+
+The meter's class must be defined in the same file, so that its `update`
+can be read; the meter must outlive the iteration (created before the loop,
+or kept on `self`).
+
+## Why is this bad
+`self.sum += val * n` with a graph tensor makes `self.sum` a tensor whose
+graph links to every loss the meter has seen: each iteration's autograd
+graph stays reachable until the meter is reset, so memory grows with every
+batch, exactly like `total_loss += loss` (TL301).
+
+Not reported, because they do not keep the graph: `.item()`, `.detach()`
+and `float()` values; meters whose `update` calls `.item()` or `float()`
+first; TensorBoard's `SummaryWriter.add_scalar` (it converts the value with
+`.detach().cpu().numpy()` at once); `wandb.log` (it detaches the tensor and
+converts it to a number or array when the row is logged); Lightning's
+`self.log` (it detaches); torchmetrics metrics (their updates run with
+grad disabled); `print`, f-strings and `logging` (they format at once); a
+dict entry overwritten every iteration (`metrics["loss"] = loss` keeps one
+graph at most, not one per iteration); an accumulator whose sum a later
+`backward()` consumes (gradient accumulation needs those graphs); a meter
+created afresh or reset in every iteration. Meters imported from another module
+are not reported either: their `update` cannot be read from this file.
+
+## Example
+```python
+losses = AverageMeter()
+for images, target in train_loader:
+    loss = criterion(model(images), target)
+    losses.update(loss, images.size(0))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+losses = AverageMeter()
+for images, target in train_loader:
+    loss = criterion(model(images), target)
+    losses.update(loss.item(), images.size(0))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+```
+
+## Fix safety
+The fix passes `loss.detach()` instead of `loss`: the same value without its
+graph, so the meter's numbers are unchanged. It is safe: a meter is not
+something to backpropagate through.
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
+        meters = Meters(model)
+        if not meters.accumulating:
+            return
+        for call in model.calls:
+            if call.receiver is None or call.receiver not in meters.instances:
+                continue
+            for arg in meters.kept_arguments(call):
+                if not model.taint(call.scope).carries_graph(arg, call.order):
+                    continue
+                if self._per_iteration(model, call) and not _backpropagated(model, call):
+                    yield self.report(call.node, fix=_detach(arg))
+
+    @staticmethod
+    def _per_iteration(model, call) -> bool:
+        """Is the call made once per training or data iteration, into a meter that outlives it?"""
+        scope, receiver = call.scope, call.receiver
+        loops = [loop for loop in scope.loops if loop.contains(call.order)]
+        loops = [loop for loop in loops if model.loop_role(loop).trains or model.loop_role(loop).data]
+        if not loops:
+            # a training step method called once per iteration by a loop we cannot see
+            hook = scope.name == "training_step" or any(model.is_backward(c) for c in scope.calls)
+            return scope.class_name is not None and receiver.startswith("self.") and hook
+        inner = max(loops, key=lambda loop: loop.start)
+        for a in scope.assignments:
+            if inner.contains(a.order) and receiver in (p for t in a.targets for p in bound_paths(t)):
+                return False  # a fresh meter per iteration
+        return not any(
+            inner.contains(c.order) and c.receiver == receiver and c.method in _RESETS for c in scope.calls
+        )
+
+
+def _backpropagated(model, call) -> bool:
+    """A backward() through what the object holds (``acc.total.backward()``): an
+    accumulator of losses for one backward pass, which needs the graphs."""
+    paths = set()
+    for c in call.scope.calls:
+        if model.is_backward(c) or model.is_autograd_grad(c):
+            paths.update(referenced_paths(c.node))
+    receiver = call.receiver
+    return any(p == receiver or p.startswith(receiver + ".") for p in flow_back(paths, call.scope))
+
+
+def _detach(arg: cst.BaseExpression) -> Fix:
+    value = arg
+    if not isinstance(arg, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not arg.lpar:
+        value = arg.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    detached = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("detach")))
+    return Fix("pass a detached tensor to the meter", edits=((arg, detached),))
