@@ -62,9 +62,30 @@ class TreeFacts:
     def computes_gradients(self) -> bool:
         return bool(_COMPUTES_GRADIENTS.search(self.source))
 
+    def trains(self) -> bool:
+        """Might some code here backpropagate or step an optimizer?"""
+        return bool(_STEPS.search(self.source)) or self.computes_gradients()
+
+    def has_training_step(self) -> bool:
+        return bool(_TRAINING_HOOK.search(self.source))
+
+    def loops_over_data(self) -> bool:
+        """A loop over something loader-named (``for x, y in train_loader``)."""
+        return any(is_loader_name(n) for _, loop in self.loops for n in _names(getattr(loop, "iter", None)))
+
+    def loop_assigns(self, wanted) -> bool:
+        """Does some loop body bind a name (``h`` of ``self.h``) that ``wanted`` accepts?"""
+        for _, loop in self.loops:
+            for node in _loop_nodes(loop):
+                targets = (node.targets if isinstance(node, ast.Assign)
+                           else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else ())
+                if any(wanted(name) for t in targets for name in _bound_names(t)):
+                    return True
+        return False
+
     def iteration_stores(self) -> bool:
         """Could some loop be a training, data or evaluation iteration that stores values?"""
-        trains = bool(_STEPS.search(self.source)) or self.computes_gradients()
+        trains = self.trains()
         for function, loop in self.loops:
             if function in FORWARD_METHODS:
                 continue
@@ -72,7 +93,7 @@ class TreeFacts:
                 is_loader_name(n) for n in _names(getattr(loop, "iter", None)))
             if iteration and any(_is_store(n) for n in _loop_nodes(loop)):
                 return True
-        return bool(_TRAINING_HOOK.search(self.source))
+        return self.has_training_step()
 
     def evaluation_code(self) -> bool:
         """Code that switches a model to eval mode, or a loop that runs a model-named
@@ -147,6 +168,19 @@ def _names(node) -> Tuple[str, ...]:
         return ()
     return tuple(n.id if isinstance(n, ast.Name) else n.attr
                  for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _bound_names(target) -> Iterator[str]:
+    """``a``, ``h`` and ``c`` in ``a, (self.h, c) = ...``; nothing for ``d[k]``."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
+    elif isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, ast.Attribute):
+        yield target.attr
 
 
 def _is_store(node) -> bool:

@@ -1,7 +1,7 @@
 """TL303: an RNN hidden state is carried into the next batch with its graph."""
 from __future__ import annotations
 
-from torchlint.model.carry import Flow, carried_states
+from torchlint.model.carry import Flow, carried_states, is_state_name
 from torchlint.rule import Rule
 
 
@@ -74,6 +74,11 @@ for x, y in batches:
     optimizer.step()
 ```
 """
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        # A training loop (or Lightning step) that rebinds a state-named variable.
+        return facts.has_training_step() or (facts.trains() and facts.loop_assigns(is_state_name))
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:

@@ -90,6 +90,11 @@ graph, so the meter's numbers are unchanged. It is safe: a meter is not
 something to backpropagate through.
 """
 
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        # Meter calls count once per training or data iteration.
+        return facts.trains() or facts.loops_over_data()
+
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:
             return
