@@ -71,7 +71,7 @@ def test_json_format(project, capsys):
     assert records == [{
         "path": "bad.py", "line": 10, "column": 9, "end_line": 10, "end_column": 28,
         "code": "TL301", "name": "graph-kept-across-iterations",
-        "message": records[0]["message"],
+        "message": records[0]["message"], "fix": records[0]["fix"], "cell": None,
     }]
 
 
@@ -154,7 +154,10 @@ def test_rule_command():
         assert section in proc.stdout
     every = run_cli("rule", "--all")
     assert every.returncode == 0
-    assert every.stdout.count("**Status:** on by default") == 6
+    from torchlint.rules import ALL_RULES
+    for rule in ALL_RULES:
+        status = "on by default" if rule.default else "opt-in"
+        assert f"# {rule.code}: {rule.name}\n\n**Status:** {status}" in every.stdout
     unknown = run_cli("rule", "TL999")
     assert unknown.returncode == 2 and "unknown rule code" in unknown.stderr
 

@@ -53,3 +53,21 @@ def test_hook_fails_on_a_hazard_and_passes_on_clean_code(tmp_path, hook_home):
     proc = _try_repo(good, hook_home)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Passed" in proc.stdout
+
+
+def test_hook_checks_notebooks(tmp_path, hook_home):
+    import json
+
+    loop = (FIXTURES / "TL301_stored_loss" / "bad.py").read_text()
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
+             {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": ["%matplotlib inline\n", loop]}]
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    repo = tmp_path / "nb"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    (repo / "train.ipynb").write_text(json.dumps(nb, indent=1))
+    _git("add", "train.ipynb", cwd=repo)
+    proc = _try_repo(repo, hook_home)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "train.ipynb:cell 2:line 26:col 13: TL301" in proc.stdout

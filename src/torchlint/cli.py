@@ -19,6 +19,8 @@ def _split(values: Optional[List[str]]) -> List[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from torchlint.reporters import FORMATS  # light: each format imports its needs when used
+
     parser = argparse.ArgumentParser(
         prog="torchlint", description="Find autograd hazards in PyTorch code without running it."
     )
@@ -32,7 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--extend-select", action="append", metavar="CODES",
                        help="add rules to the selection, e.g. opt-in ones")
     check.add_argument("--ignore", action="append", metavar="CODES", help="rules to leave out")
-    check.add_argument("--output-format", choices=("text", "json"), default="text")
+    check.add_argument("--output-format", choices=tuple(FORMATS), default="text",
+                       help="text (default), concise, full, json, sarif, github or gitlab; see docs/ci.md")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="with PATH '-': read the source from stdin and report it as PATH "
+                            "(config exclude and per-file-ignores apply to that name)")
     check.add_argument("--config", type=Path, metavar="FILE",
                        help="pyproject.toml to read (default: the nearest one)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -44,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     rule = sub.add_parser("rule", help="explain a rule: torchlint rule TL301")
     rule.add_argument("code", nargs="?")
     rule.add_argument("--all", action="store_true", help="explain every rule")
+
+    sub.add_parser("server", help="run the language server on stdio (needs torchlint[lsp])")
     return parser
 
 
@@ -55,6 +63,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             return _check(args)
         if args.command == "rule":
             return _rule(args, parser)
+        if args.command == "server":
+            return _server()
     except BrokenPipeError:  # `torchlint check | head`
         return EXIT_CLEAN
     parser.print_help()
@@ -64,6 +74,17 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _error(message: str) -> int:
     sys.stderr.write(f"torchlint: error: {message}\n")
     return EXIT_ERROR
+
+
+def _server() -> int:
+    try:
+        import pygls  # noqa: F401
+    except ImportError:
+        return _error("the language server needs pygls: pip install 'torchlint[lsp]'")
+    from torchlint.server import serve
+
+    serve()
+    return EXIT_CLEAN
 
 
 def _rule(args, parser) -> int:
@@ -80,6 +101,25 @@ def _rule(args, parser) -> int:
         return _error(f"unknown rule code '{args.code}' (known: {', '.join(RULES_BY_CODE)})")
     sys.stdout.write(render(rule))
     return EXIT_CLEAN
+
+
+def _as_text(data: bytes) -> str:
+    """stdin's text for reporters that quote source lines (never fails)."""
+    from torchlint.engine import decode
+
+    try:
+        return decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return data.decode("utf-8", "replace")
+
+
+def _stdin_name(args) -> Optional[str]:
+    """The name stdin is reported under, None when not reading stdin, "" for a misuse."""
+    if "-" not in args.paths and not (args.stdin_filename and args.paths == ["."]):
+        return None
+    if args.paths not in (["-"], ["."]):
+        return ""
+    return args.stdin_filename or "stdin"
 
 
 def _check(args) -> int:
@@ -100,15 +140,28 @@ def _check(args) -> int:
     except config_mod.ConfigError as exc:
         return _error(str(exc))
 
-    files, missing = discover(args.paths, config)
+    stdin_name = _stdin_name(args)
+    if stdin_name == "":
+        return _error("'-' (read stdin) cannot be combined with other paths")
+    if stdin_name is not None:  # an editor's buffer: excluded names report nothing
+        files, missing = ([] if config.is_excluded(stdin_name) else [stdin_name]), []
+    else:
+        files, missing = discover(args.paths, config)
     for path in missing:
         _error(f"{path}: no such file or directory")
     if args.jobs < 0:
         return _error("--jobs must be 0 (all cores) or more")
     cache_root = None if args.no_cache else config.root
-    diagnostics, internal = [], False
+    diagnostics, internal, sources = [], False, {}
     try:
-        results = check_files(files, enabled, jobs=args.jobs, cache_root=cache_root)
+        if stdin_name is not None:
+            from torchlint.runner import lint_data
+
+            data = sys.stdin.buffer.read()
+            sources[stdin_name] = _as_text(data)
+            results = [lint_data(stdin_name, data, enabled) for _ in files]
+        else:
+            results = check_files(files, enabled, jobs=args.jobs, cache_root=cache_root)
     except KeyboardInterrupt:
         sys.stderr.write("torchlint: interrupted\n")
         return 130
@@ -119,7 +172,7 @@ def _check(args) -> int:
             internal |= err.internal
             kind = f"{INTERNAL_ERROR} " if err.internal else ""
             sys.stderr.write(f"torchlint: {kind}{err.path}: {err.message}\n")
-    FORMATS[args.output_format](diagnostics, sys.stdout)
+    FORMATS[args.output_format](diagnostics, sys.stdout, sources=sources)
     if missing or internal:
         return EXIT_ERROR
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN

@@ -16,8 +16,13 @@ class Diagnostic:
     message: str
     end_line: Optional[int] = field(default=None, compare=False)
     end_col: Optional[int] = field(default=None, compare=False)
+    # Notebooks only: the 1-based position of the cell in the notebook's
+    # ``cells`` (markdown cells count); ``line`` is then the line in that cell.
+    cell: Optional[int] = None
 
     def as_text(self) -> str:
+        if self.cell is not None:
+            return f"{self.path}:cell {self.cell}:line {self.line}:col {self.col}: {self.code} {self.message}"
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}"
 
 

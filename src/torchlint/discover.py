@@ -10,6 +10,8 @@ SKIP_DIRS = frozenset(
     ".ruff_cache .torchlint_cache build dist .eggs site-packages .ipynb_checkpoints".split()
 )
 
+SUFFIXES = (".py", ".ipynb")  # notebooks: their code cells, see notebook.py
+
 
 def discover(paths: Iterable[str], config) -> Tuple[List[str], List[str]]:
     """(files to check in a stable order, paths that do not exist)."""
@@ -41,5 +43,5 @@ def _walk(top: str, config) -> Iterable[str]:
         )
         for name in sorted(names):
             path = os.path.join(folder, name)
-            if name.endswith(".py") and not os.path.islink(path) and not config.is_excluded(path):
+            if name.endswith(SUFFIXES) and not os.path.islink(path) and not config.is_excluded(path):
                 yield os.path.normpath(path)

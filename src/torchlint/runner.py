@@ -12,7 +12,7 @@ import os
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Iterable, List, Optional
+from typing import Iterable, List, Optional, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
@@ -44,9 +44,19 @@ def _key(path: str, data: bytes, codes: tuple) -> str:
     return digest.hexdigest()
 
 
+def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str]) -> FileResult:
+    """One file's content, already read (bytes from disk or stdin, or an editor's
+    text); notebooks are recognised by their suffix."""
+    if path.endswith(".ipynb"):
+        from torchlint.notebook import lint_notebook
+
+        return lint_notebook(data.encode("utf-8") if isinstance(data, str) else data, path, _rules(codes))
+    return lint_source(data, path, _rules(codes))
+
+
 def _lint_one(args) -> FileResult:
     path, data, codes = args
-    return lint_source(data, path, _rules(codes))
+    return lint_data(path, data, codes)
 
 
 class ResultCache:

@@ -1,14 +1,21 @@
-"""Output formats: ``text`` (ruff-like lines) and ``json`` (stable fields)."""
+"""Output formats, chosen with ``--output-format``.
+
+``text`` (default: one line per finding and a summary), ``concise`` (the lines
+only), ``full`` (each finding with its source line and a caret), ``json``
+(stable fields, see docs/ci.md), ``sarif`` (SARIF 2.1.0 for code scanning),
+``github`` (GitHub Actions workflow annotations) and ``gitlab`` (a GitLab code
+quality report). Every reporter is ``report(diagnostics, out, **context)``;
+``context`` may carry ``sources`` ({path: text} for files not on disk, such as
+stdin). Formats other than text and json live in their own modules and are
+imported only when chosen.
+"""
 from __future__ import annotations
 
+import importlib
 import json
 
-from torchlint.rules import RULES_BY_CODE
 
-
-def text(diagnostics, out) -> None:
-    for d in diagnostics:
-        out.write(d.as_text() + "\n")
+def summary(diagnostics, out) -> None:
     count = len(diagnostics)
     if count:
         files = len({d.path for d in diagnostics})
@@ -18,7 +25,15 @@ def text(diagnostics, out) -> None:
         out.write("All checks passed!\n")
 
 
-def as_json(diagnostics, out) -> None:
+def text(diagnostics, out, **context) -> None:
+    for d in diagnostics:
+        out.write(d.as_text() + "\n")
+    summary(diagnostics, out)
+
+
+def as_json(diagnostics, out, **context) -> None:
+    from torchlint.reporters._common import fix_record, rule_name
+
     records = [
         {
             "path": d.path,
@@ -27,8 +42,10 @@ def as_json(diagnostics, out) -> None:
             "end_line": d.end_line,
             "end_column": d.end_col,
             "code": d.code,
-            "name": RULES_BY_CODE[d.code].name if d.code in RULES_BY_CODE else None,
+            "name": rule_name(d.code),
             "message": d.message,
+            "fix": fix_record(d),
+            "cell": getattr(d, "cell", None),
         }
         for d in diagnostics
     ]
@@ -36,4 +53,18 @@ def as_json(diagnostics, out) -> None:
     out.write("\n")
 
 
-FORMATS = {"text": text, "json": as_json}
+def _lazy(module: str):
+    def report(diagnostics, out, **context) -> None:
+        importlib.import_module(f"{__name__}.{module}").report(diagnostics, out, **context)
+    return report
+
+
+FORMATS = {
+    "text": text,
+    "concise": _lazy("concise"),
+    "full": _lazy("full"),
+    "json": as_json,
+    "sarif": _lazy("sarif"),
+    "github": _lazy("github"),
+    "gitlab": _lazy("gitlab"),
+}

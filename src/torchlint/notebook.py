@@ -1,0 +1,395 @@
+"""Jupyter notebooks (``.ipynb``, nbformat 4): their code cells, linted as one module.
+
+The code cells are joined in order, so a model defined in cell 2 and evaluated
+in cell 5 is seen as one program, as the kernel sees it. Each cell is preceded
+by a marker comment, which lets findings (and fixed text) be mapped back to
+their cell. IPython syntax that is not Python is masked line for line, so line
+numbers never move: line magics (``%matplotlib``), shell escapes (``!pip``,
+``files = !ls``), help (``obj?``, ``?obj``) and cell magics (``%%bash`` masks
+the whole cell; ``%%time`` and the like only their first line, the rest is
+Python). A cell that parses as Python as it is is never masked.
+
+A finding's ``cell`` is the 1-based position of its cell in the notebook's
+``cells`` list (markdown and raw cells count, as you scroll); ``line`` and
+``col`` are within that cell.
+
+``rewrite`` is the hook the fixer uses: it receives the joined module text,
+returns the fixed text, and ``rewrite`` puts the changed cells back into the
+notebook's JSON, byte for byte identical outside those cells' ``source``.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import json
+import re
+from json.decoder import scanstring
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from torchlint.diagnostic import FileError, FileResult
+
+_MARKER = "# %% torchlint cell {} %%"
+_MARKER_RE = re.compile(r"^# %% torchlint cell (\d+) %%$")
+# Cell magics whose body is Python run in the kernel: only the magic line is masked.
+_PYTHON_CELL_MAGICS = frozenset("time timeit capture prun debug memit snakeviz".split())
+_HELP = re.compile(r"^(?:\?{1,2}\s*[\w.]+|[\w.]+\s*\?{1,2})\s*$")
+_ASSIGNED_MAGIC = re.compile(r"^[\w.,\s\[\]()*]+=\s*[%!]")
+_PYTHON_NAMES = ("python", "python2", "python3", "ipython", "ipython2", "ipython3")
+
+
+class NotebookError(ValueError):
+    """A notebook torchlint cannot read; the message says why, for stderr."""
+
+
+@dataclasses.dataclass
+class Cell:
+    number: int  # 1-based position in the notebook's cells
+    lines: List[str]  # as written, without line ends
+    masked: List[str]  # what the linter reads: magics replaced, same count
+    start: int = 0  # 1-based line of the cell's first line in the joined module
+    crlf: bool = False
+    final_newline: bool = False
+
+
+# -- reading -----------------------------------------------------------------
+
+def load(data: bytes) -> dict:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotebookError(f"not a valid notebook: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if not text.strip():
+        raise NotebookError("not a valid notebook: the file is empty")
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotebookError(
+            f"not a valid notebook: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise NotebookError("not a valid notebook: JSON nested too deep") from None
+    if not isinstance(nb, dict):
+        raise NotebookError("not a valid notebook: the JSON is not an object")
+    major = nb.get("nbformat")
+    if "worksheets" in nb or (isinstance(major, int) and major < 4):
+        raise NotebookError(
+            f"nbformat {major or 3} notebooks are not supported; upgrade it with "
+            "`jupyter nbconvert --to notebook --nbformat 4 --inplace FILE`"
+        )
+    if not isinstance(nb.get("cells"), list):
+        raise NotebookError("not a valid notebook: no 'cells' list (is it an nbformat 4 notebook?)")
+    return nb
+
+
+def language(nb: dict) -> Optional[str]:
+    meta = nb.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    for key, field in (("kernelspec", "language"), ("language_info", "name")):
+        value = meta.get(key)
+        if isinstance(value, dict) and isinstance(value.get(field), str):
+            return value[field]
+    return None
+
+
+def _cell_text(cell, number: int) -> Optional[str]:
+    if not isinstance(cell, dict):
+        raise NotebookError(f"not a valid notebook: cell {number} is not an object")
+    if cell.get("cell_type") != "code":
+        return None
+    source = cell.get("source", "")
+    if isinstance(source, list) and all(isinstance(part, str) for part in source):
+        return "".join(source)
+    if isinstance(source, str):
+        return source
+    raise NotebookError(f"not a valid notebook: cell {number} has a 'source' that is not text")
+
+
+def code_cells(nb: dict) -> List[Cell]:
+    cells = []
+    for number, raw in enumerate(nb["cells"], start=1):
+        text = _cell_text(raw, number)
+        if text is None:
+            continue
+        lines = _split(text)
+        if not any(line.strip() for line in lines):
+            continue
+        cells.append(Cell(number, lines, _mask(lines), crlf="\r\n" in text,
+                          final_newline=text.endswith(("\n", "\r"))))
+    return cells
+
+
+def _split(text: str) -> List[str]:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def cell_source(data: bytes, number: int) -> str:
+    """The text of cell ``number`` (1-based) as written in the notebook."""
+    nb = load(data)
+    if not 0 < number <= len(nb["cells"]):
+        raise NotebookError(f"no cell {number}")
+    return _cell_text(nb["cells"][number - 1], number) or ""
+
+
+# -- IPython syntax ----------------------------------------------------------
+
+def _is_magic(stripped: str) -> bool:
+    return (
+        stripped.startswith(("%", "!"))
+        or bool(_HELP.match(stripped))
+        or bool(_ASSIGNED_MAGIC.match(stripped))
+    )
+
+
+def _placeholder(line: str) -> str:
+    indent = line[: len(line) - len(line.lstrip())]
+    return indent + "pass" if indent else ""  # an indented magic may be a block's only line
+
+
+def _mask(lines: List[str]) -> List[str]:
+    try:
+        ast.parse("\n".join(lines))
+        return list(lines)  # plain Python: leave it exactly as written
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    masked = list(lines)
+    first = next(i for i, line in enumerate(lines) if line.strip())
+    head = lines[first].strip()
+    if head.startswith("%%"):
+        name = head[2:].split(None, 1)[0] if head[2:].strip() else ""
+        if name not in _PYTHON_CELL_MAGICS:  # %%bash, %%html, %%writefile...: not Python
+            return ["" for _ in lines]
+        masked[first] = ""
+    continued = None  # the first line of a magic continued with a backslash
+    for i, line in enumerate(lines):
+        if i == first and head.startswith("%%"):
+            continue
+        if continued is not None or _is_magic(line.strip()):
+            # a continuation line's own indentation means nothing: use the magic's
+            masked[i] = _placeholder(continued if continued is not None else line)
+            if continued is None and line.rstrip().endswith("\\"):
+                continued = line
+            elif not line.rstrip().endswith("\\"):
+                continued = None
+    return masked
+
+
+# -- the joined module -------------------------------------------------------
+
+def module_source(cells: Sequence[Cell]) -> str:
+    """The code cells as one module; sets each cell's ``start`` line."""
+    out, line = [], 1
+    for cell in cells:
+        out.append(_MARKER.format(cell.number))
+        cell.start = line + 1
+        out.extend(cell.masked)
+        line += 1 + len(cell.masked)
+    return "\n".join(out) + "\n"
+
+
+def _locate(cells: Sequence[Cell], line: int) -> Tuple[Cell, int]:
+    """(cell, line within it) for a line of the joined module (clamped into a cell)."""
+    chosen = cells[0]
+    for cell in cells:
+        if cell.start - 1 <= line:
+            chosen = cell
+    within = min(max(line - chosen.start + 1, 1), max(len(chosen.lines), 1))
+    return chosen, within
+
+
+def lint_notebook(data: bytes, path: str, rules: Sequence[type], **options) -> FileResult:
+    from torchlint.engine import lint_source
+
+    try:
+        nb = load(data)
+        lang = language(nb)
+        if lang is not None and lang.lower() not in _PYTHON_NAMES:
+            return FileResult(path, errors=[FileError(path, f"notebook language is {lang!r}, not Python; skipped")])
+        cells = code_cells(nb)
+    except NotebookError as exc:
+        return FileResult(path, errors=[FileError(path, str(exc))])
+    if not cells:
+        return FileResult(path, errors=[FileError(path, "notebook has no code cells; nothing to check")])
+    inner = lint_source(module_source(cells), path, rules, **options)
+    result = FileResult(path, errors=list(inner.errors))
+    for d in inner.diagnostics:
+        cell, line = _locate(cells, d.line)
+        end_line, end_col = d.end_line, d.end_col
+        if end_line is not None:
+            end_cell, end_line = _locate(cells, end_line)
+            if end_cell is not cell:  # a statement that runs on into the next cell
+                end_line = len(cell.lines)
+                end_col = len(cell.lines[-1]) + 1 if cell.lines else 1
+        result.diagnostics.append(
+            dataclasses.replace(d, line=line, end_line=end_line, end_col=end_col, cell=cell.number)
+        )
+    result.diagnostics.sort(key=lambda d: (d.cell, d.line, d.col, d.code))
+    return result
+
+
+# -- writing fixed cells back (the fixer's hook) -----------------------------
+
+def rewrite(data: bytes, transform: Callable[[str], Optional[str]]) -> Optional[bytes]:
+    """Apply ``transform`` (joined module text -> fixed text, or None) to a notebook.
+
+    Returns the new notebook bytes, or None when nothing changed. Only the
+    ``source`` of cells whose code changed is rewritten, in the layout the file
+    already uses; every other byte stays as it was. Raises NotebookError when
+    the fixed text cannot be mapped back to the cells (a marker was lost, or a
+    fix touched a masked IPython line), leaving the notebook alone.
+    """
+    nb = load(data)
+    cells = code_cells(nb)
+    if not cells:
+        return None
+    fixed = transform(module_source(cells))
+    if fixed is None:
+        return None
+    new_lines = _cells_of(fixed, cells)
+    text = data.decode("utf-8-sig")
+    bom = data[:3] == b"\xef\xbb\xbf"
+    spans = _source_spans(text)
+    ascii_only = text.isascii()
+    edits = []
+    for cell in cells:
+        lines = new_lines[cell.number]
+        if lines == cell.masked:
+            continue
+        merged = _restore(cell, lines)
+        if merged == cell.lines:
+            continue
+        new_text = "\n".join(merged)
+        if cell.final_newline or not merged:
+            new_text += "\n" if merged else ""
+        if cell.crlf:
+            new_text = new_text.replace("\n", "\r\n")
+        start, end = spans[cell.number - 1]
+        edits.append((start, end, _render(text, start, end, new_text, ascii_only)))
+    if not edits:
+        return None
+    for start, end, value in sorted(edits, reverse=True):
+        text = text[:start] + value + text[end:]
+    return (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
+
+
+def _cells_of(fixed: str, cells: Sequence[Cell]) -> dict:
+    out, current = {}, None
+    preamble: List[str] = []  # lines a fix put above the first marker (an import)
+    for line in _split(fixed):
+        match = _MARKER_RE.match(line)
+        if match:
+            current = int(match.group(1))
+            out[current] = list(preamble) if not out else []
+            preamble = []
+        elif current is None:
+            preamble.append(line)
+        else:
+            out[current].append(line)
+    if sorted(out) != sorted(cell.number for cell in cells):
+        raise NotebookError("a fix removed a cell boundary; notebook left unchanged")
+    return out
+
+
+def _restore(cell: Cell, fixed: List[str]) -> List[str]:
+    """The fixed lines with masked IPython lines put back as written."""
+    magic = {i for i, (a, b) in enumerate(zip(cell.lines, cell.masked)) if a != b}
+    if not magic:
+        return fixed
+    out = []
+    matcher = difflib.SequenceMatcher(None, cell.masked, fixed, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            out.extend(cell.lines[i1:i2])
+            continue
+        if magic & set(range(i1, i2)):
+            raise NotebookError(f"a fix touched an IPython line in cell {cell.number}; notebook left unchanged")
+        out.extend(fixed[j1:j2])
+    return out
+
+
+# Locating each cell's "source" in the raw JSON, so that only it is replaced.
+_WS = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+
+
+def _ws(text: str, i: int) -> int:
+    return _WS.match(text, i).end()
+
+
+def _value_end(text: str, i: int) -> int:
+    i = _ws(text, i)
+    if text[i] == '"':
+        return scanstring(text, i + 1)[1]
+    if text[i] == "{":
+        return _members(text, i)[1]
+    if text[i] == "[":
+        return _items(text, i)[1]
+    match = _SCALAR.match(text, i)
+    if not match:
+        raise NotebookError(f"not a valid notebook: unexpected {text[i]!r} at offset {i}")
+    return match.end()
+
+
+def _members(text: str, i: int):
+    """({key: (value start, value end)}, end) for the object at ``i``."""
+    out, i = {}, _ws(text, i) + 1
+    while True:
+        i = _ws(text, i)
+        if text[i] == "}":
+            return out, i + 1
+        if text[i] == ",":
+            i += 1
+            continue
+        key, i = scanstring(text, i + 1)
+        i = _ws(text, i) + 1  # the colon
+        start = _ws(text, i)
+        i = _value_end(text, start)
+        out[key] = (start, i)
+
+
+def _items(text: str, i: int):
+    """([(item start, item end)], end) for the array at ``i``."""
+    out, i = [], _ws(text, i) + 1
+    while True:
+        i = _ws(text, i)
+        if text[i] == "]":
+            return out, i + 1
+        if text[i] == ",":
+            i += 1
+            continue
+        end = _value_end(text, i)
+        out.append((i, end))
+        i = end
+
+
+def _source_spans(text: str) -> List[Tuple[int, int]]:
+    top, _ = _members(text, 0)
+    cells, _ = _items(text, top["cells"][0])
+    spans = []
+    for start, _end in cells:
+        members, _ = _members(text, start)
+        spans.append(members.get("source", (None, None)))
+    return spans
+
+
+def _render(text: str, start: int, end: int, new_text: str, ascii_only: bool) -> str:
+    """``new_text`` as a JSON source value laid out like the one at text[start:end]."""
+    if start is None:
+        raise NotebookError("a fixed cell has no 'source' to rewrite")
+    dump = lambda value: json.dumps(value, ensure_ascii=ascii_only)  # noqa: E731
+    if text[start] == '"':
+        return dump(new_text)
+    parts = re.findall(r"[^\n]*\n|[^\n]+$", new_text)
+    items, _ = _items(text, start)
+    if not items:
+        return dump(parts)
+    opening = text[start + 1:items[0][0]]
+    closing = text[items[-1][1]:end - 1]
+    separator = text[items[0][1]:items[1][0]] if len(items) > 1 else "," + opening
+    if not parts:
+        return "[]"
+    return "[" + opening + separator.join(dump(part) for part in parts) + closing + "]"

@@ -1,0 +1,108 @@
+"""What several output formats share: rule names, fix records, relative URIs, source lines."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Dict, List, Optional
+from urllib.parse import quote
+
+# TL001 and TL002 are not rules, but they do appear in reports.
+PSEUDO_RULES = {
+    "TL001": ("unreadable-file", "the file could not be decoded or parsed"),
+    "TL002": ("internal-error", "a rule failed on this file; please report it"),
+}
+
+
+def rule_name(code: str) -> Optional[str]:
+    from torchlint.rules import RULES_BY_CODE
+
+    rule = RULES_BY_CODE.get(code)
+    return rule.name if rule is not None else None
+
+
+def fix_record(d) -> Optional[dict]:
+    """``None`` or ``{"safety": "safe"|"unsafe", "description": ...}`` for a finding.
+
+    Reads the ``fix`` the engine attached to the diagnostic, whatever its shape
+    (an object with ``safety``/``description``, a mapping, or just the safety).
+    """
+    fix = getattr(d, "fix", None)
+    if fix is None or fix is False:
+        return None
+    if isinstance(fix, str):
+        safety, description = fix, None
+    elif isinstance(fix, dict):
+        safety, description = fix.get("safety"), fix.get("description")
+    else:
+        safety, description = getattr(fix, "safety", None), getattr(fix, "description", None)
+    if safety not in ("safe", "unsafe"):
+        from torchlint.rules import RULES_BY_CODE
+
+        rule = RULES_BY_CODE.get(d.code)
+        safety = rule.fix_safety if rule is not None and rule.fix_safety != "none" else "unsafe"
+    record = {"safety": safety}
+    if description:
+        record["description"] = str(description)
+    return record
+
+
+def relative_path(path: str, base: Optional[str] = None) -> str:
+    """``path`` relative to ``base`` (the working directory) with forward slashes,
+    or absolute (still with forward slashes) when it lies outside."""
+    base = os.path.abspath(base or os.getcwd())
+    full = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(full, base)
+    except ValueError:  # another drive on Windows
+        return Path(full).as_posix()
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return Path(full).as_posix()
+    return Path(rel).as_posix()
+
+
+def uri_reference(path: str) -> str:
+    """A relative path as a URI reference (``my dir/a.py`` -> ``my%20dir/a.py``)."""
+    return quote(path, safe="/")
+
+
+class SourceLines:
+    """The source line a finding points at, read lazily once per file (or cell).
+
+    ``given`` maps a path to its text when it did not come from disk (stdin).
+    For a notebook the lines are those of the finding's cell, as written.
+    """
+
+    def __init__(self, given: Optional[Dict[str, str]] = None) -> None:
+        self.given = dict(given or {})
+        self._lines: Dict[tuple, List[str]] = {}
+
+    def lines(self, path: str, cell: Optional[int] = None) -> List[str]:
+        key = (path, cell)
+        if key not in self._lines:
+            self._lines[key] = self._load(path, cell)
+        return self._lines[key]
+
+    def line(self, d) -> Optional[str]:
+        lines = self.lines(d.path, getattr(d, "cell", None))
+        return lines[d.line - 1] if 0 < d.line <= len(lines) else None
+
+    def _load(self, path: str, cell: Optional[int]) -> List[str]:
+        text = self.given.get(path)
+        try:
+            if cell is not None:
+                from torchlint.notebook import cell_source
+
+                data = text.encode("utf-8") if text is not None else Path(path).read_bytes()
+                return _split(cell_source(data, cell))
+            if text is None:
+                from torchlint.engine import decode
+
+                text = decode(Path(path).read_bytes())
+            return _split(text)
+        except Exception:  # a report is never lost for want of its source line
+            return []
+
+
+def _split(text: str) -> List[str]:
+    """Lines as Python's tokenizer counts them (only \\n, \\r\\n and \\r end a line)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")

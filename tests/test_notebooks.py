@@ -1,0 +1,262 @@
+"""Jupyter notebooks: code cells linted as one program, IPython syntax masked, cell positions,
+broken notebooks reported without stopping the run, and fixed cells written back in place."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from torchlint import notebook
+from torchlint.cli import main
+
+PYTHON = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+          "language_info": {"name": "python"}}
+LOOP = [
+    "for x, y in loader:\n",
+    "    optimizer.zero_grad()\n",
+    "    loss = criterion(model(x), y)\n",
+    "    loss.backward()\n",
+    "    optimizer.step()\n",
+    "    losses.append(loss)",
+]
+BAD_PY = "".join(LOOP).replace("for x", "losses = []\nfor x") + "\n"
+
+
+def code(*lines, **extra):
+    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": list(lines), **extra}
+
+
+def markdown(text):
+    return {"cell_type": "markdown", "metadata": {}, "source": [text]}
+
+
+def dumps(cells, metadata=PYTHON, **kwargs):
+    """A notebook as Jupyter writes it: indent 1, sorted keys, UTF-8, final newline."""
+    nb = {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False, **kwargs) + "\n"
+
+
+def write(folder, name, cells=None, text=None, **kwargs):
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text if text is not None else dumps(cells, **kwargs), encoding="utf-8")
+    return path
+
+
+def check(capsys, *args):
+    code_ = main(["check", "--no-cache", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code_, out, err
+
+
+def findings(capsys, *args):
+    code_, out, err = check(capsys, "--output-format", "json", *args)
+    return code_, [(d["path"], d["cell"], d["line"], d["column"], d["code"]) for d in json.loads(out)], err
+
+
+TRAINING = [
+    markdown("# Training\n"),
+    code("import torch\n", "losses = []"),
+    markdown("Now the loop.\n"),
+    code(*LOOP),
+]
+
+
+def test_names_flow_between_cells_and_positions_are_per_cell(project, capsys):
+    write(project, "train.ipynb", TRAINING)
+    code_, out, err = check(capsys, "train.ipynb")
+    assert (code_, err) == (1, "")
+    first = out.splitlines()[0]
+    assert first.startswith("train.ipynb:cell 4:line 6:col 5: TL301 ")
+    assert findings(capsys, "train.ipynb")[1] == [("train.ipynb", 4, 6, 5, "TL301")]
+
+
+def test_json_record_for_a_notebook(project, capsys):
+    write(project, "train.ipynb", TRAINING)
+    _, out, _ = check(capsys, "--output-format", "json", "train.ipynb")
+    record, = json.loads(out)
+    assert (record["cell"], record["line"], record["column"], record["end_line"], record["end_column"]) == (
+        4, 6, 5, 6, 24)
+
+
+def test_full_format_quotes_the_cell_line(project, capsys):
+    write(project, "train.ipynb", TRAINING)
+    _, out, _ = check(capsys, "--output-format", "full", "train.ipynb")
+    assert "6 |     losses.append(loss)\n  |     ^^^^^^^^^^^^^^^^^^^ TL301\n" in out
+
+
+@pytest.mark.parametrize("magic_cell", [
+    code("%matplotlib inline\n", "%load_ext autoreload\n", "!pip install torch\n", "import torch\n",
+         "losses = []"),
+    code("files = !ls data\n", "torch?\n", "??torch.nn\n", "%config InlineBackend.figure_format = 'retina' \\\n",
+         "    # continued\n", "losses = []"),
+    code("%%capture\n", "import torch\n", "losses = []"),
+])
+def test_ipython_syntax_is_masked_and_lines_keep_their_numbers(project, capsys, magic_cell):
+    loop = code("%time x = 1\n", *LOOP[:5], "    !echo step\n", LOOP[5])
+    write(project, "nb.ipynb", [magic_cell, loop])
+    code_, found, err = findings(capsys, "nb.ipynb")
+    assert err == "" and found == [("nb.ipynb", 2, 8, 5, "TL301")]
+
+
+def test_time_cell_magic_body_is_python(project, capsys):
+    write(project, "nb.ipynb", [code("losses = []"), code("%%time\n", *LOOP)])
+    assert findings(capsys, "nb.ipynb")[1] == [("nb.ipynb", 2, 7, 5, "TL301")]
+
+
+def test_non_python_cell_magics_are_skipped(project, capsys):
+    write(project, "nb.ipynb", [
+        code("%%bash\n", "for f in *.pt; do\n", "  echo $f\n", "done\n"),
+        code("%%writefile train.py\n", "losses = []\n", *LOOP),
+        code("x = 1"),
+    ])
+    code_, found, err = findings(capsys, "nb.ipynb")
+    assert (code_, found, err) == (0, [], "")
+
+
+def test_an_indented_shell_escape_as_the_only_statement_stays_valid(project, capsys):
+    write(project, "nb.ipynb", [code("for f in files:\n", "    !gzip {f}\n"), code("losses = []\n", *LOOP)])
+    assert findings(capsys, "nb.ipynb")[1] == [("nb.ipynb", 2, 7, 5, "TL301")]
+
+
+def test_a_cell_that_is_python_is_never_masked():
+    cell = ["x = (a\n", "     % 2)\n", "y = '''\n", "!not a shell line\n", "'''\n"]
+    lines = notebook._split("".join(cell))
+    assert notebook._mask(lines) == lines
+
+
+def test_syntax_error_is_reported_in_its_cell(project, capsys):
+    write(project, "nb.ipynb", [code("import torch\n"), markdown("x"), code("x = 1\n", "def broken(:\n")])
+    code_, found, _ = findings(capsys, "nb.ipynb")
+    assert code_ == 1
+    assert [(cell, line, c) for _, cell, line, _, c in found] == [(3, 2, "TL001")]
+
+
+def test_noqa_in_a_cell(project, capsys):
+    write(project, "nb.ipynb", [code("losses = []\n", *LOOP[:5], LOOP[5] + "  # noqa: TL301")])
+    assert check(capsys, "nb.ipynb")[0] == 0
+
+
+def test_per_file_ignores_and_exclude_apply_to_notebooks(project, capsys):
+    (project / "pyproject.toml").write_text(
+        '[tool.torchlint]\nexclude = ["scratch"]\nper-file-ignores = { "explore/*.ipynb" = ["TL301"] }\n'
+    )
+    write(project, "explore/a.ipynb", TRAINING)
+    write(project, "scratch/b.ipynb", TRAINING)
+    write(project, "src/c.ipynb", TRAINING)
+    code_, found, _ = findings(capsys)
+    assert code_ == 1 and [f[0] for f in found] == ["src/c.ipynb"]
+
+
+def test_directories_are_walked_for_notebooks(project, capsys):
+    write(project, "nbs/train.ipynb", TRAINING)
+    write(project, "nbs/.ipynb_checkpoints/train-checkpoint.ipynb", TRAINING)
+    (project / "nbs" / "train.py").write_text(BAD_PY)
+    _, found, _ = findings(capsys, "nbs")
+    assert sorted(f[0] for f in found) == ["nbs/train.ipynb", "nbs/train.py"]
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("bad_json.ipynb", '{"cells": [', "not a valid notebook: invalid JSON at line 1 column 12"),
+    ("empty.ipynb", "", "not a valid notebook: the file is empty"),
+    ("list.ipynb", "[]", "not a valid notebook: the JSON is not an object"),
+    ("no_cells.ipynb", '{"metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "no 'cells' list"),
+    ("v3.ipynb", '{"nbformat": 3, "nbformat_minor": 0, "worksheets": [{"cells": []}], "metadata": {}}',
+     "nbformat 3 notebooks are not supported; upgrade it with `jupyter nbconvert"),
+    ("prose.ipynb", dumps([markdown("# Notes\n"), {"cell_type": "raw", "metadata": {}, "source": "x"}]),
+     "notebook has no code cells; nothing to check"),
+    ("bad_source.ipynb", dumps([{"cell_type": "code", "metadata": {}, "outputs": [], "source": 3}]),
+     "cell 1 has a 'source' that is not text"),
+    ("r.ipynb", dumps([code("x <- 1")], metadata={"kernelspec": {"language": "R", "name": "ir"}}),
+     "notebook language is 'R', not Python; skipped"),
+])
+def test_broken_notebooks_are_reported_and_the_run_goes_on(project, capsys, name, text, message):
+    write(project, name, text=text)
+    (project / "bad.py").write_text(BAD_PY)
+    code_, out, err = check(capsys, name, "bad.py")
+    assert code_ == 1  # the finding in bad.py; a notebook we cannot read is not an error exit
+    assert f"torchlint: {name}: " in err and message in err, err
+    assert "Traceback" not in err
+    assert out.startswith("bad.py:7:5: TL301")
+
+
+def test_cells_may_be_one_string_and_crlf(project, capsys):
+    nb = [code("losses = []\r\n"), {**code(), "source": "".join(LOOP).replace("\n", "\r\n")}]
+    write(project, "nb.ipynb", nb)
+    assert findings(capsys, "nb.ipynb")[1] == [("nb.ipynb", 2, 6, 5, "TL301")]
+
+
+def test_notebook_on_stdin(project):
+    from conftest import run_cli
+
+    proc = run_cli("check", "--stdin-filename", "nbs/t.ipynb", "-", cwd=project, stdin=dumps(TRAINING))
+    assert proc.returncode == 1 and proc.stdout.startswith("nbs/t.ipynb:cell 4:line 6:col 5: TL301")
+
+
+def test_results_are_cached_with_their_cells(project, capsys):
+    write(project, "train.ipynb", TRAINING)
+    first = main(["check", "--output-format", "json", "train.ipynb"]), capsys.readouterr().out
+    again = main(["check", "--output-format", "json", "train.ipynb"]), capsys.readouterr().out
+    assert first == again and json.loads(again[1])[0]["cell"] == 4
+
+
+def test_the_pre_commit_hook_runs_on_notebooks():
+    from pathlib import Path
+
+    identify = pytest.importorskip("identify.identify")
+    hooks = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text()
+    assert "types_or: [python, jupyter]" in hooks
+    assert "jupyter" in identify.tags_from_filename("analysis.ipynb")
+
+
+# -- writing fixes back (the fixer's hook) -----------------------------------
+
+def _store_item(source):
+    return source.replace("losses.append(loss)", "losses.append(loss.item())")
+
+
+def test_rewrite_changes_only_the_fixed_cell_byte_for_byte():
+    cells = [markdown("# Ünïcode stays\n"), code("%matplotlib inline\n", "losses = []"),
+             code("!nvidia-smi\n", *LOOP, execution_count=7,
+                  outputs=[{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}])]
+    data = dumps(cells).encode()
+    new = notebook.rewrite(data, _store_item)
+    assert new == data.replace(b'"    losses.append(loss)"', b'"    losses.append(loss.item())"')
+    json.loads(new)  # still valid
+
+
+def test_rewrite_keeps_other_layouts():
+    cells = [code(*LOOP), code("x = 1\n")]
+    nb = {"nbformat": 4, "nbformat_minor": 2, "metadata": {}, "cells": cells}
+    for text in (json.dumps(nb, indent=2), json.dumps(nb), json.dumps(nb, indent=4, ensure_ascii=True) + "\n"):
+        data = text.encode()
+        new = notebook.rewrite(data, _store_item)
+        assert new == data.replace(b'"    losses.append(loss)"', b'"    losses.append(loss.item())"'), text
+    single = {**nb, "cells": [{**code(), "source": "".join(LOOP)}]}
+    data = json.dumps(single, indent=1).encode()
+    assert json.loads(notebook.rewrite(data, _store_item))["cells"][0]["source"] == _store_item("".join(LOOP))
+
+
+def test_rewrite_puts_an_added_import_in_the_first_code_cell():
+    data = dumps([markdown("x"), code("losses = []"), code(*LOOP)]).encode()
+    new = notebook.rewrite(data, lambda src: "import torch\n" + src)
+    assert json.loads(new)["cells"][1]["source"] == ["import torch\n", "losses = []"]
+    assert json.loads(new)["cells"][2]["source"] == LOOP
+
+
+def test_rewrite_puts_magics_back_around_changed_lines():
+    data = dumps([code("losses = []\n", *LOOP[:5], "    !echo hi\n", "    %time 1\n", LOOP[5])]).encode()
+    new = notebook.rewrite(data, lambda src: src.replace("losses.append(loss)",
+                                                         "value = loss.item()\n    losses.append(value)"))
+    source = "".join(json.loads(new)["cells"][0]["source"])
+    assert "    !echo hi\n    %time 1\n    value = loss.item()\n    losses.append(value)" in source
+
+
+def test_rewrite_refuses_what_it_cannot_map_back():
+    data = dumps([code("losses = []\n", "!ls"), code(*LOOP)]).encode()
+    assert notebook.rewrite(data, lambda src: src) is None
+    with pytest.raises(notebook.NotebookError, match="cell boundary"):
+        notebook.rewrite(data, lambda src: "\n".join(x for x in src.splitlines() if "torchlint cell 2" not in x))
+    with pytest.raises(notebook.NotebookError, match="IPython line in cell 1"):
+        notebook.rewrite(data, lambda src: src.replace("losses = []\n\n", "losses = []\nx = 1\n"))

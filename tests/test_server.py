@@ -1,0 +1,167 @@
+"""``torchlint server`` end to end: a real LSP client (pytest-lsp) talking to it over stdio."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+
+STORED = """\
+import torch
+
+def train(model, loader, optimizer, criterion):
+    losses = []
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)
+    return losses
+"""
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "torchlint", "server"]),
+)
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(),
+        process_id=None,
+        root_uri=None,
+    ))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _open(client: LanguageClient, uri: str, text: str, version: int = 1) -> list:
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=version, text=text)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return client.diagnostics[uri]
+
+
+@pytest.mark.asyncio
+async def test_diagnostic_on_open_change_and_code_actions(client: LanguageClient, tmp_path):
+    uri = (tmp_path / "train.py").as_uri()
+    diagnostics = await _open(client, uri, STORED)
+    assert len(diagnostics) == 1
+    diagnostic = diagnostics[0]
+    assert diagnostic.code == "TL301" and diagnostic.source == "torchlint"
+    assert diagnostic.severity == types.DiagnosticSeverity.Warning
+    assert diagnostic.range == types.Range(start=types.Position(line=9, character=8),
+                                           end=types.Position(line=9, character=27))
+    assert diagnostic.code_description.href.endswith("/docs/rules/TL301.md")
+    assert "loss.item()" in diagnostic.message
+
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=diagnostic.range,
+        context=types.CodeActionContext(diagnostics=[diagnostic]),
+    ))
+    titles = [action.title for action in actions]
+    assert "Suppress TL301 on this line (# noqa: TL301)" in titles
+    noqa = next(a for a in actions if a.title.startswith("Suppress"))
+    assert noqa.kind == types.CodeActionKind.QuickFix
+    edit, = noqa.edit.changes[uri]
+    assert edit.new_text == "  # noqa: TL301"
+    assert edit.range.start == types.Position(line=9, character=27)
+
+    # the edit applied: the finding goes away on the next change
+    fixed = STORED.replace("losses.append(loss)", "losses.append(loss)  # noqa: TL301")
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)],
+    ))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics[uri]) == []
+
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics[uri]) == []
+
+
+@pytest.mark.asyncio
+async def test_config_next_to_the_file_applies(client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL301"]\n')
+    uri = (tmp_path / "train.py").as_uri()
+    assert list(await _open(client, uri, STORED)) == []
+
+
+@pytest.mark.asyncio
+async def test_broken_code_does_not_stop_the_server(client: LanguageClient, tmp_path):
+    broken = (tmp_path / "broken.py").as_uri()
+    diagnostics = await _open(client, broken, "for x in loader:\n    f(\n")
+    assert [d.code for d in diagnostics] == ["TL001"]
+    assert diagnostics[0].severity == types.DiagnosticSeverity.Error
+    good = (tmp_path / "train.py").as_uri()
+    assert [d.code for d in await _open(client, good, STORED)] == ["TL301"]
+
+
+def test_server_without_pygls_says_how_to_install_it():
+    probe = (
+        "import sys; sys.modules['pygls'] = None\n"
+        "from torchlint.cli import main\n"
+        "sys.exit(main(['server']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "pip install 'torchlint[lsp]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- the pieces behind the quick fixes, in process ---------------------------
+
+def test_fix_action_uses_the_fixer_when_there_is_one(monkeypatch):
+    import types as pytypes
+
+    from pygls.workspace import TextDocument
+
+    from torchlint import server
+    from torchlint.diagnostic import Diagnostic
+
+    calls = []
+
+    def fix_source(source, path, codes, unsafe):
+        calls.append((path, tuple(codes), unsafe))
+        return source.replace("losses.append(loss)", "losses.append(loss.item())")
+
+    monkeypatch.setitem(sys.modules, "torchlint.fixer", pytypes.SimpleNamespace(fix_source=fix_source))
+    fixed = server._fixed_text("/p/train.py", STORED, "TL301", unsafe=True)
+    assert calls == [("/p/train.py", ("TL301",), True)]
+    document = TextDocument("file:///p/train.py", STORED)
+    edit = server._minimal_edit(document, STORED, fixed)
+    assert edit.new_text == ".item()"
+    assert edit.range.start == edit.range.end == types.Position(line=9, character=26)
+
+    d = Diagnostic("/p/train.py", 10, 9, "TL301", "m", 10, 28)
+    object.__setattr__(d, "fix", {"safety": "unsafe", "description": "store loss.item()"})
+    lsp = server.to_lsp(d, document)
+    assert lsp.data == {"fix": {"safety": "unsafe", "description": "store loss.item()"}}
+
+
+def test_no_fixer_means_no_fix_action(monkeypatch):
+    from torchlint import server
+
+    monkeypatch.setitem(sys.modules, "torchlint.fixer", None)  # import fails
+    assert server._fixed_text("/p/train.py", STORED, "TL301", unsafe=False) is None
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("x = f(y)", (8, "  # noqa: TL301")),
+    ("x = f(y)  # noqa: TL101", (23, ", TL301")),
+    ("x = f(y)  # noqa", None),
+])
+def test_noqa_edit(line, expected):
+    from pygls.workspace import TextDocument
+
+    from torchlint import server
+
+    edit = server._noqa_edit(TextDocument("file:///a.py", line + "\n"), 0, "TL301")
+    assert (edit.range.start.character, edit.new_text) == expected if expected else edit is None
