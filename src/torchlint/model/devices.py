@@ -1,0 +1,79 @@
+"""Does this file put its tensors on a CUDA device?
+
+Read from ``x.cuda()`` and ``x.to(d)`` where ``d`` is a string naming CUDA
+(``"cuda"``, ``f"cuda:{rank}"``) or a name the file binds to one
+(``device = torch.device("cuda" if torch.cuda.is_available() else "cpu")``),
+or a ``device=`` argument naming CUDA (``main(device="cuda")``).
+A device the file cannot see (``args.device``) does not count.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model.expr import dotted, keyword, positional
+from torchlint.model.walk import walk
+
+
+def mentions_cuda(expr: cst.CSTNode) -> bool:
+    """A string naming CUDA anywhere in ``expr``."""
+    found = []
+
+    def enter(node):
+        if isinstance(node, (cst.SimpleString, cst.FormattedStringText)) and "cuda" in (
+            node.value if isinstance(node, cst.FormattedStringText) else node.value.lower()
+        ):
+            found.append(node)
+
+    walk(expr, enter, lambda node: None)
+    return bool(found)
+
+
+def _cuda_names(model) -> set:
+    """Dotted names (and their last parts) bound anywhere in the file to a CUDA device."""
+    names = set()
+    for a in model.assignments:
+        if a.kind in ("assign", "with") and a.value is not None and mentions_cuda(a.value):
+            for target in a.targets:
+                path = dotted(target)
+                if path is not None:
+                    names.update((path, path.rsplit(".", 1)[-1]))
+    return names
+
+
+def moves_to_cuda(model) -> bool:
+    cached = model.__dict__.get("_moves_to_cuda")
+    if cached is None:
+        names = _LazyNames(model)
+        cached = any(_puts_on_cuda(model, call, names) for call in model.calls)
+        model.__dict__["_moves_to_cuda"] = cached
+    return cached
+
+
+class _LazyNames:
+    """The CUDA-bound names, read only when a ``.to(name)`` asks."""
+
+    def __init__(self, model) -> None:
+        self.model, self.names = model, None
+
+    def __contains__(self, path: str) -> bool:
+        if self.names is None:
+            self.names = _cuda_names(self.model)
+        return path in self.names or path.rsplit(".", 1)[-1] in self.names
+
+
+def _puts_on_cuda(model, call, cuda_names) -> bool:
+    """``x.cuda()``, ``x.to("cuda")``, ``x.to(device)`` with a CUDA ``device``, ``f(device="cuda")``."""
+    device = keyword(call.node, "device")
+    if device is not None and mentions_cuda(device):
+        return True
+    if not isinstance(call.node.func, cst.Attribute) or model.names.qualify(call.receiver) is not None:
+        return False  # a plain function, or torch's own API (torch.cuda.is_available())
+    if call.method == "cuda":
+        return True
+    if call.method != "to":
+        return False
+    target = positional(call.node, 0) or device
+    if target is None:
+        return False
+    path = dotted(target)
+    return mentions_cuda(target) or (path is not None and path in cuda_names)

@@ -1,0 +1,38 @@
+"""Which calls run only under a condition: inside an ``if`` (or a conditional expression).
+
+Debugging switches are written as ``if args.debug: ...``; a rule about a
+debugging aid left on asks this before reporting. ``if __name__ ==
+"__main__":`` guards nothing: it is how a script's main code is written.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model.expr import identifiers
+from torchlint.model.walk import walk
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    return "__name__" in set(identifiers(test))
+
+
+def conditional_calls(model) -> frozenset:
+    """ids of the Call nodes that run only when some ``if`` test holds."""
+    cache = model.__dict__.get("_conditional_calls")
+    if cache is not None:
+        return cache
+    found, depth = set(), [0]
+
+    def enter(node):
+        if isinstance(node, cst.If) and not _is_main_guard(node.test) or isinstance(node, cst.IfExp):
+            depth[0] += 1
+        elif isinstance(node, cst.Call) and depth[0]:
+            found.add(id(node))
+
+    def leave(node):
+        if isinstance(node, cst.If) and not _is_main_guard(node.test) or isinstance(node, cst.IfExp):
+            depth[0] -= 1
+
+    walk(model.module, enter, leave)
+    model.__dict__["_conditional_calls"] = frozenset(found)
+    return model.__dict__["_conditional_calls"]

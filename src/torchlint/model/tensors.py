@@ -1,0 +1,187 @@
+"""Which names in one function visibly hold tensors.
+
+A parameter is a tensor when the function treats it as one: calls a
+tensor-only method on it (``x.contiguous()``, ``x.size()``), reads a
+tensor-only attribute (``x.device``, ``x.requires_grad``), multiplies it
+with ``@``, passes it first to
+a torch operation (``torch.tanh(x)``, ``F.linear(x, w)``), annotates it
+``Tensor`` or saves it with ``ctx.save_for_backward``. A parameter with a
+non-``None`` default, a non-tensor annotation or an ``isinstance`` check is
+config, or may be. A local name is a tensor when it is bound to a torch
+operation on a tensor, a tensor method's result, arithmetic on a tensor,
+indexing into one. Anything else is unknown, and unknown is not a tensor.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.model.expr import dotted, positional
+from torchlint.model.walk import walk
+
+TENSOR_ONLY_METHODS = frozenset(
+    "contiguous view view_as size dim numel new_zeros new_empty new_ones new_full new_tensor "
+    "data_ptr clone detach float half double bfloat16 cuda type_as expand expand_as unsqueeze "
+    "permute mm bmm matmul masked_fill masked_fill_ index_select is_contiguous element_size "
+    "requires_grad_ narrow nelement stride storage_offset t".split()
+)
+TENSOR_ONLY_ATTRS = frozenset("device is_cuda requires_grad grad_fn is_leaf".split())
+# Tensor methods and attributes whose result is not a tensor.
+NOT_TENSOR_METHODS = frozenset(
+    "size dim numel item tolist numpy stride data_ptr element_size nelement get_device ndimension "
+    "type storage untyped_storage storage_offset is_contiguous is_floating_point is_complex "
+    "is_signed __len__ equal register_hook".split()
+)
+TENSOR_ATTRS = frozenset("data T mT H mH real imag grad".split())
+# Methods whose result is (or usually is) a view of the receiver: it shares its storage.
+VIEW_METHODS = frozenset(
+    "contiguous view view_as reshape reshape_as detach t transpose permute expand expand_as "
+    "unsqueeze squeeze flatten unflatten narrow select as_strided".split()
+)
+_NOT_TENSOR_TORCH = frozenset(
+    "numel result_type promote_types can_cast broadcast_shapes equal get_device typename Size "
+    "finfo iinfo device dtype tensor as_tensor from_numpy zeros ones empty full rand randn randint "
+    "arange linspace logspace eye manual_seed get_rng_state set_rng_state no_grad enable_grad "
+    "is_grad_enabled get_default_dtype".split()
+)
+_OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+_TENSOR_TYPES = frozenset(("Tensor", "torch.Tensor", "Optional[Tensor]", "Optional[torch.Tensor]"))
+_COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def torch_op(model, func) -> Optional[str]:
+    """``tanh`` for ``torch.tanh``/``F.tanh``: a torch operation returning tensors, else None."""
+    qualified = model.names.qualify(dotted(func))
+    if qualified is None:
+        return None
+    name = qualified.rsplit(".", 1)[-1]
+    if name in _NOT_TENSOR_TORCH or name.startswith(("is_", "_")):
+        return None
+    if qualified.count(".") == 1 or qualified.startswith(_OP_NAMESPACES):
+        return name
+    return None
+
+
+class TensorNames:
+    """The tensor-holding names of one function, replayed in source order."""
+
+    def __init__(self, model, scope, skip_params: int = 0) -> None:
+        self.model = model
+        self.scope = scope
+        self.params = self._tensor_params(scope.params[skip_params:])
+
+    # -- parameters ------------------------------------------------------
+    def _tensor_params(self, names) -> frozenset:
+        config = self._config_params()
+        candidates = [n for n in names if n not in config]
+        seen = set()
+        for call in self.scope.calls:
+            if call.receiver in candidates and call.method in TENSOR_ONLY_METHODS:
+                seen.add(call.receiver)
+            elif call.method in ("save_for_backward", "mark_dirty", "mark_non_differentiable"):
+                seen.update(dotted(a.value) for a in call.node.args)
+            elif torch_op(self.model, call.node.func) is not None:
+                first = positional(call.node, 0)
+                seen.add(dotted(first) if first is not None else None)
+        seen |= self._attribute_evidence(candidates)
+        return frozenset(n for n in candidates if n in seen or n in self._annotated(_TENSOR_TYPES))
+
+    def _config_params(self) -> set:
+        """Parameters with a default other than None, a non-tensor annotation, or an isinstance check."""
+        params = self.scope.node.params
+        out = set()
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.default is not None and not (isinstance(p.default, cst.Name) and p.default.value == "None"):
+                out.add(p.name.value)
+            if p.annotation is not None and self._annotation(p) not in _TENSOR_TYPES:
+                out.add(p.name.value)
+        for call in self.scope.calls:
+            if call.callee == "isinstance" and call.node.args:
+                out.add(dotted(call.node.args[0].value))
+        return out
+
+    @staticmethod
+    def _annotation(param) -> str:
+        return cst.Module([]).code_for_node(param.annotation.annotation).replace(" ", "")
+
+    def _annotated(self, kinds) -> set:
+        params = self.scope.node.params
+        return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                if p.annotation is not None and self._annotation(p) in kinds}
+
+    def _attribute_evidence(self, candidates) -> set:
+        found = set()
+
+        def enter(node):
+            if isinstance(node, cst.Attribute) and node.attr.value in TENSOR_ONLY_ATTRS:
+                found.add(dotted(node.value))
+            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+                found.update((dotted(node.left), dotted(node.right)))  # ``x @ w``: never a scalar
+
+        walk(self.scope.node.body, enter, lambda node: None)
+        return found & set(candidates)
+
+    # -- values ----------------------------------------------------------
+    def views_param(self, expr) -> bool:
+        """``expr`` is a tensor parameter or a view of one: ``x``, ``x.data``, ``x[0]``,
+        ``x.contiguous()``, ``(x, w)``. In-place writes to the argument show through it."""
+        t = type(expr)
+        if t is cst.Name:
+            return expr.value in self.params
+        if t is cst.Attribute:
+            return expr.attr.value in TENSOR_ATTRS and self.views_param(expr.value)
+        if t is cst.Subscript:
+            return self.views_param(expr.value)
+        if t is cst.Call and isinstance(expr.func, cst.Attribute):
+            return expr.func.attr.value in VIEW_METHODS and self.views_param(expr.func.value)
+        if t in (cst.Tuple, cst.List):
+            return any(self.views_param(el.value) for el in expr.elements)
+        return False
+
+    def known_at(self, order: int) -> frozenset:
+        """Names holding a tensor just before ``order``."""
+        known = set(self.params)
+        for a in self.scope.assignments:
+            if a.order >= order:
+                break
+            if a.kind != "assign":
+                continue
+            tensor = self.is_tensor(a.value, known)
+            for target in a.targets:
+                path = dotted(target)
+                if path is None:
+                    continue
+                (known.add if tensor else known.discard)(path)
+        return frozenset(known)
+
+    def is_tensor(self, expr, known) -> bool:
+        t = type(expr)
+        if t is cst.Name:
+            return expr.value in known
+        if t is cst.Attribute:
+            return expr.attr.value in TENSOR_ATTRS and self.is_tensor(expr.value, known)
+        if t is cst.Subscript:
+            return self.is_tensor(expr.value, known)
+        if t is cst.Call:
+            return self._call_is_tensor(expr, known)
+        if t is cst.BinaryOperation:
+            return self.is_tensor(expr.left, known) or self.is_tensor(expr.right, known)
+        if t is cst.UnaryOperation:
+            return not isinstance(expr.operator, cst.Not) and self.is_tensor(expr.expression, known)
+        if t is cst.Comparison:
+            return all(isinstance(c.operator, _COMPARISONS) for c in expr.comparisons) and (
+                self.is_tensor(expr.left, known) or any(self.is_tensor(c.comparator, known) for c in expr.comparisons))
+        if t in (cst.Tuple, cst.List):
+            return any(self.is_tensor(el.value, known) for el in expr.elements)
+        if t is cst.IfExp:
+            return self.is_tensor(expr.body, known) or self.is_tensor(expr.orelse, known)
+        return False
+
+    def _call_is_tensor(self, call: cst.Call, known) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute) and self.is_tensor(func.value, known):
+            return func.attr.value not in NOT_TENSOR_METHODS
+        if torch_op(self.model, func) is None:
+            return False
+        return any(self.is_tensor(arg.value, known) for arg in call.args)

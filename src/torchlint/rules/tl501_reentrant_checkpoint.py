@@ -1,0 +1,112 @@
+"""TL501: activation checkpointing in its reentrant form (use_reentrant left out or True)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model.expr import dotted, keyword, literal_bool
+from torchlint.rule import Fix, Rule
+
+_CHECKPOINTS = frozenset(
+    f"torch.utils.checkpoint.{name}" for name in ("checkpoint", "checkpoint_sequential")
+)
+_NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def shadowed(model, call) -> bool:
+    """The callee's first name is rebound in this file: a local ``def checkpoint``, a
+    fallback ``checkpoint = deepspeed...checkpoint``, a parameter of the function."""
+    head = (call.callee or "").split(".", 1)[0]
+    if head in model.functions or head in call.scope.params:
+        return True
+    return any(dotted(t) == head for a in model.module_scope.assignments for t in a.targets)
+
+
+def _add_use_reentrant(call: cst.Call, current) -> tuple:
+    if current is not None:
+        return current, cst.Name("False")
+    arg = cst.Arg(keyword=cst.Name("use_reentrant"), value=cst.Name("False"), equal=_NO_SPACE)
+    return call, call.with_changes(args=(*call.args, arg))
+
+
+class ReentrantCheckpoint(Rule):
+    code = "TL501"
+    name = "reentrant-checkpoint"
+    message = (
+        "torch.utils.checkpoint without use_reentrant=False runs the reentrant variant, which gives "
+        "no gradient to the checkpointed block's parameters when no input requires grad; "
+        "pass use_reentrant=False"
+    )
+    fix_safety = "unsafe"
+    # ``torch.utils.checkpoint`` (any import of the module or its functions) or
+    # ``from torch.utils import checkpoint`` (perhaps inside parentheses).
+    gate = (r"utils\.checkpoint|from\s+torch\.utils\s+import\s+\(?[^)]*\bcheckpoint\b",)
+    docs = """
+## What it does
+Finds calls to `torch.utils.checkpoint.checkpoint` and
+`checkpoint_sequential` (also imported as `from torch.utils.checkpoint
+import checkpoint`, `import torch.utils.checkpoint as cp`, under an alias)
+that leave out `use_reentrant` or pass `use_reentrant=True`.
+
+## Why is this bad
+Without `use_reentrant`, PyTorch (up to at least 2.13) warns and falls back to
+the reentrant implementation, which PyTorch itself recommends against:
+
+- when none of the tensors passed in requires grad (the first block of a
+  network fed raw data, a frozen embedding's output), the checkpointed block's
+  output does not require grad either: its parameters silently get no
+  gradient and never train;
+- `torch.autograd.grad` and `backward(inputs=...)` do not work through it,
+  nor do keyword arguments to the checkpointed function;
+- it always recomputes the whole block and skips the check that the
+  recomputation matched the forward pass.
+
+`use_reentrant=False` has none of these problems and is what the warning
+asks for.
+
+Not reported: calls that pass `use_reentrant` as a variable
+(`use_reentrant=self.use_reentrant`) or forward `**kwargs` that may hold it,
+functions of the file's own that are called `checkpoint` (or a name that the
+file rebinds), other libraries' checkpoint functions (DeepSpeed, FairScale,
+Megatron), and test files, which exercise both variants on purpose.
+
+## Example
+```python
+from torch.utils.checkpoint import checkpoint
+
+def forward(self, x):
+    x = checkpoint(self.stem, x)
+    return self.head(x)
+```
+
+## Use instead
+```python
+from torch.utils.checkpoint import checkpoint
+
+def forward(self, x):
+    x = checkpoint(self.stem, x, use_reentrant=False)
+    return self.head(x)
+```
+
+## Fix safety
+The fix adds `use_reentrant=False` (or turns `True` into `False`). It is
+unsafe because the two implementations differ in edge cases the code may rely
+on: reentrant checkpoint under DistributedDataParallel with
+`find_unused_parameters` or `static_graph`, functions whose recomputation
+differs from the forward pass (the non-reentrant form raises then), hooks
+that expect the reentrant backward, and PyTorch older than 1.11, which has
+no `use_reentrant` argument.
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
+        for call in model.calls:
+            if model.qualify(call) not in _CHECKPOINTS or shadowed(model, call):
+                continue
+            if any(arg.star == "**" for arg in call.node.args):
+                continue  # **kwargs may carry use_reentrant
+            current = keyword(call.node, "use_reentrant")
+            if current is not None and literal_bool(current) is not True:
+                continue  # False, or decided elsewhere
+            fix = Fix("pass use_reentrant=False", (_add_use_reentrant(call.node, current),))
+            yield self.report(call.node, fix=fix)

@@ -1,0 +1,128 @@
+"""TL502: gradcheck/gradgradcheck on float32 inputs: finite differences too coarse to check anything."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model.dtypes import DtypeReader
+from torchlint.model.expr import dotted, keyword, positional
+from torchlint.rule import Fix, Rule
+
+_GRADCHECKS = frozenset(
+    f"torch.autograd.{module}{name}" for module in ("", "gradcheck.") for name in ("gradcheck", "gradgradcheck")
+)
+_COMPLEX = ("cfloat", "complex64", "chalf", "complex32")
+
+
+def input_elements(scope, call_site, inputs):
+    """The tensors a gradcheck call perturbs: the items of ``(x, w)``, of a tuple
+    bound to a name just before, or the one tensor passed alone."""
+    if isinstance(inputs, cst.Name):
+        bindings = [a for a in scope.assignments if a.order < call_site.order
+                    and any(dotted(t) == inputs.value for t in a.targets)]
+        if bindings and bindings[-1].kind == "assign" and isinstance(bindings[-1].value, (cst.Tuple, cst.List)):
+            inputs = bindings[-1].value
+    if isinstance(inputs, (cst.Tuple, cst.List)):
+        return [el.value for el in inputs.elements if not isinstance(el, cst.StarredElement)]
+    return [inputs]
+
+
+def torch_alias(model) -> str:
+    """How this file spells ``torch`` (``torch``, or ``T`` after ``import torch as T``)."""
+    if model.names.aliases.get("torch") == "torch":
+        return "torch"
+    return next((local for local, path in model.names.aliases.items() if path == "torch"), "torch")
+
+
+def _to_double(model, origin):
+    """The edit that makes ``origin`` float64 (complex128 for complex dtypes)."""
+    node, torch = origin.node, torch_alias(model)
+    if origin.kind == "cast":
+        complex_cast = node.func.attr.value == "cfloat"
+        return node.func.attr, cst.Name("cdouble" if complex_cast else "double")
+    if origin.kind == "dtype":
+        old = (dotted(node) or "").rsplit(".", 1)[-1]
+        return node, cst.parse_expression(f"{torch}.{'complex128' if old in _COMPLEX else 'float64'}")
+    dtype = cst.Arg(keyword=cst.Name("dtype"), value=cst.parse_expression(f"{torch}.float64"),
+                    equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                          whitespace_after=cst.SimpleWhitespace("")))
+    return node, node.with_changes(args=(*node.args, dtype))
+
+
+class GradcheckLowPrecision(Rule):
+    code = "TL502"
+    name = "gradcheck-low-precision"
+    message = (
+        "gradcheck on float32 inputs: single-precision finite differences are too coarse for its "
+        "tolerances; make the inputs float64 (dtype=torch.float64 or .double())"
+    )
+    fix_safety = "unsafe"
+    gate = (r"gradcheck",)
+    docs = """
+## What it does
+Finds `torch.autograd.gradcheck` and `gradgradcheck` calls (however
+imported) where an input that requires grad is visibly single or half
+precision: made in the same function by `torch.randn`/`rand`/`zeros`/
+`ones`/`empty` without a `dtype=` (so with the default float32), with
+`dtype=torch.float32`/`torch.half`/`torch.bfloat16`, or cast with
+`.float()`/`.half()`/`.to(torch.float32)`.
+
+## Why is this bad
+gradcheck compares the analytical gradient with central finite differences
+`(f(x + eps) - f(x - eps)) / (2 * eps)` with `eps=1e-6` and `atol=1e-5`.
+In float32 (about 7 significant digits) that difference is mostly rounding
+error: the check fails on correct backward formulas, and the usual reaction,
+loosening `atol`/`rtol` until it passes, lets wrong ones through. PyTorch
+warns ("Input #0 requires gradient and is not a double precision floating
+point") and its own tests run gradcheck in float64.
+
+Not reported: inputs whose dtype cannot be seen where the call is (function
+parameters, `dtype=dtype` in parametrized tests, tensors from helpers),
+float32 inputs that do not require grad (gradcheck does not perturb them),
+calls that set `eps=` (a deliberate choice for the precision at hand), and
+files that change the default dtype with `torch.set_default_dtype`.
+
+## Example
+```python
+x = torch.randn(8, 3, requires_grad=True)
+w = torch.randn(3, 4).requires_grad_()
+assert torch.autograd.gradcheck(MyMatmul.apply, (x, w))
+```
+
+## Use instead
+```python
+x = torch.randn(8, 3, requires_grad=True, dtype=torch.float64)
+w = torch.randn(3, 4, dtype=torch.float64).requires_grad_()
+assert torch.autograd.gradcheck(MyMatmul.apply, (x, w))
+```
+
+## Fix safety
+The fix adds `dtype=torch.float64` to the factory call (or turns `.float()`
+into `.double()`, `torch.float32` into `torch.float64`). It is unsafe: the
+function under test may not support float64 (a custom kernel written for
+float32 only), and the tensor may be used elsewhere in single precision.
+"""
+
+    def check(self, model):
+        if not model.is_torch_code:
+            return
+        reader = None
+        fixed = set()  # an input shared by several checks is fixed once
+        for call in model.calls:
+            if model.qualify(call) not in _GRADCHECKS or keyword(call.node, "eps") is not None:
+                continue
+            inputs = positional(call.node, 1) or keyword(call.node, "inputs")
+            if inputs is None:
+                continue
+            reader = reader or DtypeReader(model)
+            low = []
+            for element in input_elements(call.scope, call.site, inputs):
+                origin = reader.origin(element, call.scope, call.order)
+                if origin is not None and origin.precision == "low" and origin.requires_grad:
+                    low.append(origin)
+            if not low:
+                continue
+            edits = tuple(_to_double(model, o) for o in low if id(o.node) not in fixed)
+            fixed.update(id(o.node) for o in low)
+            imports = () if "torch" in model.names.aliases.values() else ("torch",)
+            fix = Fix("make gradcheck's inputs float64", edits, imports) if edits else None
+            yield self.report(call.node, fix=fix)

@@ -1,0 +1,107 @@
+"""TL503: autograd anomaly detection switched on unconditionally in training code."""
+from __future__ import annotations
+
+from torchlint.model.expr import keyword, literal_bool, positional
+from torchlint.model.guards import conditional_calls
+from torchlint.model.vocab import tokens
+from torchlint.rule import Rule
+
+_ANOMALY = frozenset(
+    f"torch.autograd.{module}{name}"
+    for module in ("", "anomaly_mode.") for name in ("set_detect_anomaly", "detect_anomaly")
+)
+# Functions named for debugging switch anomaly mode on on purpose; so do debugging scripts.
+_DEBUG_WORDS = frozenset("debug debugging anomaly anomalies nan nans sanity check test tests".split())
+_DEBUG_FILE_WORDS = frozenset(("debug", "debugging"))
+
+
+def _switches_on(model, call) -> bool:
+    """``detect_anomaly()`` always does; ``set_detect_anomaly`` only with a literal True."""
+    if model.qualify(call).endswith(".detect_anomaly"):
+        return True
+    flag = positional(call.node, 0) or keyword(call.node, "mode")
+    return literal_bool(flag) is True
+
+
+def _trains(model) -> bool:
+    """The file backpropagates, steps an optimizer or hands a model to a Lightning Trainer."""
+    return any(
+        model.is_backward(c) or model.stepped_optimizer(c)
+        or (c.method == "fit" and "trainer" in (c.receiver or "").lower())
+        for c in model.calls
+    ) or any(name == "training_step" for _, name in model.methods)
+
+
+def _debug_named(model, scope) -> bool:
+    base = model.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if any(t in _DEBUG_FILE_WORDS for t in tokens(base)):
+        return True
+    return any(t in _DEBUG_WORDS for s in _enclosing(scope) for t in tokens(s.name))
+
+
+def _enclosing(scope):
+    while scope is not None and not scope.is_module:
+        yield scope
+        scope = scope.parent
+
+
+class AnomalyDetectionLeftOn(Rule):
+    code = "TL503"
+    name = "anomaly-detection-left-on"
+    message = (
+        "autograd anomaly detection is on in training code: every operation records a stack trace "
+        "and backward checks for NaN, a large slowdown meant for debugging; remove it or put it "
+        "behind a debug flag"
+    )
+    gate = (r"detect_anomaly",)
+    docs = """
+## What it does
+Finds `torch.autograd.set_detect_anomaly(True)` and
+`with torch.autograd.detect_anomaly():` (however `torch.autograd` is
+imported) in files that train (they call `backward()`, step an optimizer or
+fit a Lightning `Trainer`), when nothing makes them conditional.
+
+## Why is this bad
+Anomaly mode is a debugging aid. While it is on, every forward operation
+captures a Python stack trace for its autograd node and every backward
+function's result is checked for NaN, which synchronises with the device on
+each node. Training runs several times slower, and on GPU the checks also
+break up asynchronous execution. Left in after a NaN hunt, it costs every
+run that follows.
+
+Not reported: `set_detect_anomaly(args.debug)` or any flag that is not a
+literal `True`, calls inside an `if` (`if debug:`, `if cfg.detect_anomaly:`),
+`set_detect_anomaly(False)`, test files, files and functions named for
+debugging (`debug_nan.py`, `def check_anomalies()`), and files that do not
+train.
+
+## Example
+```python
+torch.autograd.set_detect_anomaly(True)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+```
+
+## Use instead
+```python
+torch.autograd.set_detect_anomaly(args.detect_anomaly)  # off unless asked for
+for x, y in loader:
+    optimizer.zero_grad()
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
+        candidates = [c for c in model.calls if model.qualify(c) in _ANOMALY and _switches_on(model, c)]
+        if not candidates or not _trains(model):
+            return
+        guarded = conditional_calls(model)
+        for call in candidates:
+            if id(call.node) in guarded or _debug_named(model, call.scope):
+                continue
+            yield self.report(call.node)

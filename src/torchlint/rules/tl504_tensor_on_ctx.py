@@ -1,0 +1,162 @@
+"""TL504: a custom autograd.Function keeps tensors as ``ctx.attr`` instead of ``save_for_backward``."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model.expr import dotted
+from torchlint.model.tensors import TensorNames
+from torchlint.rule import Rule
+
+_FUNCTION_BASES = frozenset(
+    f"torch.autograd.{module}{name}" for module in ("", "function.") for name in ("Function", "InplaceFunction")
+)
+
+
+def is_autograd_function(model, cls, seen=()) -> bool:
+    """``cls`` derives from torch.autograd.Function, directly or through classes of this file."""
+    for base in model.class_bases.get(cls, ()):
+        if model.names.qualify(base) in _FUNCTION_BASES:
+            return True
+        if base in model.class_bases and base not in seen and is_autograd_function(model, base, (*seen, cls)):
+            return True
+    return False
+
+
+def _is_static(scope) -> bool:
+    return any(dotted(d.decorator) == "staticmethod" for d in scope.node.decorators)
+
+
+def _returned_names(scope, tensors) -> list:
+    """(name, order of the return) for the outputs a forward visibly returns as tensors:
+    a name returned alone (an autograd.Function's single output is a tensor) or a
+    tensor-valued name among several (tuple outputs may hold non-tensors)."""
+    out = []
+    for site, value in scope.returns:
+        if isinstance(value, cst.Name):
+            out.append((value.value, site.order))
+        elif isinstance(value, (cst.Tuple, cst.List)):
+            known = tensors.known_at(site.order)
+            out.extend((el.value.value, site.order) for el in value.elements
+                       if isinstance(el.value, cst.Name) and el.value.value in known)
+    return out
+
+
+def is_output(scope, tensors, name, order) -> bool:
+    """``name`` is returned with the value it had at ``order`` (no rebinding in between)."""
+    for returned, at in _returned_names(scope, tensors):
+        if returned == name and at > order and not any(
+            order < a.order < at and any(dotted(t) == name for t in a.targets) for a in scope.assignments
+        ):
+            return True
+    return False
+
+
+class TensorOnCtx(Rule):
+    code = "TL504"
+    name = "tensor-on-ctx"
+    message = (
+        "custom autograd.Function stores a tensor as a ctx attribute: it escapes in-place "
+        "modification checks and saved-tensor hooks, and an output kept this way leaks through a "
+        "reference cycle; save tensors with ctx.save_for_backward and read ctx.saved_tensors"
+    )
+    gate = (r"Function", r"ctx\.\w+\s*(:[^=]*)?=[^=]")
+    docs = """
+## What it does
+Finds `ctx.attr = tensor` in the `forward` of a custom
+`torch.autograd.Function` (a class deriving from `torch.autograd.Function`,
+however imported, or from such a class of the same file) when the tensor is
+one of the forward's inputs (or a view of one: `x.contiguous()`, `x.t()`,
+`x[0]`, `x.detach()`) or the forward's output.
+
+## Why is this bad
+`ctx.save_for_backward` is how a Function hands tensors to `backward`. It
+records each tensor's version, so `backward` raises if the tensor was
+modified in place in between, instead of computing a wrong gradient from
+the modified values. It also frees the tensors after backward, applies
+`torch.autograd.graph.saved_tensors_hooks` (activation offloading,
+non-reentrant checkpointing) and handles outputs without a reference cycle.
+A tensor stored as a plain attribute gets none of this: an in-place update of
+the input after the forward silently changes the gradient, and an output
+stored on `ctx` forms a cycle (output -> grad_fn -> ctx -> output) that
+keeps the output and its graph alive until Python's garbage collector runs.
+
+Only values that are clearly tensors are reported: an argument counts as a
+tensor when the forward treats it as one (calls `x.size()`/`x.contiguous()`,
+reads `x.device`, passes it first to a torch operation, saves it with
+`save_for_backward`, annotates it `Tensor`); an output when the forward
+returns it alone, or in a tuple when it is visibly a tensor. Not reported:
+shapes, sizes, dtypes, devices, flags, scalars, strings and lists of ints on
+`ctx`; arguments with a non-`None` default, a non-tensor annotation or an
+`isinstance` check; intermediate tensors computed inside the forward (no
+cycle and no caller can modify them in place, though `save_for_backward`
+is still preferred); Functions with a `setup_context` method, and legacy
+non-static `forward` methods.
+
+## Example
+```python
+class ScaledTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        out = torch.tanh(x * scale)
+        ctx.out = out
+        ctx.scale = scale
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.scale * (1 - ctx.out ** 2), None
+```
+
+## Use instead
+```python
+class ScaledTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        out = torch.tanh(x * scale)
+        ctx.save_for_backward(out)
+        ctx.scale = scale  # a float: fine on ctx
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * ctx.scale * (1 - out ** 2), None
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code:
+            return
+        for cls in model.class_bases:
+            forward = model.methods.get((cls, "forward"))
+            if forward is None or not forward.params or not _is_static(forward):
+                continue
+            if (cls, "setup_context") in model.methods or not is_autograd_function(model, cls):
+                continue  # with setup_context, forward has no ctx
+            yield from self._check_forward(model, forward)
+
+    def _check_forward(self, model, scope):
+        ctx = scope.params[0]
+        tensors = None
+        for a in scope.assignments:
+            if a.kind != "assign":
+                continue
+            stores = [value for target, value in _pairs(a) if dotted(target.value) == ctx]
+            if not stores:
+                continue
+            tensors = tensors or TensorNames(model, scope, skip_params=1)
+            if any(tensors.views_param(v) or (isinstance(v, cst.Name) and is_output(scope, tensors, v.value, a.order))
+                   for v in stores):
+                yield self.report(a.node)
+
+
+def _pairs(a):
+    """(target, value) for ``ctx.x = x`` and for each item of ``ctx.x, ctx.w = x, w``."""
+    for target in a.targets:
+        if isinstance(target, cst.Attribute):
+            yield target, a.value
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(a.value, (cst.Tuple, cst.List)) and len(
+            target.elements) == len(a.value.elements):
+            for t, v in zip(target.elements, a.value.elements):
+                if isinstance(t.value, cst.Attribute):
+                    yield t.value, v.value
