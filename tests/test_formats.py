@@ -135,7 +135,8 @@ def test_json_fields_are_stable(project, capsys):
     code, out, _ = run(capsys, "--output-format", "json", "bad.py")
     record, = json.loads(out)
     assert set(record) == JSON_FIELDS
-    assert record["fix"] is None and record["cell"] is None
+    assert record["fix"] == {"safety": "unsafe", "description": "store `loss.detach()` instead of `loss`"}
+    assert record["cell"] is None
     assert (record["path"], record["line"], record["column"], record["code"]) == ("bad.py", 10, 9, "TL301")
 
 

@@ -119,8 +119,6 @@ def test_server_without_pygls_says_how_to_install_it():
 # -- the pieces behind the quick fixes, in process ---------------------------
 
 def test_fix_action_uses_the_fixer_when_there_is_one(monkeypatch):
-    import types as pytypes
-
     from pygls.workspace import TextDocument
 
     from torchlint import server
@@ -132,7 +130,9 @@ def test_fix_action_uses_the_fixer_when_there_is_one(monkeypatch):
         calls.append((path, tuple(codes), unsafe))
         return source.replace("losses.append(loss)", "losses.append(loss.item())")
 
-    monkeypatch.setitem(sys.modules, "torchlint.fixer", pytypes.SimpleNamespace(fix_source=fix_source))
+    import torchlint.fixer
+
+    monkeypatch.setattr(torchlint.fixer, "fix_source", fix_source)
     fixed = server._fixed_text("/p/train.py", STORED, "TL301", unsafe=True)
     assert calls == [("/p/train.py", ("TL301",), True)]
     document = TextDocument("file:///p/train.py", STORED)

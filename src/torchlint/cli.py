@@ -46,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="worker processes (default: all cores; 1 = no pool)")
     check.add_argument("--no-cache", action="store_true",
                        help="ignore and do not write the .torchlint_cache of unchanged files")
+    check.add_argument("--fix", action="store_true",
+                       help="apply safe fixes and report what remains (exit 0 when nothing does)")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff, also apply fixes that may change behaviour")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff instead of writing them; "
+                            "exit 1 when there is something to fix")
 
     rule = sub.add_parser("rule", help="explain a rule: torchlint rule TL301")
     rule.add_argument("code", nargs="?")
@@ -165,14 +172,93 @@ def _check(args) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("torchlint: interrupted\n")
         return 130
+    fix_run = None
+    if args.fix or args.diff:
+        if stdin_name is not None:
+            return _fix_stdin(args, stdin_name, data, config, enabled, bool(files))
+        from torchlint.fixer import fix_files
+
+        before = sum(len(_shown(path, result, config, enabled)) for path, result in zip(files, results))
+        fix_run = fix_files(files, results, config, enabled, unsafe=args.unsafe_fixes, write=not args.diff)
+        for line in fix_run.errors:
+            sys.stderr.write(f"torchlint: {line}\n")
+        results = fix_run.results
     for path, result in zip(files, results):
-        ignored = config.ignored_for(path) if config.per_file_ignores else set()
-        diagnostics.extend(d for d in result.diagnostics if d.code in enabled and d.code not in ignored)
+        diagnostics.extend(_shown(path, result, config, enabled))
         for err in result.errors:
             internal |= err.internal
             kind = f"{INTERNAL_ERROR} " if err.internal else ""
             sys.stderr.write(f"torchlint: {kind}{err.path}: {err.message}\n")
-    FORMATS[args.output_format](diagnostics, sys.stdout, sources=sources)
+    if fix_run is not None and args.diff:
+        return _report_diff(fix_run, diagnostics, args, failed=bool(missing or internal))
+    context = {}
+    if fix_run is not None:
+        context = {"fixed": max(0, before - len(diagnostics)), "hidden_fixes": _hidden_fixes(diagnostics, args)}
+    FORMATS[args.output_format](diagnostics, sys.stdout, sources=sources, **context)
     if missing or internal:
         return EXIT_ERROR
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _shown(path, result, config, enabled) -> list:
+    """The findings of one file that the run reports: enabled and not per-file-ignored."""
+    ignored = config.ignored_for(path) if config.per_file_ignores else set()
+    return [d for d in result.diagnostics if d.code in enabled and d.code not in ignored]
+
+
+def _hidden_fixes(diagnostics, args) -> int:
+    """Unsafe fixes --unsafe-fixes would apply (notebooks are not fixed)."""
+    if args.unsafe_fixes:
+        return 0
+    return sum(1 for d in diagnostics if getattr(d, "fix", None) == "unsafe" and getattr(d, "cell", None) is None)
+
+
+def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
+    """``--diff``: the changes on stdout, a count on stderr; exit 1 when there is something to fix."""
+    from torchlint.fixer import decode_file, unified_diff
+
+    count = 0
+    for fixed in fix_run.changed:
+        old, encoding = decode_file(fixed.old)
+        sys.stdout.write(unified_diff(fixed.path, old, fixed.new.decode(encoding)))
+        count += len(fixed.outcome.applied)
+    noun = "fix" if count == 1 else "fixes"
+    sys.stderr.write(f"Would apply {count} {noun} in {len(fix_run.changed)} file"
+                     f"{'s' if len(fix_run.changed) != 1 else ''}.\n" if count else "No fixes to apply.\n")
+    hidden = _hidden_fixes(diagnostics, args)
+    if hidden:
+        sys.stderr.write(f"{hidden} fix{'es' if hidden != 1 else ''} available with --unsafe-fixes.\n")
+    if failed:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if fix_run.changed else EXIT_CLEAN
+
+
+def _fix_stdin(args, name: str, data: bytes, config, enabled, checked: bool) -> int:
+    """``--fix`` on stdin writes the fixed source to stdout (``--diff``: the diff) and the
+    findings that remain to stderr, as editors expect."""
+    from torchlint.fixer import decode_file, fix_data, unified_diff
+    from torchlint.rules import ALL_RULES
+    from torchlint.runner import lint_data
+
+    new = None
+    if checked and not name.endswith(".ipynb"):
+        ignored = config.ignored_for(name) if config.per_file_ignores else set()
+        rules = [rule for rule in ALL_RULES if rule.code in enabled and rule.code not in ignored]
+        fixed = fix_data(name, data, rules, {"safe", "unsafe"} if args.unsafe_fixes else {"safe"})
+        for code, line, reason in fixed.outcome.rejected:
+            sys.stderr.write(f"torchlint: {name}:{line}: {code} fix not applied: {reason}\n")
+        if fixed.error is not None:
+            sys.stderr.write(f"torchlint: {name}: {fixed.error}\n")
+        new = fixed.new if fixed.error is None else None
+    if args.diff:
+        if new is not None:
+            old, encoding = decode_file(data)
+            sys.stdout.write(unified_diff(name, old, new.decode(encoding)))
+        return EXIT_FINDINGS if new is not None else EXIT_CLEAN
+    final = new if new is not None else data
+    sys.stdout.buffer.write(final)
+    sys.stdout.flush()
+    remaining = _shown(name, lint_data(name, final, enabled), config, enabled) if checked else []
+    for d in remaining:
+        sys.stderr.write(d.as_text() + "\n")
+    return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN

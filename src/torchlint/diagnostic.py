@@ -19,6 +19,10 @@ class Diagnostic:
     # Notebooks only: the 1-based position of the cell in the notebook's
     # ``cells`` (markdown cells count); ``line`` is then the line in that cell.
     cell: Optional[int] = None
+    # A fix the rule offers: "safe" (applied by --fix), "unsafe" (needs
+    # --unsafe-fixes) or None; and what it does. Not part of identity.
+    fix: Optional[str] = field(default=None, compare=False)
+    fix_description: Optional[str] = field(default=None, compare=False)
 
     def as_text(self) -> str:
         if self.cell is not None:

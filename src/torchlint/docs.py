@@ -13,6 +13,17 @@ from torchlint.rules import ALL_RULES
 _FIX = {"none": "no automatic fix", "safe": "safe fix", "unsafe": "unsafe fix (needs --unsafe-fixes)"}
 
 
+# The first line of a rule's "Fix safety" section: what applies the fix.
+_SAFETY_NOTE = {
+    "safe": "This fix is **safe**: `torchlint check --fix` applies it.",
+    "unsafe": (
+        "This fix is **unsafe**: it may change what the program does, so only "
+        "`torchlint check --fix --unsafe-fixes` applies it (`--diff` shows it first)."
+    ),
+}
+_FIX_HEADING = "## Fix safety"
+
+
 def render(rule) -> str:
     status = "on by default" if rule.default else "opt-in (enable with extend-select)"
     head = (
@@ -20,7 +31,29 @@ def render(rule) -> str:
         f"**Status:** {status} · **Fix:** {_FIX[rule.fix_safety]}\n\n"
         f"Message: `{rule.code} {rule.message}`\n"
     )
-    return head + textwrap.dedent(rule.docs).rstrip() + "\n"
+    return head + fix_safety_section(rule, textwrap.dedent(rule.docs).rstrip()) + "\n"
+
+
+def fix_safety_section(rule, body: str) -> str:
+    """Give a rule with a fix a "Fix safety" section that opens with how the fix is applied.
+
+    The rule's own section (what the fix does, why it is safe or unsafe)
+    follows the note; a rule that wrote none gets the note alone, before
+    "Evidence" when there is one.
+    """
+    note = _SAFETY_NOTE.get(rule.fix_safety)
+    if note is None:
+        return body
+    lines = body.split("\n")
+    for index, line in enumerate(lines):
+        if line.strip() == _FIX_HEADING:
+            return "\n".join(lines[: index + 1] + [note, ""] + lines[index + 1:])
+    section = f"{_FIX_HEADING}\n{note}\n"
+    marker = "\n## Evidence"
+    if marker in body:
+        at = body.index(marker) + 1
+        return body[:at] + section + "\n" + body[at:]
+    return body + "\n\n" + section.rstrip("\n")
 
 
 def render_index() -> str:

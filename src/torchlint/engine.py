@@ -89,7 +89,8 @@ def _lint(
             message = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}"
             result.errors.append(FileError(path, message, internal=True))
     if findings:
-        result.diagnostics.extend(_positioned(module, path, findings))
+        safety = {rule.code: rule.fix_safety for rule in applicable}
+        result.diagnostics.extend(_positioned(module, path, findings, safety))
     if apply_noqa and result.diagnostics:
         lines = source.splitlines()
         result.diagnostics = [
@@ -139,14 +140,23 @@ def _ast_tree(source: str) -> Optional[ast.Module]:
         return None
 
 
-def _positioned(module: cst.Module, path: str, findings: Iterable) -> list:
-    """Positions are computed only for files with findings: it costs a full codegen pass."""
+def _positioned(module: cst.Module, path: str, findings: Iterable, safety: Optional[dict] = None) -> list:
+    """Positions are computed only for files with findings: it costs a full codegen pass.
+
+    A finding with a fix gets the rule's fix safety ("safe"/"unsafe"; a rule
+    that offers a fix without declaring one counts as unsafe).
+    """
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     seen = set()
     for f in findings:
         pos = positions[f.node]
+        fix = description = None
+        if f.fix is not None:
+            fix = (safety or {}).get(f.code)
+            fix = fix if fix in ("safe", "unsafe") else "unsafe"
+            description = f.fix.description
         d = Diagnostic(path, pos.start.line, pos.start.column + 1, f.code, f.message,
-                       pos.end.line, pos.end.column + 1)
+                       pos.end.line, pos.end.column + 1, fix=fix, fix_description=description)
         if (d.line, d.col, d.code) not in seen:
             seen.add((d.line, d.col, d.code))
             yield d

@@ -19,7 +19,7 @@ from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.engine import lint_source
 
 CACHE_DIR = ".torchlint_cache"
-_CACHE_FILE = "results-v1.json"
+_CACHE_FILE = "results-v2.json"  # v2: diagnostics carry fix and fix_description
 _SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
 
@@ -38,9 +38,26 @@ def _read(path: str):
         return None, f"cannot read file: {exc.strerror or exc}"
 
 
+def _code_fingerprint() -> str:
+    """torchlint's own sources by name, size and mtime: an edited rule in a
+    development install must not be answered from results of the old one."""
+    package = Path(__file__).resolve().parent
+    parts = [__version__]
+    for source in sorted(package.rglob("*.py")):
+        stat = source.stat()
+        parts.append(f"{source.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+_CODE = None
+
+
 def _key(path: str, data: bytes, codes: tuple) -> str:
+    global _CODE
+    if _CODE is None:
+        _CODE = _code_fingerprint()
     digest = hashlib.sha256(data)
-    digest.update(f"\0{path}\0{__version__}\0{','.join(codes)}".encode())
+    digest.update(f"\0{path}\0{_CODE}\0{','.join(codes)}".encode())
     return digest.hexdigest()
 
 

@@ -74,3 +74,11 @@ class TorchNames:
     def foreign_framework(self) -> bool:
         """The file is written for another framework with a torch-like API."""
         return not self.imports_torch and bool(self.imported_roots & OTHER_FRAMEWORKS)
+
+    @property
+    def torch_alias(self) -> str:
+        """The name ``torch`` is bound to here (``T`` after ``import torch as T``); fixes write it."""
+        for local, path in self.aliases.items():
+            if path == "torch":
+                return local
+        return "torch"

@@ -15,20 +15,27 @@ import importlib
 import json
 
 
-def summary(diagnostics, out) -> None:
+def summary(diagnostics, out, fixed: int = 0, hidden_fixes: int = 0) -> None:
+    """The closing line; after ``--fix``, how many were fixed and how many remain."""
     count = len(diagnostics)
-    if count:
+    if fixed:
+        total = count + fixed
+        noun = "finding" if total == 1 else "findings"
+        out.write(f"Found {total} {noun} ({fixed} fixed, {count} remaining).\n")
+    elif count:
         files = len({d.path for d in diagnostics})
         noun = "finding" if count == 1 else "findings"
         out.write(f"Found {count} {noun} in {files} file{'s' if files != 1 else ''}.\n")
     else:
         out.write("All checks passed!\n")
+    if hidden_fixes:
+        out.write(f"{hidden_fixes} fix{'es' if hidden_fixes != 1 else ''} available with --unsafe-fixes.\n")
 
 
 def text(diagnostics, out, **context) -> None:
     for d in diagnostics:
         out.write(d.as_text() + "\n")
-    summary(diagnostics, out)
+    summary(diagnostics, out, context.get("fixed", 0), context.get("hidden_fixes", 0))
 
 
 def as_json(diagnostics, out, **context) -> None:

@@ -29,8 +29,8 @@ def fix_record(d) -> Optional[dict]:
     fix = getattr(d, "fix", None)
     if fix is None or fix is False:
         return None
-    if isinstance(fix, str):
-        safety, description = fix, None
+    if isinstance(fix, str):  # the engine's Diagnostic: fix="safe"/"unsafe", fix_description
+        safety, description = fix, getattr(d, "fix_description", None)
     elif isinstance(fix, dict):
         safety, description = fix.get("safety"), fix.get("description")
     else:

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.fixer import enclosing_statement, suspends, torch_reference, wrap_in_with
 from torchlint.model import GradMode, Span
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name
-from torchlint.rule import Rule
+from torchlint.rule import Fix, Rule
 
 
 def mode_switches(model, scope) -> list:
@@ -37,6 +38,7 @@ class EvalWithoutNoGrad(Rule):
         "model called in evaluation code without torch.no_grad(); wrap the evaluation in "
         "`with torch.no_grad():` (or torch.inference_mode())"
     )
+    fix_safety = "unsafe"
     gate = (r"\.eval\(\)|\.train\(False|def \w*(?i:eval|val|test|predict|infer)|(?i:loader|batches|iterator|dl\b)",)
     docs = """
 ## What it does
@@ -85,6 +87,18 @@ def evaluate(model, loader):
         correct += (out.argmax(1) == y).sum().item()
     return correct
 ```
+
+## Fix safety
+The fix wraps the loop that holds the forward pass (outside a loop, the
+statement) in `with torch.no_grad():`, naming torch the way the file does
+(`T.no_grad()` after `import torch as T`) and adding `import torch` only when
+the file lacks it. It is unsafe: code the loop calls in other modules, which
+torchlint does not read, may need gradients (input gradients, hooks, a
+helper that trains), and a caller may backpropagate through the outputs;
+under `no_grad` they no longer require grad, so such code raises or silently
+stops learning. No fix is offered for loops that `yield` or `await` (the
+`with` would leave grad mode off in the caller while they are suspended) or
+for one-line bodies.
 """
 
     @classmethod
@@ -110,7 +124,7 @@ def evaluate(model, loader):
                     continue  # one forward handed back: the caller may want its graph
                 span = self._evaluation_span(model, scope, call, switches)
                 if span is not None and not self._needs_grad(model, span):
-                    yield self.report(call.node)
+                    yield self.report(call.node, fix=_no_grad_fix(model, call))
 
     def _evaluation_span(self, model, scope, call, switches):
         """The stretch of code that makes this call evaluation, as (start, end), or None."""
@@ -141,6 +155,18 @@ def evaluate(model, loader):
             model.computes_gradients(call) or model.stepped_optimizer(call)
             for call in model.reachable_calls(window)
         )
+
+
+def _no_grad_fix(model, call):
+    """Wrap the loop around the forward pass (or its statement, outside loops) in ``no_grad``."""
+    loop = call.site.loop
+    target = loop.node if loop is not None else enclosing_statement(model, call.node)
+    if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or suspends(target):
+        return None  # a one-line suite, or a generator/coroutine that would leak no_grad to its caller
+    name, imports = torch_reference(model, "no_grad")
+    what = "loop" if loop is not None else "statement"
+    return Fix(f"wrap the evaluation {what} in `with {name}():`",
+               ((target, wrap_in_with(target, f"{name}()")),), imports)
 
 
 def _handles_grad(scope) -> bool:

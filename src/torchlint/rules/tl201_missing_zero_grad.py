@@ -1,8 +1,9 @@
 """TL201: a training loop steps the optimizer but never clears gradients."""
 from __future__ import annotations
 
-from torchlint.model.expr import dotted
-from torchlint.rule import Rule
+from torchlint.fixer import first_statement, insert_before
+from torchlint.model.expr import bound_paths, dotted
+from torchlint.rule import Fix, Rule
 
 # Calls that take the optimizer without clearing it.
 _PASSIVE = frozenset("step unscale_ update clip_grad_norm_ clip_grad_value_ state_dict".split())
@@ -26,6 +27,33 @@ def _built_each_iteration(loop, optimizers) -> bool:
     )
 
 
+def _zero_grad_fix(model, loop, role):
+    """``opt.zero_grad()`` as the first statement of the loop body, once per optimizer stepped.
+
+    Only when every step is in the loop itself (a helper's optimizer may have
+    another name here) and the optimizer is bound before the iteration starts.
+    """
+    optimizers = []
+    for step in role.steps:
+        name = model.stepped_optimizer(step) if loop.contains(step.order) else None
+        if name is None:
+            return None
+        if name not in optimizers:
+            optimizers.append(name)
+    for a in loop.scope.assignments:
+        if a.node is loop.node or not loop.contains(a.order):
+            continue
+        bound = [p for t in a.targets for p in bound_paths(t)]
+        if any(opt == p or opt.startswith(p + ".") for opt in optimizers for p in bound):
+            return None
+    first = first_statement(loop.node.body)
+    if not optimizers or first is None:
+        return None
+    calls = [f"{opt}.zero_grad()" for opt in optimizers]
+    return Fix(f"call {', '.join(f'`{c}`' for c in calls)} at the start of each iteration",
+               ((first, insert_before(first, *calls)),))
+
+
 class MissingZeroGrad(Rule):
     code = "TL201"
     name = "missing-zero-grad"
@@ -33,6 +61,7 @@ class MissingZeroGrad(Rule):
         "optimizer.step() in a training loop that never clears gradients, so they add up "
         "across iterations; call optimizer.zero_grad() once per iteration"
     )
+    fix_safety = "unsafe"
     gate = (r"backward", r"\.step\(")
     docs = """
 ## What it does
@@ -68,6 +97,15 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
 ```
+
+## Fix safety
+The fix inserts `optimizer.zero_grad()` (one call per optimizer the loop
+steps) as the first statement of the loop body. It is offered only when
+every `step()` is in the loop itself and the optimizer is bound before the
+iteration starts. It is unsafe because it changes the numbers training
+produces, on purpose: gradients a program deliberately carries into the
+loop, or accumulates across iterations through code torchlint cannot see
+(another module clears them every N steps), are discarded.
 """
 
     def check(self, model):
@@ -87,4 +125,4 @@ for x, y in loader:
             if _optimizer_handed_off(model, role.calls, optimizers) or _built_each_iteration(loop, optimizers):
                 continue
             own = [s for s in role.steps if loop.contains(s.order)]
-            yield self.report((own or role.steps)[0].node)
+            yield self.report((own or role.steps)[0].node, fix=_zero_grad_fix(model, loop, role))

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.fixer import method_call, source_of
 from torchlint.model import flow_back
 from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name
-from torchlint.rule import Rule
+from torchlint.rule import Fix, Rule
 
 _STORE_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "insert": 1}
 _RESETS = frozenset(("clear",))
@@ -28,6 +29,7 @@ class StoredLoss(Rule):
         "tensor that carries an autograd graph is kept across iterations, so every "
         "iteration's graph stays in memory; store loss.item() or loss.detach()"
     )
+    fix_safety = "unsafe"
     gate = (
         r"\.append\(|\.extend\(|\.insert\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+",
         # An iteration: training, a loop over loader-named data, or evaluation code.
@@ -73,6 +75,20 @@ for x, y in loader:
     optimizer.step()
     losses.append(loss.item())
 ```
+
+## Fix safety
+The fix stores `value.detach()` instead of `value` (for `total += loss`,
+`total += loss.detach()`): the same tensor, with the same type, device and
+numbers, cut from its graph, so code that later calls `.item()`, `torch.stack`
+or `.mean()` on what was stored keeps working. (`.item()` would also free the
+graph, but it turns tensors into floats, which breaks such code, fails on
+tensors with more than one element, and makes every iteration wait for the
+GPU; write it by hand where a float is what you want.) It is unsafe because
+a stored value then no longer requires grad: if code torchlint cannot see
+(another method, another module) backpropagates through it, as a
+reinforcement-learning update over stored log-probabilities does, that
+backward raises or those terms silently stop contributing gradients. No fix
+is offered for `extend(...)` or for literals such as tuples.
 """
 
     @classmethod
@@ -95,7 +111,7 @@ for x, y in loader:
                     continue
                 if context.handed_to_caller(container, loop):
                     continue
-                yield self.report(node)
+                yield self.report(node, fix=_detach_fix(node, container, value))
 
     @staticmethod
     def _stores(scope):
@@ -123,6 +139,31 @@ for x, y in loader:
                     keys = [s.slice.value for s in target.slice if isinstance(s.slice, cst.Index)]
                     if keys and not all(is_constant(k) for k in keys):
                         yield a.node, dotted(target.value), a.value, a.order, "store"
+
+
+# Values that are not one tensor: ``.detach()`` on them would raise.
+_NOT_A_TENSOR = (
+    cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+    cst.BaseNumber, cst.BaseString, cst.Lambda, cst.StarredElement,
+)
+
+
+def _detach_fix(node, container, value):
+    """Store ``value.detach()``: the same tensor (type, device, value), without its graph.
+
+    For ``total = total + loss`` only the added value is detached; ``extend``
+    (an iterable of tensors) and literals get no fix.
+    """
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "extend":
+        return None
+    if isinstance(node, cst.Assign) and isinstance(value, cst.BinaryOperation) and container in (
+        dotted(value.left), dotted(value.right)
+    ):
+        value = value.right if dotted(value.left) == container else value.left
+    if isinstance(value, _NOT_A_TENSOR):
+        return None
+    code = source_of(value)
+    return Fix(f"store `{code}.detach()` instead of `{code}`", ((value, method_call(value, "detach")),))
 
 
 class _ScopeContext:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
-from torchlint.rule import Rule
+from torchlint.fixer import without_arg
+from torchlint.rule import Fix, Rule
 
 
 def _later_backward(model, call, loop) -> bool:
@@ -113,6 +114,19 @@ _FACTORIES = frozenset(
 )
 
 
+def _drop_retain_graph(model, node: cst.Call, loop):
+    """Remove ``retain_graph=True``, unless the loop carries recurrent state (TL303's
+    ``out, h = rnn(x, h)``): the next backward then goes through this graph."""
+    from torchlint.model.carry import Flow, carried_states
+
+    if carried_states(model, Flow(model), loop.scope, loop):
+        return None
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "retain_graph":
+            return Fix("remove `retain_graph=True`", ((node, without_arg(node, arg)),))
+    return None
+
+
 class RetainGraphInLoop(Rule):
     code = "TL302"
     name = "retain-graph-in-loop"
@@ -165,8 +179,15 @@ for x, y in loader:
 ```
 
 ## Fix safety
-Removing `retain_graph=True` is unsafe: if a later backward does reuse the
-graph, it then raises.
+The fix removes the `retain_graph=True` argument. It is offered only when
+nothing carries a graph tensor from one iteration into the next (a running
+total, a recurrent state as TL303 finds it): there, the retained graph is
+what the next backward goes through, and the real fix is to `detach()` the
+carried state. It is unsafe because torchlint
+cannot see every backward: one in another module, or state carried through
+an attribute such as `self.hidden`, may still go through this graph, and
+that backward then raises "Trying to backward through the graph a second
+time".
 """
 
     def check(self, model):
@@ -187,4 +208,4 @@ graph, it then raises.
                 continue
             if not carried and not model.loop_role(loop).steps:
                 continue  # nothing links iterations and no step changes the weights
-            yield self.report(call.node)
+            yield self.report(call.node, fix=None if carried else _drop_retain_graph(model, call.node, loop))

@@ -1,0 +1,106 @@
+"""Train/eval mode of modules: where code calls ``.eval()`` / ``.train(...)`` on a model.
+
+Grad mode (``grad.py``) says whether autograd records; module mode says
+whether dropout and batch-norm behave as in training. The two are set
+separately and forgetting either is a classic bug, so rules about module
+mode share these readers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+import libcst as cst
+
+from torchlint.model.expr import dotted, keyword, literal_bool, positional, referenced_paths
+from torchlint.model.facts import CallSite
+from torchlint.model.vocab import last_name, tokens
+
+# Words of helpers that switch modes for a caller: monai's ``eval_mode(model)``,
+# ``set_bn_eval``, ``model_eval(model)``, ``switch_to_train(model)``.
+EVAL_WORDS = frozenset(("eval", "evaluation", "inference"))
+TRAIN_WORDS = frozenset(("train", "training"))
+
+
+@dataclass(frozen=True)
+class ModeSwitch:
+    call: CallSite
+    receiver: str
+    to_eval: Optional[bool]  # True: eval(), False: train(), None: train(flag) we cannot read
+
+    @property
+    def order(self) -> int:
+        return self.call.order
+
+
+def mode_switch(call: CallSite) -> Optional[ModeSwitch]:
+    """``m.eval()``, ``m.train()``, ``m.train(False)``, ``m.train(mode=flag)``; else None."""
+    if call.receiver is None or call.method not in ("eval", "train"):
+        return None
+    if call.method == "eval":
+        if call.node.args:  # tensorflow's tensor.eval(feed_dict=...), not nn.Module.eval()
+            return None
+        return ModeSwitch(call, call.receiver, True)
+    if len(call.node.args) > 1:
+        return None
+    flag = positional(call.node, 0) or keyword(call.node, "mode")
+    if flag is None:
+        return ModeSwitch(call, call.receiver, False)
+    value = literal_bool(flag)
+    return ModeSwitch(call, call.receiver, None if value is None else not value)
+
+
+def mode_switches(model, calls: Iterable[CallSite]) -> list:
+    """The switches among ``calls``; ``self.eval()`` that runs a method of this module is none."""
+    return [s for s in map(mode_switch, calls) if s is not None and model.resolve(s.call) is None]
+
+
+def model_key(path: str) -> str:
+    """What names one model across wrappers: ``self.model.module`` and ``model`` -> ``model``."""
+    while path.endswith((".module", ".forward")):
+        path = path.rsplit(".", 1)[0]
+    return last_name(path)
+
+
+def same_model(a: str, b: str) -> bool:
+    """Do two paths likely name the same module? ``self`` is taken to hold every submodule."""
+    if a == "self" or b == "self":
+        return a.startswith("self") and b.startswith("self")
+    return model_key(a) == model_key(b) or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def is_mode_helper(call: CallSite, words: frozenset) -> bool:
+    """A call named with ``words`` that may switch a model's mode for the caller:
+    ``eval_mode(model)``, ``model.apply(set_bn_eval)``, ``switch_to_train(model)``."""
+    name = call.method or ""
+    if name not in ("eval", "train") and words & set(tokens(name)):
+        return True
+    if name == "apply":
+        return any(words & set(tokens(last_name(p))) for a in call.node.args
+                   for p in referenced_paths(a.value))
+    return False
+
+
+def passes_model(call: CallSite, target: str) -> bool:
+    """Is ``target`` (or its wrapper) handed to the call as an argument?"""
+    for arg in call.node.args:
+        path = dotted(arg.value)
+        if path is not None and same_model(path, target):
+            return True
+    return False
+
+
+def calls_in_node(model, node: cst.CSTNode) -> list:
+    """The model's CallSites for every call inside ``node`` (an expression or statement)."""
+    from torchlint.model.walk import walk
+
+    found = []
+
+    def enter(n):
+        if type(n) is cst.Call:
+            site = model.call_of(n)
+            if site is not None:
+                found.append(site)
+
+    walk(node, enter, lambda n: None)
+    return found

@@ -1,0 +1,157 @@
+"""TL103: evaluation under no_grad with the model still in training mode."""
+from __future__ import annotations
+
+from torchlint.model import GradMode
+from torchlint.model.expr import bound_paths, identifiers
+from torchlint.model.modes import EVAL_WORDS, is_mode_helper, model_key, mode_switches, same_model
+from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name
+from torchlint.rule import Rule
+
+
+class NoGradEvalInTrainMode(Rule):
+    code = "TL103"
+    name = "no-grad-eval-in-train-mode"
+    message = (
+        "model evaluated under no_grad() but never put in eval mode, so dropout and batch-norm "
+        "still act as in training; call model.eval() before evaluating (and model.train() after)"
+    )
+    gate = (r"no_grad|inference_mode|set_grad_enabled", r"\.train\(|backward")
+    docs = """
+## What it does
+Finds evaluation loops (in a function named like `evaluate`/`validate`/`test`
+over data, or over a validation or test loader) that run a model under
+`torch.no_grad()` or `torch.inference_mode()` in a file that trains that
+model or calls `model.train()`, while nothing in the file ever puts that
+model in eval mode: no `model.eval()`, `model.train(False)`,
+`model.train(flag)` or eval-mode helper (`eval_mode(model)`,
+`model.apply(set_bn_eval)`).
+
+## Why is this bad
+`no_grad()` stops autograd from recording; it does not change how layers
+behave. A model in training mode keeps dropping activations at random and
+normalises each batch with its own statistics (and updates batch-norm's
+running statistics with validation data). Reported metrics are noisy and
+too pessimistic, depend on the batch size, and the model saved as "best"
+is chosen on wrong numbers.
+
+It is deliberately conservative. Not reported: files that switch the model
+to eval mode anywhere (in a caller, a trainer method or a helper), models
+built in the evaluating function (an inference script may load a model in
+whatever mode it needs), a module evaluating its own submodules (the caller
+owns `.eval()`), methods of classes whose base class is defined elsewhere
+(trainer base classes usually switch modes around their hooks), forward
+passes in loops that also train (a teacher or EMA model under `no_grad`),
+and files that neither train the model nor call `model.train()`.
+
+## Example
+```python
+def train(model, loader, optimizer):
+    model.train()
+    ...
+
+def evaluate(model, val_loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in val_loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+```
+
+## Use instead
+```python
+def evaluate(model, val_loader):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for x, y in val_loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
+        context = _FileModes(model)
+        for scope in model.scopes:
+            if scope.name in FORWARD_METHODS or model.is_test_function(scope) or _external_base(model, scope):
+                continue
+            done = set()
+            for call in scope.calls:
+                target = model.forward_target(call)
+                if target in (None, "self") or not model.is_forward(call):
+                    continue
+                key = model_key(target)
+                if key in done or model.grad_at(call.site) is not GradMode.NO_GRAD:
+                    continue
+                if not _evaluation_loop(model, scope, call) or _built_in(scope, target, call.order):
+                    continue
+                if context.managed(target) or not context.trained(target):
+                    continue
+                done.add(key)
+                yield self.report(call.node)
+
+
+class _FileModes:
+    """How the file handles module modes, read once."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.switches = mode_switches(model, model.calls)
+        # An eval-mode helper we cannot read might switch any model: trust it.
+        self.helpers = any(
+            is_mode_helper(c, EVAL_WORDS) and model.resolve(c) is None for c in model.calls
+        )
+
+    def managed(self, target: str) -> bool:
+        """Does anything in the file put ``target`` in eval mode (or a mode we cannot read)?"""
+        return self.helpers or any(
+            s.to_eval is not False and same_model(s.receiver, target) for s in self.switches
+        )
+
+    def trained(self, target: str) -> bool:
+        """Does the file call ``target.train()`` or backpropagate through a forward of it?"""
+        if any(s.to_eval is False and same_model(s.receiver, target) for s in self.switches):
+            return True
+        model = self.model
+        for call in model.calls:
+            ran = model.forward_target(call) if model.is_forward(call) else None
+            if ran is None or not same_model(ran, target) or model.grad_at(call.site) is not GradMode.GRAD:
+                continue
+            if any(model.is_backward(c) for c in call.scope.calls):
+                return True
+        return False
+
+
+def _external_base(model, scope) -> bool:
+    """A method of a class built on a base from elsewhere (a trainer, a callback, a runner)."""
+    cls = model.enclosing_class(scope)
+    if cls is None or model.is_module_class(cls):
+        return cls is not None
+    return any(base not in model.class_bases and base != "object" for base in model.class_bases.get(cls, ()))
+
+
+def _evaluation_loop(model, scope, call) -> bool:
+    """In a loop over evaluation data, or over data in an evaluation function; never in one that trains."""
+    loop, evaluates = call.site.loop, False
+    while loop is not None:
+        role = model.loop_role(loop)
+        if role.trains:
+            return False
+        names = set(identifiers(loop.iter)) if loop.iter is not None else set()
+        if any(is_eval_loader_name(n) for n in names):
+            evaluates = True
+        elif is_eval_function_name(scope.name) and (role.data or names & set(scope.params)):
+            evaluates = True
+        loop = loop.parent
+    return evaluates
+
+
+def _built_in(scope, target: str, order: int) -> bool:
+    """Was the model made (built, loaded, copied) in this function before the call?"""
+    for a in scope.assignments:
+        if a.order < order and a.kind in ("assign", "with") and any(
+            same_model(p, target) for t in a.targets for p in bound_paths(t)
+        ):
+            return True
+    return False

@@ -1,0 +1,157 @@
+"""TL104: a loop trains a model that its evaluation left in eval mode."""
+from __future__ import annotations
+
+from torchlint.model import GradMode
+from torchlint.model.modes import TRAIN_WORDS, is_mode_helper, model_key, mode_switches, passes_model, same_model
+from torchlint.model.vocab import is_eval_function_name, tokens
+from torchlint.rule import Rule
+
+# Models that are put in eval mode on purpose and never trained by the loop.
+_FROZEN_WORDS = frozenset(
+    "teacher target ema frozen ref reference old momentum shadow avg averaged swa pretrained".split()
+)
+
+_BUILTINS = frozenset("print len isinstance getattr hasattr setattr type id str repr format".split())
+
+
+class TrainingInEvalMode(Rule):
+    code = "TL104"
+    name = "training-in-eval-mode"
+    message = (
+        "model is switched to eval mode in a training loop and never back, so later iterations "
+        "train with dropout off and frozen batch-norm statistics; call model.train() before training"
+    )
+    gate = (r"\.eval\(\s*\)|\.train\(\s*(?:mode\s*=\s*)?False", r"backward|\.step\(")
+    docs = """
+## What it does
+Finds loops that train a model (`backward()` or `optimizer.step()`, in the
+loop or in same-module helpers it calls) and, somewhere in the same
+iteration, put that model in eval mode for evaluation (`model.eval()` or
+`model.train(False)` followed by a no-grad forward pass, or in a function
+named like `validate`/`evaluate`/`test`), with no `model.train()` anywhere in
+the iteration. The finding is on the call in the loop that leads to the
+`eval()`: typically `validate(model, val_loader)`.
+
+## Why is this bad
+`eval()` is a mode, not a scope: it stays until `train()` is called. From
+the second epoch on, the model trains with dropout disabled and batch-norm
+using (and no longer updating) its running statistics. Nothing fails; the
+model just trains worse, and the first epoch looks fine.
+
+Not reported: loops that call `model.train()` (or `model.train(flag)`)
+anywhere in the iteration, including at the top of a `train_one_epoch`
+helper; models put in eval mode on purpose while others train (a teacher,
+an EMA or target network, frozen batch-norm during fine-tuning, where the
+next forward pass of the model records a graph); helpers from other modules
+that are handed the model (they may call `train()`); and evaluation after
+the training loop.
+
+## Example
+```python
+for epoch in range(epochs):
+    train_one_epoch(model, train_loader, optimizer)   # no model.train() inside
+    validate(model, val_loader)                        # calls model.eval()
+```
+
+## Use instead
+```python
+for epoch in range(epochs):
+    model.train()
+    train_one_epoch(model, train_loader, optimizer)
+    validate(model, val_loader)
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
+        reported = set()
+        for scope in model.scopes:
+            for loop in scope.loops:
+                role = model.loop_role(loop)
+                if not role.trains:
+                    continue
+                for switch in _forgotten_evals(model, role.calls):
+                    node = _entry(model, loop, switch)
+                    if id(node) not in reported:
+                        reported.add(id(node))
+                        yield self.report(node)
+
+
+def _forgotten_evals(model, calls):
+    switches = mode_switches(model, calls)
+    for switch in switches:
+        target = switch.receiver
+        if switch.to_eval is not True or _FROZEN_WORDS & set(tokens(model_key(target))):
+            continue
+        if any(s.to_eval is not True and same_model(s.receiver, target) for s in switches):
+            continue  # train() comes back somewhere in the iteration
+        if any(_may_restore(model, c, target) for c in calls):
+            continue
+        if _trains(model, calls, target) and _for_evaluation(model, switch, target):
+            yield switch
+
+
+def _may_restore(model, call, target) -> bool:
+    """A helper we cannot read that gets the model, or one named for switching modes.
+
+    Same-module helpers are not guessed at: the loop's calls include theirs.
+    """
+    if model.resolve(call) is not None or model.qualify(call) is not None or call.callee in _BUILTINS:
+        return False
+    if is_mode_helper(call, TRAIN_WORDS) and (call.receiver is None or same_model(call.receiver, target)):
+        return True
+    return passes_model(call, target)
+
+
+def _forward_of(model, call):
+    if model.is_forward(call):
+        return model.forward_target(call)
+    if model.is_submodule_forward(call):
+        return call.receiver
+    return None
+
+
+def _trains(model, calls, target) -> bool:
+    """A forward pass of ``target`` that records a graph, in a function that backpropagates."""
+    for call in calls:
+        ran = _forward_of(model, call)
+        if ran is None or not same_model(ran, target) or model.grad_at(call.site) is not GradMode.GRAD:
+            continue
+        if any(model.is_backward(c) or model.is_loss_call(c) for c in call.scope.calls):
+            return True
+    return False
+
+
+def _for_evaluation(model, switch, target) -> bool:
+    """Is this eval() for evaluating, not for freezing batch-norm while training?
+
+    It is in an evaluation function, or the model's next forward pass in the
+    same function runs without grad, or an evaluation helper is called next.
+    """
+    scope = switch.call.scope
+    if is_eval_function_name(scope.name):
+        return True
+    for call in scope.calls:
+        if call.order <= switch.order:
+            continue
+        ran = _forward_of(model, call)
+        if ran is not None and same_model(ran, target):
+            return model.grad_at(call.site) is not GradMode.GRAD
+        helper = model.resolve(call)
+        if helper is not None and is_eval_function_name(helper.name):
+            return True
+    return False
+
+
+def _entry(model, loop, switch):
+    """The call in the loop's own code that leads to the eval(): itself, or the helper call."""
+    if switch.call.scope is loop.scope and loop.contains(switch.order):
+        return switch.call.node
+    for call in model.calls_in(loop):
+        if call.scope is not loop.scope:
+            continue
+        target = model.resolve(call)
+        if target is not None and any(s <= switch.order < e for s, e in model.reachable_ranges(target)):
+            return call.node
+    return switch.call.node

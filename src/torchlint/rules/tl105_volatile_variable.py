@@ -1,0 +1,169 @@
+"""TL105: ``Variable(x, volatile=True)`` has been a no-op since PyTorch 0.4."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model import GradMode
+from torchlint.model.expr import dotted, keyword, literal_bool, positional
+from torchlint.model.tree import contains, statement_in_block
+from torchlint.model.vocab import last_name
+from torchlint.rule import Fix, Rule
+
+_VARIABLE = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.Variable"))
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)
+
+
+class VolatileVariable(Rule):
+    code = "TL105"
+    name = "volatile-variable"
+    message = (
+        "Variable(..., volatile=True) has no effect since PyTorch 0.4, so this inference still "
+        "records an autograd graph; pass the tensor itself and run the code under `with torch.no_grad():`"
+    )
+    fix_safety = "unsafe"
+    gate = (r"\bvolatile\s*=", r"Variable")
+    docs = """
+## What it does
+Finds `torch.autograd.Variable(x, volatile=True)` (also through
+`from torch.autograd import Variable` and aliases of `torch`).
+
+## Why is this bad
+Before PyTorch 0.4, a volatile `Variable` told autograd not to record
+anything computed from it: the way to run inference cheaply. Since 0.4 the
+flag is ignored (with only a `UserWarning`), `Variable(x)` returns `x`, and
+every forward pass on it records a graph and keeps the activations a
+backward pass would need: old evaluation code silently takes the memory and
+time of training. `torch.no_grad()` (or `torch.inference_mode()`) is what
+replaced it.
+
+Not reported: `volatile=False` (the old default, harmless), and calls
+already under `no_grad`/`inference_mode`, where nothing is recorded anyway.
+A `volatile=` that is not a literal (`volatile=not train`) is reported
+without a fix.
+
+## Example
+```python
+for images, labels in val_loader:
+    images = Variable(images, volatile=True)
+    output = model(images)
+    correct += (output.argmax(1) == labels).sum().item()
+```
+
+## Use instead
+```python
+for images, labels in val_loader:
+    with torch.no_grad():
+        output = model(images)
+        correct += (output.argmax(1) == labels).sum().item()
+```
+
+## Fix safety
+The fix replaces each `Variable(x, volatile=True)` by `x` and wraps the
+statement holding it, with the rest of its block, in `with torch.no_grad():`:
+volatility spread to everything computed from the variable, and in the code
+that used it that is the rest of the block. (Wrapping only the statement
+would leave `images = images` under `no_grad` and the forward pass that
+follows recording a graph.) A statement left as `x = x` is dropped. It is unsafe: code later in the block that did
+not depend on the variable now runs without grad too. In a generator, or at
+module level, only the statement itself is wrapped.
+"""
+
+    def check(self, model):
+        if not model.is_torch_code:
+            return
+        covered: set = set()  # calls a previous finding's fix already rewrites
+        for call in model.calls:
+            flag = _volatile_flag(model, call)
+            if flag is None or model.grad_at(call.site) is GradMode.NO_GRAD:
+                continue
+            fix = None
+            if flag is True and id(call.node) not in covered:
+                fix = self._fix(model, call, covered)
+            yield self.report(call.node, fix=fix)
+
+    def _fix(self, model, call, covered: set):
+        if _data(call.node) is None:
+            return None
+        found = statement_in_block(model.module, call.node)
+        if found is None:
+            return None
+        block, index = found
+        rest = list(block.body[index:])
+        if isinstance(block, cst.Module) or contains(cst.IndentedBlock(body=rest), (cst.Yield,)):
+            rest = rest[:1]  # keep the context from spanning a module or a generator's yields
+        rewriter = _Unwrap(model)
+        moved = [stmt.visit(rewriter) for stmt in rest]
+        covered.update(rewriter.replaced)
+        moved = [stmt for stmt in moved if not _self_assignment(stmt)] or [cst.SimpleStatementLine([cst.Pass()])]
+        torch = model.names.torch_alias
+        wrapped = cst.With(
+            items=[cst.WithItem(cst.Call(func=cst.Attribute(cst.Name(torch), cst.Name("no_grad"))))],
+            body=cst.IndentedBlock(body=[moved[0].with_changes(leading_lines=())] + moved[1:]),
+            leading_lines=rest[0].leading_lines,
+        )
+        if isinstance(block, cst.Module):
+            edits = ((rest[0], wrapped),)
+        else:
+            body = list(block.body[:index]) + [wrapped] + list(block.body[index + len(rest):])
+            edits = ((block, block.with_changes(body=body)),)
+        return Fix("pass the tensor itself and run under `with torch.no_grad():`", edits,
+                   imports=("torch",) if torch == "torch" else ())
+
+
+def _volatile_flag(model, call):
+    """True/False for a literal ``volatile=``, "unknown" for an expression, None if not a Variable."""
+    if call.callee is None or last_name(call.callee) != "Variable":
+        return None
+    volatile = keyword(call.node, "volatile")
+    if volatile is None:
+        return None
+    # Only torch's Variable: chainer's took ``volatile='on'`` and still does.
+    if model.qualify(call) not in _VARIABLE:
+        return None
+    flag = literal_bool(volatile)
+    if flag is False:
+        return None
+    return True if flag else "unknown"
+
+
+def _data(call: cst.Call):
+    """The tensor a ``Variable(...)`` wraps, when the call does nothing else."""
+    requires_grad = keyword(call, "requires_grad")
+    if requires_grad is not None and literal_bool(requires_grad) is not False:
+        return None
+    if any(a.keyword is None for a in call.args[1:]):
+        return None
+    return positional(call, 0) or keyword(call, "data")
+
+
+def _self_assignment(stmt) -> bool:
+    """``images = images``: what ``images = Variable(images, volatile=True)`` unwraps to."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    assign = stmt.body[0]
+    return isinstance(assign, cst.Assign) and len(assign.targets) == 1 and (
+        dotted(assign.targets[0].target) is not None
+        and dotted(assign.targets[0].target) == dotted(assign.value)
+    )
+
+
+
+class _Unwrap(cst.CSTTransformer):
+    """Replaces every ``Variable(x, volatile=True)`` with ``x`` (parenthesised where needed)."""
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        self.model = model
+        self.replaced: set = set()
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        site = self.model.call_of(original)
+        if site is None or _volatile_flag(self.model, site) is not True:
+            return updated
+        data = _data(updated)
+        if data is None:
+            return updated
+        self.replaced.add(id(original))
+        if isinstance(data, _ATOMIC) or data.lpar:
+            return data
+        return data.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
