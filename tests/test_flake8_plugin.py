@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import cli_findings, flake8_findings, run_flake8
+from conftest import FIXTURES, cli_findings, flake8_findings, run_flake8
 
 SOURCE = """\
 import torch
@@ -72,3 +72,13 @@ def test_stdin_with_display_name(bad):
         input=SOURCE.format(noqa=""), capture_output=True, text=True,
     )
     assert proc.stdout.startswith("shown.py:7:21: TL101 ")
+
+
+def test_opt_in_rules_run_only_when_named():
+    opt_in = next(p for p in FIXTURES.iterdir() if p.name.startswith("TL106"))
+    bad = opt_in / "bad.py"
+    assert flake8_findings(bad, select="TL") == {}
+    named = flake8_findings(bad, select="TL,TL106")
+    assert {code for _, _, code in named[str(bad)]} == {"TL106"}
+    extended = run_flake8("--select=TL", "--extend-select=TL10", bad)
+    assert "TL106" in extended.stdout

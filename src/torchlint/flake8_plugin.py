@@ -1,8 +1,9 @@
 """The flake8 entry point: ``flake8 --select=TL`` runs torchlint's default rules.
 
-Opt-in rules are put on flake8's default ignore list, as flake8-bugbear does
-with its B9 codes: ``--extend-select=TL106`` (or ``--select`` naming the code)
-turns one on, and a plain ``--select=TL`` does not.
+Opt-in rules run only when named: ``--extend-select=TL106`` or ``--select``
+with the code (or a prefix longer than ``TL``, such as ``TL10``), as
+flake8-bugbear does with its B9 codes. flake8 itself would let a plain
+``--select=TL`` enable them, so the plugin decides which rules run.
 
 flake8 handles ``# noqa``, ``--per-file-ignores`` and syntax errors (E999)
 itself, so the plugin only reports findings. A rule that raises becomes a
@@ -14,16 +15,28 @@ from torchlint import __version__
 from torchlint.engine import INTERNAL_ERROR, lint_source
 from torchlint.rules import ALL_RULES
 
-_OPT_IN_CODES = [rule.code for rule in ALL_RULES if not rule.default]
+_DEFAULT_RULES = tuple(rule for rule in ALL_RULES if rule.default)
+_OPT_IN_RULES = tuple(rule for rule in ALL_RULES if not rule.default)
+
+
+def _named(code: str, chosen) -> bool:
+    return any(len(prefix) > 2 and code.startswith(prefix.upper()) for prefix in chosen)
 
 
 class TorchlintChecker:
     name = "torchlint"
     version = __version__
 
+    rules = _DEFAULT_RULES
+
     @staticmethod
     def add_options(parser) -> None:
-        parser.extend_default_ignore(_OPT_IN_CODES)
+        parser.extend_default_ignore([rule.code for rule in _OPT_IN_RULES])
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        chosen = [*(options.select or ()), *(getattr(options, "extend_select", None) or ())]
+        cls.rules = _DEFAULT_RULES + tuple(rule for rule in _OPT_IN_RULES if _named(rule.code, chosen))
 
     def __init__(self, tree, lines, filename) -> None:
         # ``tree`` makes flake8 treat us as an AST plugin (one call per file,
@@ -37,7 +50,7 @@ class TorchlintChecker:
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        result = lint_source(source, self.filename, ALL_RULES, apply_noqa=False,
+        result = lint_source(source, self.filename, self.rules, apply_noqa=False,
                              report_syntax_errors=False, tree=self.tree)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
