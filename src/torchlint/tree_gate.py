@@ -98,8 +98,11 @@ class TreeFacts:
     def evaluation_code(self) -> bool:
         """Code that switches a model to eval mode, or a loop that runs a model-named
         call over evaluation data or in a function named like evaluation."""
-        if _EVAL_SWITCH.search(self.source):
-            return True
+        return bool(_EVAL_SWITCH.search(self.source)) or self.evaluation_loops()
+
+    def evaluation_loops(self) -> bool:
+        """A loop that runs a model-named call over evaluation data or in a function
+        named like evaluation."""
         for function, loop in self.loops:
             if function in FORWARD_METHODS:
                 continue

@@ -17,7 +17,7 @@ class BackwardUnderNoGrad(Rule):
         "backward() of a loss computed under no_grad()/inference_mode(): no graph was recorded, so "
         "it raises or trains nothing; run the forward pass and loss outside the no-grad region"
     )
-    gate = (r"no_grad|inference_mode|set_grad_enabled", r"backward|autograd")
+    gate = (r"no_grad|inference_mode|set_grad_enabled", r"backward\s*\(|autograd")
     docs = """
 ## What it does
 Finds `loss.backward()` (also `torch.autograd.backward`, `torch.autograd.grad`

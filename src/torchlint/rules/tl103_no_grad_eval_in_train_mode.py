@@ -69,6 +69,10 @@ def evaluate(model, val_loader):
 ```
 """
 
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        return facts.evaluation_loops()
+
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:
             return
