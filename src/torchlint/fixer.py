@@ -42,6 +42,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from torchlint.model.expr import dotted
 from torchlint.model.walk import walk
 
 SAFE, UNSAFE = "safe", "unsafe"
@@ -116,17 +117,6 @@ def top_level_imports(module: cst.Module) -> List[cst.CSTNode]:
     return found
 
 
-def _import_path(node) -> Optional[str]:
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
-
-
 def module_bindings(module: cst.Module) -> Dict[str, str]:
     """Top-level names bound by imports: ``{"T": "torch", "nn": "torch.nn", "torch": "torch"}``.
 
@@ -136,7 +126,7 @@ def module_bindings(module: cst.Module) -> Dict[str, str]:
     for stmt in top_level_imports(module):
         if isinstance(stmt, cst.Import):
             for alias in stmt.names:
-                path = _import_path(alias.name)
+                path = dotted(alias.name)
                 if path is None:
                     continue
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -145,11 +135,11 @@ def module_bindings(module: cst.Module) -> Dict[str, str]:
                     root = path.split(".", 1)[0]
                     names.setdefault(root, root)
         elif not stmt.relative and stmt.module is not None and not isinstance(stmt.names, cst.ImportStar):
-            base = _import_path(stmt.module)
+            base = dotted(stmt.module)
             if base is None:
                 continue
             for alias in stmt.names:
-                name = _import_path(alias.name)
+                name = dotted(alias.name)
                 if name is None:
                     continue
                 local = name
@@ -420,7 +410,7 @@ def _imported(module: cst.Module, name: str) -> bool:
     for stmt in top_level_imports(module):
         if isinstance(stmt, cst.Import):
             for alias in stmt.names:
-                path = _import_path(alias.name)
+                path = dotted(alias.name)
                 if alias.asname is None and path is not None and (path == name or path.startswith(name + ".")):
                     return True
     return False
@@ -445,7 +435,7 @@ def add_imports(module: cst.Module, names: Iterable[str]) -> cst.Module:
         if i == 0 and docstring:
             index = 1
             continue
-        if isinstance(small, cst.ImportFrom) and _import_path(small.module) == "__future__":
+        if isinstance(small, cst.ImportFrom) and dotted(small.module) == "__future__":
             index = i + 1
             continue
         break
