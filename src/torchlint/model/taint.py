@@ -21,13 +21,14 @@ KILL_METHODS = frozenset(
     "item detach detach_ tolist numpy argmax argmin argsort long int bool byte short char "
     "size dim numel nelement eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
     "all any equal data_ptr element_size stride is_contiguous type_as_string __len__ "
-    "keys __str__ __repr__ get_device".split()
+    "keys __str__ __repr__ get_device multinomial bernoulli".split()
 )
 KILL_ATTRS = frozenset("data grad shape dtype device ndim requires_grad is_cuda is_leaf grad_fn".split())
 KILL_TORCH = frozenset(
     "argmax argmin argsort eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
     "equal numel is_tensor no_grad randn rand zeros ones empty full arange tensor "
-    "randint randperm zeros_like ones_like empty_like full_like".split()
+    "randint randperm zeros_like ones_like empty_like full_like multinomial bernoulli searchsorted "
+    "bucketize".split()
 )
 KILL_BUILTINS = frozenset("float int str bool len round repr format isinstance print hash id".split())
 PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".split())

@@ -1,0 +1,200 @@
+"""Leaves and computed values: where a name got its value, and whether grad is surely on.
+
+TL402-TL404 ask of one name at one point: what binding reaches here (a forward
+pass, a loss, a tensor factory, a loop variable, a parameter of the
+function)? Is this code known to run with autograd recording, or might a
+caller in another file wrap it in ``no_grad``? And does the code treat the
+name as a leaf it wants gradients for (reads ``x.grad``, passes it as
+``inputs`` to ``autograd.grad``)? Answers are cheap readers over the
+model's per-scope assignments and calls.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model.expr import bound_paths, dotted, keyword, positional, referenced_paths
+from torchlint.model.grad import GradMode
+
+# Torch functions that make a new tensor from data or a shape: their result is a leaf.
+FACTORIES = frozenset(
+    "tensor as_tensor from_numpy zeros ones empty full rand randn randint randperm arange "
+    "linspace logspace eye zeros_like ones_like empty_like full_like rand_like randn_like "
+    "randint_like normal Tensor FloatTensor DoubleTensor HalfTensor LongTensor".split()
+)
+# ``Variable(x)`` / ``nn.Parameter(x)`` wrap a tensor as a (new) leaf.
+_LEAF_WRAPPERS = frozenset(("Variable", "Parameter"))
+# Methods that keep a value's identity as "the output" (a reduction, a reshape, a move).
+SHAPE_METHODS = frozenset(
+    "mean sum squeeze unsqueeze view reshape flatten float double half to cuda cpu contiguous "
+    "view_as reshape_as abs neg exp log sigmoid softmax log_softmax permute transpose t".split()
+)
+# Methods after which the value is a fresh tensor the caller owns, on purpose.
+FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
+
+
+def known_grad_scope(model, scope, _seen=None) -> bool:
+    """Does autograd surely record in ``scope``, whoever calls it?
+
+    Module-level code does, and so does a function that itself backpropagates
+    (its loss needs grad). Otherwise only when every caller is in this module,
+    records at the call, and is itself known to record: a helper with no
+    caller here may run under a caller's no_grad.
+    """
+    if _seen and id(scope) in _seen:
+        return False  # recursion: a cycle proves nothing
+    seen = (_seen or frozenset()) | {id(scope)}  # the callers on this path only
+    if scope.is_module:
+        return True
+    if scope.decorator_grad is not None:
+        return scope.decorator_grad is GradMode.GRAD
+    if any(model.is_backward(c) or model.is_autograd_grad(c) for c in scope.calls):
+        return True
+    if scope.class_name is not None and scope.name == "training_step":
+        return True  # Lightning runs it with grad enabled
+    callers = model.callers.get(scope)
+    return bool(callers) and all(
+        model.grad_at(c.site) is GradMode.GRAD and known_grad_scope(model, c.scope, seen) for c in callers
+    )
+
+
+def reaching_value(scope, path: str, order: int):
+    """``(assignment, value)`` of the last binding of ``path`` in ``scope`` before ``order``.
+
+    ``value`` is the matching element for ``a, b = x, y``; the whole value when
+    a tuple target unpacks something else. None when ``path`` is not bound in
+    ``scope`` before ``order`` (a parameter, a global, state set elsewhere).
+    """
+    found = None
+    for a in scope.assignments:
+        if a.order >= order:
+            break
+        if a.kind == "del" or a.kind == "aug":
+            continue
+        for target in a.targets:
+            value = _value_for(target, a.value, path)
+            if value is not _UNBOUND:
+                found = (a, value)
+    return found
+
+
+_UNBOUND = object()
+
+
+def _value_for(target, value, path: str):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        pairs = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+        for i, el in enumerate(target.elements):
+            if path in bound_paths(el.value):
+                if pairs is not None and len(pairs) == len(target.elements) and dotted(el.value) == path:
+                    return pairs[i].value
+                return value
+        return _UNBOUND
+    return value if dotted(target) == path else _UNBOUND
+
+
+# The tail methods ``method_chain`` looks through; any other call is the chain's base.
+_CHAIN_METHODS = SHAPE_METHODS | FRESH_METHODS | {"requires_grad_", "item", "tolist", "numpy"}
+
+
+def method_chain(expr):
+    """``(base, [methods...])``: ``model(x).mean().cpu()`` -> (``model(x)``, ['mean', 'cpu'])."""
+    methods = []
+    while True:
+        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+                and expr.func.attr.value in _CHAIN_METHODS):
+            methods.append(expr.func.attr.value)
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in FRESH_METHODS:
+            methods.append(expr.attr.value)
+            expr = expr.value
+        else:
+            return expr, methods[::-1]
+
+
+def is_leaf_factory(model, expr) -> bool:
+    """``torch.zeros(...)``, ``torch.tensor(v).to(device)``, ``Variable(x)``, ``nn.Parameter(w)``."""
+    base, methods = method_chain(expr)
+    if not isinstance(base, cst.Call) and not methods:
+        return False
+    if isinstance(base, cst.Call):
+        callee = dotted(base.func) or ""
+        last = callee.rsplit(".", 1)[-1]
+        if last in _LEAF_WRAPPERS:
+            return True
+        qualified = model.names.qualify(callee)
+        if qualified is not None and last in FACTORIES:
+            return True
+    return False
+
+
+def produced_by_graph_call(model, expr) -> bool:
+    """Is ``expr`` a forward pass or a loss call, maybe reduced or moved (``model(x).mean()``)?"""
+    base, methods = method_chain(expr)
+    if not isinstance(base, cst.Call) or any(m not in SHAPE_METHODS for m in methods):
+        return False
+    if positional(base, 0) is None:
+        return False  # ``resnet18(pretrained=True)`` builds a model; a forward pass takes an input
+    call = model.call_of(base)
+    return call is not None and (
+        model.is_forward(call) or model.is_submodule_forward(call) or model.is_loss_call(call)
+    )
+
+
+def wants_its_gradient(model, scope, path: str) -> bool:
+    """The code uses ``path`` as a leaf it differentiates with respect to: it reads
+    ``path.grad``, calls ``path.retain_grad()``/``register_hook``, or passes it as
+    ``inputs`` to ``torch.autograd.grad`` (saliency maps, attacks, feature gradients)."""
+    grad_attr = path + ".grad"
+    for call in scope.calls:
+        if call.receiver == path and call.method in ("retain_grad", "register_hook"):
+            return True
+        if model.is_autograd_grad(call):
+            inputs = keyword(call.node, "inputs") or positional(call.node, 1)
+            if inputs is not None and path in set(referenced_paths(inputs)):
+                return True
+        for arg in call.node.args:
+            if _reads(arg.value, grad_attr):
+                return True
+    for a in scope.assignments:
+        if a.value is not None and _reads(a.value, grad_attr):
+            return True
+    return any(_reads(value, grad_attr) for _, value in scope.returns)
+
+
+def _reads(expr, grad_attr: str) -> bool:
+    return any(p == grad_attr or p.startswith(grad_attr + ".") for p in _all_paths(expr))
+
+
+def _all_paths(expr):
+    """Every dotted path and its prefixes read in ``expr`` (``x.grad.data`` gives all three)."""
+    for path in referenced_paths(expr):
+        parts = path.split(".")
+        for i in range(1, len(parts) + 1):
+            yield ".".join(parts[:i])
+
+
+def file_freezes(model) -> bool:
+    """Does the file turn off ``requires_grad`` anywhere (``p.requires_grad = False``,
+    ``net.requires_grad_(False)``, ``set_requires_grad(net, False)``, ``freeze(...)``)?"""
+    cached = model.__dict__.get("_file_freezes")
+    if cached is None:
+        cached = any(_freeze_call(c) for c in model.calls) or any(
+            a.kind == "assign" and literal_false(a.value)
+            and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
+            for a in model.assignments
+        )
+        model.__dict__["_file_freezes"] = cached
+    return cached
+
+
+def literal_false(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "False"
+
+
+def _freeze_call(call) -> bool:
+    method = (call.method or "").lower()
+    if "freeze" in method and "unfreeze" not in method:
+        return True
+    if "requires_grad" in method or "toggle_grad" in method:
+        return any(literal_false(arg.value) for arg in call.node.args)
+    return False

@@ -1,0 +1,104 @@
+"""TL402: ``.numpy()`` on a tensor that requires grad raises at run time."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.fixer import method_call
+from torchlint.model import GradMode
+from torchlint.model.leaves import file_freezes, known_grad_scope
+from torchlint.rule import Fix, Rule
+
+
+def _fix(numpy_call: cst.Call) -> Fix:
+    """``.detach()`` goes before a ``.cpu()`` that directly precedes ``.numpy()``
+    (``x.detach().cpu().numpy()``, the idiom torch's own error suggests), else
+    right before ``.numpy()``."""
+    receiver = numpy_call.func.value
+    target = receiver
+    if (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value == "cpu" and not receiver.args):
+        target = receiver.func.value
+    return Fix("call .detach() before .numpy()", edits=((target, method_call(target, "detach")),))
+
+
+class NumpyOnGradTensor(Rule):
+    code = "TL402"
+    name = "numpy-on-grad-tensor"
+    message = (
+        ".numpy() on a tensor that requires grad raises RuntimeError; call .detach() first "
+        "(`x.detach().cpu().numpy()`)"
+    )
+    fix_safety = "safe"
+    gate = (r"\.numpy\(",)
+    docs = """
+## What it does
+Finds `.numpy()` (also `.cpu().numpy()`, `.to("cpu").numpy()`) on a tensor
+that carries an autograd graph: a model output, a loss, or a value computed
+from them while autograd records, in code that surely runs with grad
+enabled (module-level script code, a function that itself calls
+`backward()`, or a function whose callers in the same file all record).
+
+## Why is this bad
+With grad mode on, `Tensor.numpy()` refuses a tensor that requires grad:
+`RuntimeError: Can't call numpy() on Tensor that requires grad. Use
+tensor.detach().numpy() instead.` The line crashes the first time it runs,
+typically in logging or metric code at the end of the first training step.
+
+Not reported: `.numpy()` under `torch.no_grad()` / `inference_mode()` (or in
+a function decorated with them, or only called from such code), where torch
+allows it; after `.detach()`, on `.data`, on `.item()`/`.tolist()` values, on
+data tensors, with `numpy(force=True)`; in helpers with no caller in the
+same file (a caller elsewhere may run them under `no_grad`), and, outside
+functions that backpropagate, in files that freeze parameters
+(`requires_grad_(False)`): a frozen model's outputs do not require grad.
+
+## Example
+```python
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+    probs.append(torch.sigmoid(out).cpu().numpy())
+```
+
+## Use instead
+```python
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+    probs.append(torch.sigmoid(out).detach().cpu().numpy())
+```
+
+## Fix safety
+Safe: `.detach()` returns the same values without the graph, which is what
+`.numpy()` would have returned had torch allowed it. It is inserted before
+a `.cpu()` that directly precedes `.numpy()`, else right before `.numpy()`.
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or not model.names.imports_torch or model.is_test_file:
+            return
+        for scope in model.scopes:
+            calls = [c for c in scope.calls if c.method == "numpy" and isinstance(c.node.func, cst.Attribute)]
+            if not calls or not known_grad_scope(model, scope):
+                continue
+            backprops = any(model.is_backward(c) or model.is_autograd_grad(c) for c in scope.calls)
+            if not backprops and file_freezes(model):
+                continue
+            starts = _statement_orders(scope)
+            taint = model.taint(scope)
+            for call in calls:
+                if call.node.args or model.grad_at(call.site) is not GradMode.GRAD:
+                    continue  # numpy(force=True) detaches itself
+                order = min(call.order, starts.get(id(call.site.stmt), call.order))
+                if taint.carries_graph(call.node.func.value, order):
+                    yield self.report(call.node, fix=_fix(call.node))
+
+
+def _statement_orders(scope) -> dict:
+    """The order of each assignment statement: ``out = out.cpu().numpy()`` reads
+    ``out`` as it was before the statement rebinds it."""
+    return {id(a.node): a.order for a in scope.assignments}

@@ -1,0 +1,128 @@
+"""TL403: forcing ``requires_grad`` on a computed loss or model output hides a broken graph."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model.expr import dotted, keyword, literal_bool, positional
+from torchlint.model.leaves import is_leaf_factory, produced_by_graph_call, reaching_value, wants_its_gradient
+from torchlint.model.vocab import is_model_name, tokens
+from torchlint.rule import Rule
+
+# Loss-named things that are not a loss value: the function, its weight, a logger.
+_NOT_A_LOSS_VALUE = frozenset(
+    "fn func function fns module modules layer criterion crit weight weights scale scaler meter "
+    "meters history hist list dict log logs name names type types cfg config configs kwargs args "
+    "class cls obj".split()
+)
+
+
+def is_loss_value_name(path: str) -> bool:
+    """``loss``, ``d_loss``, ``total_loss``, ``lossD``; not ``loss_fn`` or ``loss_weights``."""
+    toks = tokens(path.rsplit(".", 1)[-1])
+    has_loss = any(t in ("loss", "losses") or t.endswith("loss") for t in toks)
+    return has_loss and not any(t in _NOT_A_LOSS_VALUE for t in toks)
+
+
+def _forced_on(node) -> cst.BaseExpression | None:
+    """The tensor a statement forces to require grad, or None."""
+    if isinstance(node, cst.Assign):
+        if literal_bool(node.value) is not True:
+            return None
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad":
+                return t.target.value
+        return None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+        flag = positional(node, 0) or keyword(node, "requires_grad")
+        if flag is None or literal_bool(flag) is True:
+            return node.func.value
+    return None
+
+
+class ForcedRequiresGrad(Rule):
+    code = "TL403"
+    name = "forced-requires-grad"
+    message = (
+        "requires_grad forced on a computed loss or model output hides a broken graph and nothing "
+        "trains; remove it and find where the graph is cut (detach, item, numpy, no_grad)"
+    )
+    gate = (r"requires_grad",)
+    docs = """
+## What it does
+Finds `loss.requires_grad = True`, `loss.requires_grad_()` and
+`loss.requires_grad_(True)` on a value computed by a loss or a forward pass:
+a name bound to `criterion(...)`, `F.mse_loss(...)`, `model(x)` (maybe
+reduced with `.mean()`, `.sum()`, moved with `.to()`), or a loss-named value
+(`loss`, `d_loss`, `total_loss`) computed in the same function.
+
+## Why is this bad
+A loss computed from the model's parameters already requires grad. When it
+does not, the graph was cut on the way: a `.detach()`, `.item()`,
+`.numpy()`, `torch.tensor(value)`, a `no_grad()` block or a frozen model.
+`loss.backward()` then fails with `element 0 of tensors does not require
+grad`, and forcing `requires_grad = True` only silences that error:
+`backward()` now runs and computes nothing for the model, so the optimizer
+never changes a parameter. On a loss that does have a graph the line raises
+(`you can only change requires_grad flags of leaf variables`) or, with
+`requires_grad_()`, does nothing.
+
+Not reported: `requires_grad` on inputs and data (function parameters, loop
+variables), on leaves created by `torch.zeros/randn/tensor/empty/...`, on
+`.detach()`ed or `.clone()`d copies of an output, on parameters, and on any
+tensor the code differentiates with respect to (it reads `x.grad` or passes
+`x` as `inputs` to `torch.autograd.grad`: saliency maps, adversarial
+attacks, WGAN-GP interpolates, feature gradients).
+
+## Example
+```python
+with torch.no_grad():
+    out = model(x)
+loss = criterion(out, y)
+loss.requires_grad = True
+loss.backward()
+optimizer.step()
+```
+
+## Use instead
+```python
+out = model(x)
+loss = criterion(out, y)
+loss.backward()
+optimizer.step()
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
+        for scope in model.scopes:
+            for node, subject, order in self._sites(scope):
+                if self._computed(model, scope, subject, order):
+                    yield self.report(node)
+
+    @staticmethod
+    def _sites(scope):
+        for a in scope.assignments:
+            if a.kind == "assign":
+                subject = _forced_on(a.node)
+                if subject is not None:
+                    yield a.node, subject, a.order
+        for call in scope.calls:
+            subject = _forced_on(call.node)
+            if subject is not None:
+                yield call.node, subject, call.order
+
+    @staticmethod
+    def _computed(model, scope, subject, order) -> bool:
+        path = dotted(subject)
+        if path is None:  # criterion(out, y).requires_grad_()
+            return produced_by_graph_call(model, subject)
+        if is_model_name(path.rsplit(".", 1)[-1]) or wants_its_gradient(model, scope, path):
+            return False  # ``model.requires_grad_()`` unfreezes a module
+        reaching = reaching_value(scope, path, order)
+        if reaching is None or reaching[0].kind != "assign":
+            return False  # a parameter, a loop variable, state set elsewhere
+        value = reaching[1]
+        if produced_by_graph_call(model, value):
+            return True
+        return is_loss_value_name(path) and not is_leaf_factory(model, value)

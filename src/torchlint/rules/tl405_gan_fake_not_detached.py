@@ -1,0 +1,234 @@
+"""TL405: the discriminator step backpropagates into the generator through an undetached fake."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model import GradMode
+from torchlint.model.expr import dotted, identifiers, positional, referenced_paths
+from torchlint.model.gan import is_discriminator_name, is_generator_name, optimizer_role
+from torchlint.model.leaves import FRESH_METHODS, reaching_value, wants_its_gradient
+from torchlint.model.walk import children
+from torchlint.rule import Rule
+
+_CUT_METHODS = FRESH_METHODS | {"item", "tolist", "numpy", "requires_grad_"}
+_MAX_DEPTH = 8
+
+
+def _last(callee) -> str:
+    return (callee or "").rsplit(".", 1)[-1]
+
+
+class _Scope:
+    """One function's GAN steps, read backwards from each ``backward()``."""
+
+    def __init__(self, model, scope) -> None:
+        self.model = model
+        self.scope = scope
+
+    # -- which backward is the discriminator's step ---------------------
+    def is_d_step(self, backward) -> bool:
+        """The first optimizer step after ``backward`` is D's, and no G step shares it."""
+        model, span = self.model, backward.site.loop or self.scope
+        later = [c for c in self.scope.calls if c.order > backward.order and span.contains(c.order)]
+        steps = [(c, model.stepped_optimizer(c)) for c in later if model.stepped_optimizer(c)]
+        if not steps or optimizer_role(steps[0][1]) != "D":
+            return False
+        next_backward = next((c.order for c in later if c.order > steps[0][0].order and model.is_backward(c)),
+                             span.end)
+        return not any(optimizer_role(opt) == "G" for c, opt in steps if c.order < next_backward)
+
+    # -- which discriminator calls feed the loss ------------------------
+    def discriminator_calls(self, expr, order, seen=None, depth=0):
+        """D(...) calls in ``expr`` and in the bindings of the names it reads, before ``order``."""
+        seen = set() if seen is None else seen
+        if depth > _MAX_DEPTH:
+            return
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call) and is_discriminator_name(_last(dotted(node.func))):
+                yield node
+            stack.extend(children(node))
+        for path in referenced_paths(expr):
+            for a, value in self._bindings(self._bound_prefix(path, order), order):
+                if id(a) not in seen:
+                    seen.add(id(a))
+                    yield from self.discriminator_calls(value, a.order, seen, depth + 1)
+
+    def _bound_prefix(self, path, order) -> str:
+        """``logits`` for ``logits.mean`` (a method read as a dotted path): the longest
+        prefix bound in this function before ``order``."""
+        parts = path.split(".")
+        for end in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:end])
+            if reaching_value(self.scope, prefix, order) is not None:
+                return prefix
+        return path
+
+    def _bindings(self, path, order):
+        """The binding of ``path`` that reaches ``order``, plus ``path += ...`` after it."""
+        reaching = reaching_value(self.scope, path, order)
+        start = -1
+        if reaching is not None:
+            start = reaching[0].order
+            if reaching[0].kind == "assign":
+                yield reaching
+        for a in self.scope.assignments:
+            if start < a.order < order and a.kind == "aug" and dotted(a.targets[0]) == path:
+                yield a, a.value
+
+    # -- does the generator's graph reach a D input ---------------------
+    def carries_fake(self, expr, order, depth=0) -> bool:
+        if depth > _MAX_DEPTH or expr is None:
+            return False
+        t = type(expr)
+        if t in (cst.Name, cst.Attribute):
+            if t is cst.Attribute and expr.attr.value in FRESH_METHODS:
+                return False  # fake.data
+            path = dotted(expr)
+            if path is None:
+                return self.carries_fake(expr.value, order, depth + 1)
+            if wants_its_gradient(self.model, self.scope, path):
+                return False  # WGAN-GP interpolates: differentiated on purpose
+            reaching = reaching_value(self.scope, path, order)
+            if reaching is None or reaching[0].kind != "assign":
+                return False
+            return self.carries_fake(reaching[1], reaching[0].order, depth + 1)
+        if t is cst.Call:
+            return self._call_carries_fake(expr, order, depth)
+        if t is cst.Subscript:
+            return self.carries_fake(expr.value, order, depth + 1)
+        if t is cst.BinaryOperation:
+            return self.carries_fake(expr.left, order, depth + 1) or self.carries_fake(expr.right, order, depth + 1)
+        if t in (cst.Tuple, cst.List):
+            return any(self.carries_fake(el.value, order, depth + 1) for el in expr.elements)
+        return False
+
+    def _call_carries_fake(self, expr: cst.Call, order, depth) -> bool:
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in _CUT_METHODS:
+                return False
+            if self.carries_fake(func.value, order, depth + 1):
+                return True  # fake.view(-1), fake.to(device)
+        call = self.model.call_of(expr)
+        if call is None or self.model.grad_at(call.site) is not GradMode.GRAD:
+            return False
+        if is_generator_name(_last(call.callee)):
+            return True
+        if self.model.qualify(call) is not None:  # torch.cat([real, fake])
+            return any(self.carries_fake(arg.value, order, depth + 1) for arg in expr.args)
+        return False  # a function we cannot read (an image pool, an augmentation)
+
+
+def _loss_of(model, call):
+    """The tensor a backward call differentiates: ``loss`` in ``loss.backward()``,
+    ``scaler.scale(loss).backward()``, ``self.manual_backward(loss)``, ``autograd.backward(loss)``."""
+    if call.method == "backward" and isinstance(call.node.func, cst.Attribute) and call.receiver != "torch.autograd":
+        receiver = call.node.func.value
+        if isinstance(receiver, cst.Call) and _last(dotted(receiver.func)) == "scale":
+            return positional(receiver, 0)
+        return receiver
+    return positional(call.node, 0)
+
+
+def _generator_frozen(model, scope) -> bool:
+    """The code switches requires_grad around the steps: ``requires_grad(generator, False)``,
+    ``set_requires_grad(netG, False)``, Lightning's ``toggle_optimizer``, or
+    ``p.requires_grad = False`` in a loop over the generator's parameters."""
+    for call in scope.calls:
+        method = (call.method or "").lower()
+        if "toggle" in method:
+            return True
+        if "requires_grad" in method or "freeze" in method:
+            words = {w for p in referenced_paths(call.node) for w in p.split(".")}
+            if any(is_generator_name(w) for w in words):
+                return True
+    for a in scope.assignments:
+        loop = a.site.loop
+        if any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets):
+            if loop is not None and loop.iter is not None and any(is_generator_name(n) for n in identifiers(loop.iter)):
+                return True
+    return False
+
+
+class GanFakeNotDetached(Rule):
+    code = "TL405"
+    name = "gan-fake-not-detached"
+    message = (
+        "discriminator step backpropagates into the generator through an undetached fake; "
+        "feed the discriminator `fake.detach()` for its own loss"
+    )
+    # A superset of the names ``model/gan.py`` accepts: G, netG, G_AB, G2, g_model, net_g, gen...
+    gate = (
+        r"backward",
+        r"(?:\b(?:net_?)?|_)[Gg](?:_|\d|[A-Z]\b|\b)|(?i:gen)",
+        r"(?:\b(?:net_?)?|_)[Dd](?:_|\d|[A-Z]\b|\b)|(?i:dis|critic)",
+    )
+    docs = """
+## What it does
+Finds a GAN discriminator update whose loss runs the discriminator on the
+generator's output without `.detach()`: `fake = G(z)`, then `d_loss =
+criterion(D(fake), zeros)`, `d_loss.backward()` and next the discriminator's
+optimizer steps. Roles are read from names, conservatively: `G`, `netG`,
+`G_AB`, `generator`, `gen` against `D`, `netD`, `discriminator`, `disc`,
+`critic`, and optimizers named for them (`optimizerD`, `opt_d`,
+`d_optimizer`).
+
+## Why is this bad
+`d_loss.backward()` then differentiates through the generator too: it
+computes (and accumulates into the generator's `.grad`) gradients the
+discriminator step throws away, roughly doubling the cost of the step. The
+generator's gradients are now polluted with the discriminator's objective
+unless they are cleared before the generator's backward, and the generator
+step that reuses the same `fake` graph fails (`Trying to backward through
+the graph a second time`) unless `retain_graph=True` keeps it alive, or fails
+because `optimizerD.step()` changed the discriminator's weights in place.
+
+Not reported: `D(fake.detach())`, a fake generated under `torch.no_grad()`
+or detached when made, the generator's own step (`g_loss = criterion(D(fake),
+ones)` followed by the generator's optimizer), WGAN-GP interpolates (they are
+differentiated on purpose), a combined step that deliberately updates both
+(a G optimizer steps before the next backward), code that freezes the
+generator (`requires_grad(generator, False)`, `set_requires_grad`,
+Lightning's `toggle_optimizer`), and fakes that pass through functions
+torchlint cannot read (an image pool, an augmentation).
+
+## Example
+```python
+fake = netG(noise)
+d_loss = criterion(netD(real), ones) + criterion(netD(fake), zeros)
+optimizerD.zero_grad()
+d_loss.backward()
+optimizerD.step()
+```
+
+## Use instead
+```python
+fake = netG(noise)
+d_loss = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+optimizerD.zero_grad()
+d_loss.backward()
+optimizerD.step()
+```
+"""
+
+    def check(self, model):
+        if not model.is_torch_code or model.is_test_file:
+            return
+        for scope in model.scopes:
+            backwards = [c for c in scope.calls if model.is_backward(c)]
+            if not backwards or _generator_frozen(model, scope):
+                continue
+            gan, reported = _Scope(model, scope), set()
+            for call in backwards:
+                loss = _loss_of(model, call)
+                if loss is None or not gan.is_d_step(call):
+                    continue
+                for d_call in gan.discriminator_calls(loss, call.order):
+                    site = model.call_of(d_call)
+                    if id(d_call) in reported or site is None:
+                        continue
+                    if any(gan.carries_fake(arg.value, site.order) for arg in d_call.args):
+                        reported.add(id(d_call))
+                        yield self.report(d_call)
