@@ -4,6 +4,12 @@ from __future__ import annotations
 from torchlint.rule import Rule
 
 
+def _backward_in_helper(model, call) -> bool:
+    """A same-module function called here that runs a backward."""
+    target = model.resolve(call)
+    return target is not None and any(model.is_backward(c) for c in model.reachable_calls(target))
+
+
 class ZeroGradBeforeStep(Rule):
     code = "TL202"
     name = "zero-grad-before-step"
@@ -83,6 +89,8 @@ optimizer.step()
         for call in scope.calls:
             if call.order >= step.order:
                 break
+            if call.order > zero.order and _backward_in_helper(model, call):
+                return False  # CycleGAN: zero_grad(); self.backward_D(); step()
             if model.is_backward(call):
                 if call.order > zero.order:
                     return False
