@@ -118,3 +118,18 @@ def test_same_module_function_returning_a_loss_taints_its_caller():
     scope = model.scopes[-1]
     assign = scope.assignments[-1]
     assert model.taint(scope).carries_graph(assign.value, assign.order)
+
+
+def test_functions_of_imported_modules_are_not_forward_passes():
+    model = build("""
+        from torchvision import models
+        from . import nets
+        import timm.models as tm
+        def run(model, x):
+            a = models.resnet18(weights=None)
+            b = nets.build_backbone(pretrained=True)
+            c = tm.vit_base(pretrained=False)
+            return model(x), self_net(x)
+    """)
+    forwards = {c.callee for c in model.calls if model.is_forward(c)}
+    assert forwards == {"model", "self_net"}

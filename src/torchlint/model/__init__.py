@@ -313,6 +313,8 @@ class FileModel:
         last = vocab.last_name(callee)
         if not last or last[0].isupper() or self.names.qualify(callee) is not None:
             return None  # a class being built, or a torch API function
+        if "." in callee and callee.split(".", 1)[0] in self.names.bound_by_import:
+            return None  # models.resnet18(weights=...): a function of an imported module
         return callee
 
     def is_forward(self, call: CallSite, models: Iterable[str] = ()) -> bool:

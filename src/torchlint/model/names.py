@@ -22,6 +22,7 @@ class TorchNames:
     def __init__(self) -> None:
         self.aliases: dict = {}  # local name -> qualified path, torch only
         self.imported_roots: set = set()
+        self.bound_by_import: set = set()  # every local name an import binds
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -30,6 +31,8 @@ class TorchNames:
                 continue
             root = path.split(".", 1)[0]
             self.imported_roots.add(root)
+            local = alias.asname.name if alias.asname is not None else None
+            self.bound_by_import.add(local.value if isinstance(local, cst.Name) else root)
             if root != "torch":
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -38,6 +41,11 @@ class TorchNames:
                 self.aliases[root] = root
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
+        if not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                local = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(local, cst.Name):
+                    self.bound_by_import.add(local.value)
         if node.relative or node.module is None:
             return
         module = _module_path(node.module)
