@@ -15,6 +15,23 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 _EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>TL\d+(?:\s*,\s*TL\d+)*)")
 
 
+# A training loop that keeps every loss's graph (TL301 on line 11), shared by
+# the tests of the CLI, stdin, output formats and the language server.
+STORED_LOSS = """\
+import torch
+
+def train(model, loader, optimizer, criterion):
+    losses = []
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss){suffix}
+    return losses
+"""
+
+
 def expected(path: Path) -> set:
     """{(line, code)} from ``# expect: TL301`` comments."""
     out = set()

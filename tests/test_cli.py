@@ -5,23 +5,11 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, STORED_LOSS, run_cli
 from torchlint import __version__
 from torchlint.cli import main
 
-STORED = """\
-import torch
-
-def train(model, loader, optimizer, criterion):
-    losses = []
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss){suffix}
-    return losses
-"""
+STORED = STORED_LOSS
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"
 
 

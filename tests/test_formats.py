@@ -9,24 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import STORED_LOSS
 from torchlint.cli import main
 from torchlint.diagnostic import Diagnostic
 from torchlint.reporters import FORMATS
 
 SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
-STORED = """\
-import torch
-
-def train(model, loader, optimizer, criterion):
-    losses = []
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss)
-    return losses
-"""
+STORED = STORED_LOSS.format(suffix="")
 
 
 def write(folder, name, text):

@@ -12,19 +12,9 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 
-STORED = """\
-import torch
+from conftest import STORED_LOSS  # noqa: E402
 
-def train(model, loader, optimizer, criterion):
-    losses = []
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss)
-    return losses
-"""
+STORED = STORED_LOSS.format(suffix="")
 
 
 @pytest_lsp.fixture(

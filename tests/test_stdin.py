@@ -5,21 +5,9 @@ import json
 import subprocess
 import sys
 
-from conftest import run_cli
+from conftest import STORED_LOSS, run_cli
 
-STORED = """\
-import torch
-
-def train(model, loader, optimizer, criterion):
-    losses = []
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss){suffix}
-    return losses
-"""
+STORED = STORED_LOSS
 BAD = STORED.format(suffix="")
 
 
