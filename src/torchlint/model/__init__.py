@@ -139,6 +139,41 @@ class FileModel:
                 out[target].append(call)
         return out
 
+    def part_of_forward(self, scope: Scope) -> bool:
+        """``forward``/``_forward``/``__call__``, or a function one of them calls (here, at
+        any depth): its results may be backpropagated by whoever ran the forward."""
+        seen, todo = set(), [scope]
+        while todo:
+            current = todo.pop()
+            if current.name in vocab.FORWARD_METHODS and not current.is_module:
+                return True
+            if current in seen:
+                continue
+            seen.add(current)
+            todo.extend(call.scope for call in self.callers.get(current, ()))
+            if current.class_name is not None:
+                # self.helper() in a base or sibling class reaches it through inheritance.
+                todo.extend(c.scope for c in self._calls_by_callee.get(f"self.{current.name}", ()))
+        return False
+
+    @cached_property
+    def _calls_by_callee(self) -> dict:
+        out = defaultdict(list)
+        for call in self.calls:
+            out[call.callee].append(call)
+        return out
+
+    @cached_property
+    def wrapper_instances(self) -> frozenset:
+        """Names bound to library wrappers that run their own inference (``YOLO(path)``,
+        ``pipeline(...)``): calling one is not a raw forward pass."""
+        found = set()
+        for a in self.assignments:
+            if a.kind == "assign" and isinstance(a.value, cst.Call):
+                if vocab.last_name(dotted(a.value.func) or "") in vocab.INFERENCE_WRAPPERS:
+                    found.update(p for p in map(dotted, a.targets) if p)
+        return frozenset(found)
+
     def reachable_ranges(self, span) -> list:
         """``span`` (a Loop or Scope) plus the same-module helpers it calls, as order ranges."""
         ranges, seen, todo = [], set(), [(span.start, span.end)]
@@ -315,6 +350,8 @@ class FileModel:
             return None  # a class being built, or a torch API function
         if "." in callee and callee.split(".", 1)[0] in self.names.bound_by_import:
             return None  # models.resnet18(weights=...): a function of an imported module
+        if callee in self.wrapper_instances:
+            return None
         return callee
 
     def is_forward(self, call: CallSite, models: Iterable[str] = ()) -> bool:

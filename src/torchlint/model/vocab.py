@@ -47,6 +47,12 @@ GRAD_FREE_HOOKS = frozenset(
 # pipeline's _forward).
 FORWARD_METHODS = frozenset(("forward", "_forward", "__call__"))
 
+# Library objects whose __call__ runs inference under its own no_grad or
+# inference_mode (ultralytics models, transformers pipelines, sentence encoders).
+INFERENCE_WRAPPERS = frozenset(
+    "YOLO RTDETR SAM FastSAM YOLOWorld YOLOE NAS pipeline SentenceTransformer CrossEncoder".split()
+)
+
 # Other deep-learning frameworks with a torch-like API (model.eval(),
 # loss.backward()). A file that imports one of them and not torch is theirs.
 OTHER_FRAMEWORKS = frozenset(
@@ -131,6 +137,11 @@ def is_eval_loader_name(name: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
+def is_transform_name(path: str) -> bool:
+    """``self.outcome_transform``, ``input_transforms``: data transforms, not models."""
+    return any(t in ("transform", "transforms") for t in tokens(last_name(path)))
+
+
 def is_eval_function_name(name: str) -> bool:
     return any(t in _EVAL_FUNC_TOKENS for t in tokens(name))
 

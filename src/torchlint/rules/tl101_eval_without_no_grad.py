@@ -6,7 +6,7 @@ import libcst as cst
 from torchlint.fixer import enclosing_statement, suspends, torch_reference, wrap_in_with
 from torchlint.model import GradMode, Span
 from torchlint.model.expr import dotted, identifiers
-from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name
+from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
 from torchlint.rule import Fix, Rule
 
 
@@ -109,12 +109,13 @@ for one-line bodies.
         if not model.is_torch_code or model.is_test_file:
             return
         for scope in model.scopes:
-            if not scope.calls or scope.name in FORWARD_METHODS or _handles_grad(scope):
+            if not scope.calls or _handles_grad(scope) or model.part_of_forward(scope):
                 continue
             if model.is_test_function(scope):
                 continue
             switches = mode_switches(model, scope)
-            models = {receiver for _, receiver, is_eval in switches if is_eval}
+            # A transform put in eval mode (botorch's outcome_transform) is not a model.
+            models = {receiver for _, receiver, is_eval in switches if is_eval and not is_transform_name(receiver)}
             for call in scope.calls:
                 if not model.is_forward(call, models):
                     continue

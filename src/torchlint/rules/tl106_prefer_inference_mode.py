@@ -4,7 +4,6 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, root_name
-from torchlint.model.modes import calls_in_node
 from torchlint.model.vocab import GRAD_FREE_HOOKS, tokens
 from torchlint.model.walk import walk
 from torchlint.rule import Fix, Rule

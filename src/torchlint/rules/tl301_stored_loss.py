@@ -6,7 +6,7 @@ import libcst as cst
 from torchlint.fixer import method_call, source_of
 from torchlint.model import flow_back
 from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
-from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name
+from torchlint.model.vocab import is_eval_function_name
 from torchlint.rule import Fix, Rule
 
 _STORE_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "insert": 1}
@@ -100,7 +100,7 @@ is offered for `extend(...)` or for literals such as tuples.
             return
         for scope in model.scopes:
             hook = scope.class_name is not None and scope.name == "training_step"
-            if not scope.loops and not hook or scope.name in FORWARD_METHODS:
+            if not scope.loops and not hook or model.part_of_forward(scope):
                 continue
             context = _ScopeContext(model, scope, hook)
             for node, container, value, order, kind in self._stores(scope):
