@@ -260,3 +260,25 @@ def test_rewrite_refuses_what_it_cannot_map_back():
         notebook.rewrite(data, lambda src: "\n".join(x for x in src.splitlines() if "torchlint cell 2" not in x))
     with pytest.raises(notebook.NotebookError, match="IPython line in cell 1"):
         notebook.rewrite(data, lambda src: src.replace("losses = []\n\n", "losses = []\nx = 1\n"))
+
+
+def test_fix_rewrites_only_the_fixed_cell_and_the_notebook_then_checks_clean(project, capsys):
+    cells = [markdown("# Ünïcode stays\n"), code("import torch\n", "%matplotlib inline\n", "losses = []"),
+             code(*LOOP, execution_count=3, outputs=[{"name": "stdout", "output_type": "stream", "text": ["ok\n"]}])]
+    path = write(project, "train.ipynb", cells)
+    before = path.read_bytes()
+    code_, _, err = check(capsys, "--fix", "--unsafe-fixes", path)
+    assert code_ == 0, err
+    after = path.read_bytes()
+    assert after == before.replace(b'"    losses.append(loss)"', b'"    losses.append(loss.detach())"')
+    assert json.loads(after)["cells"][2]["outputs"][0]["text"] == ["ok\n"]
+    assert findings(capsys, path)[1] == []
+    assert check(capsys, "--fix", "--unsafe-fixes", path)[0] == 0 and path.read_bytes() == after
+
+
+def test_diff_on_a_notebook_writes_nothing(project, capsys):
+    path = write(project, "train.ipynb", [code("import torch\n", "losses = []"), code(*LOOP)])
+    before = path.read_bytes()
+    code_, out, _ = check(capsys, "--diff", "--unsafe-fixes", path)
+    assert code_ == 1 and "+    \"    losses.append(loss.detach())\"" in out
+    assert path.read_bytes() == before

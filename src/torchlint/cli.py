@@ -207,10 +207,10 @@ def _shown(path, result, config, enabled) -> list:
 
 
 def _hidden_fixes(diagnostics, args) -> int:
-    """Unsafe fixes --unsafe-fixes would apply (notebooks are not fixed)."""
+    """Unsafe fixes --unsafe-fixes would apply."""
     if args.unsafe_fixes:
         return 0
-    return sum(1 for d in diagnostics if getattr(d, "fix", None) == "unsafe" and getattr(d, "cell", None) is None)
+    return sum(1 for d in diagnostics if getattr(d, "fix", None) == "unsafe")
 
 
 def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:

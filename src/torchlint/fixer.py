@@ -645,6 +645,27 @@ def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[st
     return result
 
 
+def fix_notebook(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str]) -> FileFix:
+    """Fix a notebook's code cells as one program; only the cells that change are rewritten."""
+    from torchlint import notebook
+    from torchlint.engine import _deep_recursion
+
+    result = FileFix(path, old=data)
+
+    def transform(text: str) -> Optional[str]:
+        result.outcome = fix_text(text, path, rules, allowed)
+        return result.outcome.text
+
+    with _deep_recursion():
+        try:
+            result.new = notebook.rewrite(data, transform)
+        except notebook.NotebookError as exc:
+            result.error = f"notebook not fixed: {exc}"
+        except Exception as exc:  # a bug of ours: the file stays as it was
+            result.error = f"internal error while fixing: {type(exc).__name__}: {exc}"
+    return result
+
+
 def fix_source(source: str, path: str, codes: Iterable[str], unsafe: bool = False) -> str:
     """The language server's quick fix: ``source`` with the fixes of ``codes`` applied.
 
@@ -684,7 +705,7 @@ def _codes_for(path, config, enabled) -> frozenset:
 def fix_files(files: Sequence[str], results: Sequence, config, enabled, *, unsafe: bool, write: bool) -> FixRun:
     """Fix the files whose check results hold an allowed fix; write them unless ``write`` is False.
 
-    Notebooks are not fixed (their findings stay). A file that cannot be
+    A notebook gets only its changed cells rewritten. A file that cannot be
     read, fixed or written is reported in ``errors``; the others go on.
     """
     from torchlint.rules import ALL_RULES
@@ -693,8 +714,6 @@ def fix_files(files: Sequence[str], results: Sequence, config, enabled, *, unsaf
     allowed = {SAFE, UNSAFE} if unsafe else {SAFE}
     run = FixRun(results=list(results))
     for index, (path, result) in enumerate(zip(files, results)):
-        if path.endswith(".ipynb"):
-            continue
         codes = _codes_for(path, config, enabled)
         wanted = [d for d in result.diagnostics if d.code in codes and getattr(d, "fix", None) in allowed]
         if not wanted:
@@ -707,7 +726,8 @@ def fix_files(files: Sequence[str], results: Sequence, config, enabled, *, unsaf
         except OSError as exc:
             run.errors.append(f"{path}: cannot read file: {exc.strerror or exc}")
             continue
-        fixed = fix_data(path, data, rules, allowed)
+        fix = fix_notebook if path.endswith(".ipynb") else fix_data
+        fixed = fix(path, data, rules, allowed)
         for code, line, reason in fixed.outcome.rejected:
             run.errors.append(f"{path}:{line}: {code} fix not applied: {reason}")
         if fixed.error is not None:
