@@ -15,6 +15,10 @@ _FIX = {"none": "no automatic fix", "safe": "safe fix", "unsafe": "unsafe fix (n
 
 # The first line of a rule's "Fix safety" section: what applies the fix.
 _SAFETY_NOTE = {
+    "none": (
+        "There is no automatic fix: the right change depends on what the code means "
+        "to do. *Use instead* shows the usual one."
+    ),
     "safe": "This fix is **safe**: `torchlint check --fix` applies it.",
     "unsafe": (
         "This fix is **unsafe**: it may change what the program does, so only "
@@ -35,7 +39,7 @@ def render(rule) -> str:
 
 
 def fix_safety_section(rule, body: str) -> str:
-    """Give a rule with a fix a "Fix safety" section that opens with how the fix is applied.
+    """Give every rule a "Fix safety" section that opens with how (or whether) a fix is applied.
 
     The rule's own section (what the fix does, why it is safe or unsafe)
     follows the note; a rule that wrote none gets the note alone, before
