@@ -42,11 +42,15 @@ class TreeFacts:
         self.source = source
         self.loops: List[Tuple[str, ast.AST]] = []  # (enclosing function name, loop)
         self.import_time: List[ast.AST] = []  # statements that run when the module is imported
+        self.function_names: set = set()
+        self.bodies: List[list] = [tree.body]  # the module's and every function's statements
         self._scan(tree.body, owner="", import_time=True)
 
     def _scan(self, body, owner: str, import_time: bool) -> None:
         for stmt in body:
             if isinstance(stmt, _FUNCTIONS):
+                self.function_names.add(stmt.name)
+                self.bodies.append(stmt.body)
                 self._scan(stmt.body, stmt.name, False)
                 continue
             if isinstance(stmt, _LOOPS):
@@ -110,6 +114,30 @@ class TreeFacts:
                 is_eval_loader_name(n) for n in _names(getattr(loop, "iter", None)))
             if evaluates and any(isinstance(n, ast.Call) and _may_be_forward(n) for n in _loop_nodes(loop)):
                 return True
+        return False
+
+    def import_time_calls(self, *names: str) -> bool:
+        """Does code that runs at import call one of ``names`` or a function of this file?"""
+        wanted = self.function_names.union(names)
+        return any(isinstance(n, ast.Call) and _called_name(n) in wanted
+                   for stmt in self.import_time for n in _statement_nodes(stmt))
+
+    def forces_requires_grad_on_computed(self) -> bool:
+        """``x.requires_grad = True`` / ``x.requires_grad_()`` where ``x`` is a call's result:
+        bound from a call in the same function, named like a loss, or the call itself."""
+        for body in self.bodies:
+            nodes = list(_own_nodes(body))
+            forced = [target for target in map(_forced_requires_grad, nodes) if target is not None]
+            if not forced:
+                continue
+            from_calls = {_dotted(t) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
+                          and n.value is not None and not isinstance(n.value, (ast.Constant, ast.Name))
+                          for target in getattr(n, "targets", [getattr(n, "target", None)])
+                          for t in _flat_targets(target)}
+            for target in forced:
+                path = _dotted(target)
+                if path is None or path in from_calls or "loss" in path.lower():
+                    return True
         return False
 
     def import_time_leaf_writes(self) -> bool:
@@ -197,6 +225,27 @@ def _is_store(node) -> bool:
     if isinstance(node, ast.AnnAssign):
         return isinstance(node.target, ast.Subscript) or isinstance(node.value, ast.BinOp)
     return False
+
+
+def _flat_targets(target) -> list:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [t for element in target.elts for t in _flat_targets(element)]
+    if isinstance(target, ast.Starred):
+        return _flat_targets(target.value)
+    return [target]
+
+
+def _forced_requires_grad(node):
+    """The tensor of ``t.requires_grad = True`` or ``t.requires_grad_()``/``(True)``, else None."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+                return target.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+        flag = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+        if flag is None or (isinstance(flag, ast.Constant) and flag.value is True):
+            return node.func.value
+    return None
 
 
 def _is_inplace(node) -> bool:

@@ -64,6 +64,10 @@ def train_step(model, optimizer, x, y):
 ```
 """
 
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        return facts.computes_gradients()
+
     def check(self, model):
         if not model.is_torch_code:
             return

@@ -21,7 +21,7 @@ class TrainingInEvalMode(Rule):
         "model is switched to eval mode in a training loop and never back, so later iterations "
         "train with dropout off and frozen batch-norm statistics; call model.train() before training"
     )
-    gate = (r"\.eval\(\s*\)|\.train\(\s*(?:mode\s*=\s*)?False", r"backward|\.step\(")
+    gate = (r"\.eval\(\s*\)|\.train\(\s*(?:mode\s*=\s*)?False", r"backward\s*\(|\.step\(")
     docs = """
 ## What it does
 Finds loops that train a model (`backward()` or `optimizer.step()`, in the

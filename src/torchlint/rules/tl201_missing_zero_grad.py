@@ -62,7 +62,7 @@ class MissingZeroGrad(Rule):
         "across iterations; call optimizer.zero_grad() once per iteration"
     )
     fix_safety = "unsafe"
-    gate = (r"backward", r"\.step\(")
+    gate = (r"backward\s*\(", r"\.step\(")
     docs = """
 ## What it does
 Finds training loops that call `backward()` and `optimizer.step()` (directly

@@ -17,7 +17,7 @@ class ZeroGradBeforeStep(Rule):
         "zero_grad() runs after backward() and before optimizer.step(), so the step uses "
         "zero gradients; clear gradients before backward() or after step()"
     )
-    gate = (r"zero_grad", r"backward", r"\.step\(")
+    gate = (r"zero_grad", r"backward\s*\(", r"\.step\(")
     docs = """
 ## What it does
 Finds `zero_grad()` calls that sit, in the same iteration, after the

@@ -46,7 +46,8 @@ class ForcedRequiresGrad(Rule):
         "requires_grad forced on a computed loss or model output hides a broken graph and nothing "
         "trains; remove it and find where the graph is cut (detach, item, numpy, no_grad)"
     )
-    gate = (r"requires_grad",)
+    # Only forcing counts: ``requires_grad = True``, ``requires_grad_()`` or ``requires_grad_(True)``.
+    gate = (r"requires_grad\s*=\s*True|requires_grad_\(\s*(?:(?:requires_grad\s*=\s*)?True\s*)?\)",)
     docs = """
 ## What it does
 Finds `loss.requires_grad = True`, `loss.requires_grad_()` and
@@ -91,6 +92,10 @@ loss.backward()
 optimizer.step()
 ```
 """
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        return facts.forces_requires_grad_on_computed()
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:

@@ -52,7 +52,7 @@ class LeafReboundByUpdate(Rule):
         "`w = w - lr * w.grad` outside no_grad makes w a non-leaf: its .grad is None next step and "
         "every step's graph is kept; update in place under `with torch.no_grad(): w -= lr * w.grad`"
     )
-    gate = (r"\.grad\b", r"backward|autograd")
+    gate = (r"\.grad\b", r"backward\s*\(|autograd")
     docs = """
 ## What it does
 Finds a hand-written gradient step that rebinds the name of a leaf tensor,

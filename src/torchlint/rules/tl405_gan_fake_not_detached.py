@@ -161,7 +161,7 @@ class GanFakeNotDetached(Rule):
     )
     # A superset of the names ``model/gan.py`` accepts: G, netG, G_AB, G2, g_model, net_g, gen...
     gate = (
-        r"backward",
+        r"backward\s*\(",
         r"(?:\b(?:net_?)?|_)[Gg](?:_|\d|[A-Z]\b|\b)|(?i:gen)",
         r"(?:\b(?:net_?)?|_)[Dd](?:_|\d|[A-Z]\b|\b)|(?i:dis|critic)",
     )
