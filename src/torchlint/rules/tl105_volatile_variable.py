@@ -21,7 +21,7 @@ class VolatileVariable(Rule):
         "records an autograd graph; pass the tensor itself and run the code under `with torch.no_grad():`"
     )
     fix_safety = "unsafe"
-    gate = (r"\bvolatile\s*=", r"Variable")
+    gate = (r"Variable", r"volatile\s*=")
     docs = """
 ## What it does
 Finds `torch.autograd.Variable(x, volatile=True)` (also through

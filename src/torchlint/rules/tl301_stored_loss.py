@@ -33,7 +33,8 @@ class StoredLoss(Rule):
     gate = (
         r"\.append\(|\.extend\(|\.insert\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+",
         # An iteration: training, a loop over loader-named data, or evaluation code.
-        r"backward|\.step\(|training_step|(?i:loader|batches|iterator|dl\b)|def \w*(?i:eval|val|test|predict|infer)",
+        r"backward|\.step\(|training_step|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
+        r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)",
     )
     docs = """
 ## What it does

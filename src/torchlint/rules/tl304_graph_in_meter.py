@@ -20,6 +20,8 @@ class GraphInMeter(Rule):
     )
     fix_safety = "safe"
     gate = (
+        # Training (see TreeFacts.trains) or a loop over loader-named data.
+        r"backward|\.step\(|\bgrad\s*\(|vjp|torch\.autograd import|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b",
         r"class\s",
         r"self\.[\w.]+\s*[-+*]=|self\.[\w.]+\s*=[^=\n]*self\.|"
         r"self\.[\w.]+\.(?:append|extend|insert|appendleft|add|update|setdefault)\(",
