@@ -12,6 +12,7 @@ from typing import List, Optional
 from torchlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def _split(values: Optional[List[str]]) -> List[str]:
@@ -74,6 +75,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             return _server()
     except BrokenPipeError:  # `torchlint check | head`
         return EXIT_CLEAN
+    except KeyboardInterrupt:  # Ctrl-C anywhere (checking, fixing): no traceback; files are old or new
+        sys.stderr.write("torchlint: interrupted\n")
+        return EXIT_INTERRUPTED
     parser.print_help()
     return EXIT_ERROR
 

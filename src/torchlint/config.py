@@ -116,7 +116,12 @@ def load(start: Optional[Path] = None, explicit: Optional[Path] = None) -> Confi
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    section = data.get("tool", {}).get("torchlint")
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: 'tool' must be a table ([tool.torchlint] is read from it)")
+    section = tool.get("torchlint")
     config = Config(root=path.parent.resolve(), source=path)
     if section is None:
         return config

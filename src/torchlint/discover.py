@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Iterable, List, Tuple
 
 # Never worth linting: VCS data, caches, virtualenvs, build output.
@@ -32,8 +33,16 @@ def discover(paths: Iterable[str], config) -> Tuple[List[str], List[str]]:
     return unique, missing
 
 
+def _unreadable(exc: OSError) -> None:
+    """os.walk skips a folder it cannot list; say so rather than lose its files quietly."""
+    sys.stderr.write(f"torchlint: {exc.filename}: cannot read directory: {exc.strerror or exc}\n")
+
+
 def _walk(top: str, config) -> Iterable[str]:
-    for folder, dirs, names in os.walk(top):
+    # Symbolic links are not followed (os.walk's default, and islink below): a
+    # link can point out of the tree or back into it (a loop). A link named on
+    # the command line is checked like any other path given there.
+    for folder, dirs, names in os.walk(top, onerror=_unreadable):
         dirs[:] = sorted(
             d for d in dirs
             if d not in SKIP_DIRS

@@ -6,7 +6,9 @@ import contextlib
 import gc
 import io
 import sys
+import threading
 import tokenize
+import warnings
 from typing import Iterable, Optional, Sequence, Union
 
 import libcst as cst
@@ -20,6 +22,22 @@ from torchlint.tree_gate import TreeFacts
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
 INTERNAL_ERROR = "TL002"  # a rule raised; flake8 shows it, the CLI exits 2
 
+# Guards against pathological input (see docs/robustness.md). libcst's native
+# parser recurses once per nesting level on the C stack: on the 8 MB main-thread
+# stack, ~10,000 chained ``and``s or ``not``s crash the process (SIGSEGV) instead
+# of raising. Sources longer than _BIG_SOURCE (the only ones that can nest that
+# deep: every level takes at least one character) are analysed on a thread
+# with a large stack, and are first offered to Python's own parser at Python's
+# default recursion limit: what ``python file.py`` cannot compile for being too
+# deep is reported as TL001 instead of taking libcst minutes (its time grows
+# faster than the square of the depth of ``a + a + ...`` chains).
+_BIG_SOURCE = 8192
+_BIG_STACK = 512 << 20  # address space only: pages are touched by deep recursion alone
+# libcst's codegen (positions) takes three Python frames per nesting level,
+# some through C (context managers): room for ~30,000 levels on _BIG_STACK.
+_BIG_RECURSION_LIMIT = 100_000
+_PYTHON_RECURSION_LIMIT = 1000  # CPython's default
+
 
 def decode(data: bytes) -> str:
     """Bytes to text the way Python does: BOM, then a coding declaration, then UTF-8."""
@@ -29,8 +47,51 @@ def decode(data: bytes) -> str:
 
 
 def lint_source(source: Union[str, bytes], path: str, rules: Sequence[type], **options) -> FileResult:
-    with _deep_recursion(), _no_cyclic_gc():
+    big = len(source) > _BIG_SOURCE
+    with _deep_recursion(_BIG_RECURSION_LIMIT if big else 12000), _no_cyclic_gc():
+        if big:
+            return _on_big_stack(_lint, source, path, rules, **options)
         return _lint(source, path, rules, **options)
+
+
+def with_room(size: int, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with the recursion room libcst needs for a source of ``size``
+    characters: a raised recursion limit and, for big sources, a thread with a large stack.
+    For callers that parse or print with libcst outside ``lint_source`` (the fixer)."""
+    big = size > _BIG_SOURCE
+    with _deep_recursion(_BIG_RECURSION_LIMIT if big else 12000):
+        return _on_big_stack(fn, *args, **kwargs) if big else fn(*args, **kwargs)
+
+
+def _on_big_stack(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on a thread with a large C stack; its exception is re-raised here."""
+    box = {}
+
+    def target():
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    try:
+        old = threading.stack_size(_BIG_STACK)
+    except (ValueError, RuntimeError):  # a platform that cannot: run in place
+        return fn(*args, **kwargs)
+    try:
+        worker = threading.Thread(target=target, name="torchlint-deep", daemon=True)
+        worker.start()
+    finally:
+        threading.stack_size(old)
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        # Let the file in hand finish: Python aborts (SIGABRT) when it exits
+        # while a daemon thread is still inside libcst's native code.
+        worker.join()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _lint(
@@ -63,9 +124,22 @@ def _lint(
     # errors, and libcst confirms them below (it accepts newer syntax than ast).
     if not applicable and (not report_syntax_errors or _compiles(source)):
         return result
+    if tree is None and len(source) > _BIG_SOURCE:
+        tree, too_deep = _python_parse(source)
+        if too_deep:
+            if report_syntax_errors:
+                message = "syntax error: too deeply nested for Python's own parser; not analysed"
+                result.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, message))
+            return result
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
+        if (tree if tree is not None else _ast_tree(source)) is not None:
+            # Python accepts what libcst refused (its own limits, e.g. 10,000
+            # adjacent string literals): not the user's syntax error.
+            message = f"libcst cannot parse this file, though Python can ({exc.message}); not analysed"
+            result.errors.append(FileError(path, message))
+            return result
         if report_syntax_errors:
             message = f"syntax error: {exc.message}"
             result.diagnostics.append(Diagnostic(path, exc.raw_line, exc.raw_column + 1, PARSE_ERROR, message))
@@ -90,7 +164,10 @@ def _lint(
             result.errors.append(FileError(path, message, internal=True))
     if findings:
         safety = {rule.code: rule.fix_safety for rule in applicable}
-        result.diagnostics.extend(_positioned(module, path, findings, safety))
+        try:
+            result.diagnostics.extend(_positioned(module, path, findings, safety))
+        except RecursionError:
+            result.errors.append(FileError(path, "nesting too deep to locate its findings; file skipped"))
     if apply_noqa and result.diagnostics:
         lines = source.splitlines()
         result.diagnostics = [
@@ -134,10 +211,28 @@ def _compiles(source: str) -> bool:
 
 def _ast_tree(source: str) -> Optional[ast.Module]:
     """The stdlib tree, or None where the C parser refuses the file (libcst then says why)."""
+    return _python_parse(source)[0]
+
+
+def _python_parse(source: str):
+    """(tree or None, too deep?) as ``python file.py`` would parse it: at Python's
+    default recursion limit (not the raised one libcst needs) and without printing
+    its SyntaxWarnings (``1()``, ``x is 1``) on torchlint's stderr."""
+    old = sys.getrecursionlimit()
     try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        sys.setrecursionlimit(_PYTHON_RECURSION_LIMIT)
+    except RecursionError:  # already deeper than that: keep the current limit
+        pass
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source), False
+    except (RecursionError, MemoryError):
+        return None, True
+    except (SyntaxError, ValueError):
+        return None, False
+    finally:
+        sys.setrecursionlimit(old)
 
 
 def _positioned(module: cst.Module, path: str, findings: Iterable, safety: Optional[dict] = None) -> list:

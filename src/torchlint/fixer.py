@@ -622,7 +622,7 @@ class FileFix:
 
 def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str]) -> FileFix:
     """Fix one file's bytes; the result keeps the file's encoding, BOM and line endings."""
-    from torchlint.engine import _deep_recursion
+    from torchlint.engine import with_room
 
     result = FileFix(path, old=data)
     try:
@@ -630,12 +630,11 @@ def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[st
     except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
         result.error = f"cannot decode file: {exc}"
         return result
-    with _deep_recursion():
-        try:
-            outcome = fix_text(text, path, rules, allowed)
-        except Exception as exc:  # a bug of ours: the file stays as it was
-            result.error = f"internal error while fixing: {type(exc).__name__}: {exc}"
-            return result
+    try:  # with_room: a big file is fixed on a thread with a large stack (libcst recurses in C)
+        outcome = with_room(len(text), fix_text, text, path, rules, allowed)
+    except Exception as exc:  # a bug of ours: the file stays as it was
+        result.error = f"internal error while fixing: {type(exc).__name__}: {exc}"
+        return result
     result.outcome = outcome
     if outcome.text is not None:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -31,11 +32,19 @@ def _rules(codes: Iterable[str]) -> list:
 
 
 def _read(path: str):
+    # O_NONBLOCK and a regular-file check: a FIFO or a device named *.py in the
+    # tree would otherwise block the run forever on open() or read().
     try:
-        with open(path, "rb") as fh:
+        with open(path, "rb", opener=_open_nonblocking) as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return None, "not a regular file; skipped"
             return fh.read(), None
     except OSError as exc:
         return None, f"cannot read file: {exc.strerror or exc}"
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
 
 
 def _code_fingerprint() -> str:

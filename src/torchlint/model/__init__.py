@@ -22,6 +22,9 @@ from torchlint.model.facts import Assignment, CallSite, Loop, LoopRole, Scope, S
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
 
+# scope_grad's mark for a scope whose mode is being computed (a call cycle).
+_CYCLE = object()
+
 __all__ = ["FileModel", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span", "Assignment", "LoopRole"]
 
 _CLEAR_WORDS = ("zero_grad", "clear_grad", "cleargrads", "reset_grad", "zero_gradients")
@@ -232,7 +235,7 @@ class FileModel:
     def scope_grad(self, scope: Scope) -> GradMode:
         if scope in self._scope_grad:
             return self._scope_grad[scope]
-        self._scope_grad[scope] = GradMode.NO_GRAD  # recursion: a cycle adds nothing
+        self._scope_grad[scope] = _CYCLE  # recursion: a call from inside the cycle adds nothing
         mode = self._compute_scope_grad(scope)
         self._scope_grad[scope] = mode
         return mode
@@ -246,12 +249,15 @@ class FileModel:
             return GradMode.NO_GRAD
         callers = self.callers.get(scope)
         if callers:
-            modes = {self.grad_at(c.site) for c in callers}
-            if modes == {GradMode.NO_GRAD}:
+            modes = {self.grad_at(c.site) for c in callers} - {_CYCLE}
+            if not modes:  # only called from itself (or its own callees): callers say nothing
+                pass
+            elif modes == {GradMode.NO_GRAD}:
                 return GradMode.NO_GRAD
-            if GradMode.GRAD not in modes:
+            elif GradMode.GRAD not in modes:
                 return GradMode.MAYBE
-            return GradMode.GRAD
+            else:
+                return GradMode.GRAD
         if scope.def_grad is not None:
             return scope.def_grad
         if not scope.parent.is_module:

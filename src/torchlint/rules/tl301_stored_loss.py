@@ -176,6 +176,7 @@ class _ScopeContext:
         self.hook = hook
         self._iteration = {}
         self._backprop = None
+        self._outlives = {}  # (container, loop): a loop of 10,000 appends asks once
 
     @property
     def backprop(self) -> set:
@@ -207,6 +208,12 @@ class _ScopeContext:
 
     def outlives(self, container: str, loop) -> bool:
         """Is ``container`` bound outside ``loop`` and never reset inside it?"""
+        key = (container, id(loop))
+        if key not in self._outlives:
+            self._outlives[key] = self._outlives_uncached(container, loop)
+        return self._outlives[key]
+
+    def _outlives_uncached(self, container: str, loop) -> bool:
         for a in self.scope.assignments:
             if not loop.contains(a.order) or a.kind == "aug":
                 continue
