@@ -16,21 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import STORED_LOSS, run_cli
 
-STORED = """\
-import torch
-
-def train(model, loader, optimizer, criterion):
-    losses = []
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss)
-    return losses
-"""
+STORED = STORED_LOSS.format(suffix="")
 SIBLING = "bad.py:10:9: TL301"
 
 

@@ -43,6 +43,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.model.expr import dotted
+from torchlint.model.names import from_import_bindings
 from torchlint.model.walk import walk
 
 SAFE, UNSAFE = "safe", "unsafe"
@@ -136,16 +137,8 @@ def module_bindings(module: cst.Module) -> Dict[str, str]:
                     names.setdefault(root, root)
         elif not stmt.relative and stmt.module is not None and not isinstance(stmt.names, cst.ImportStar):
             base = dotted(stmt.module)
-            if base is None:
-                continue
-            for alias in stmt.names:
-                name = dotted(alias.name)
-                if name is None:
-                    continue
-                local = name
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    local = alias.asname.name.value
-                names[local] = f"{base}.{name}"
+            if base is not None:
+                names.update(from_import_bindings(stmt, base))
     return names
 
 

@@ -18,6 +18,20 @@ def _module_path(node: Optional[cst.BaseExpression]) -> Optional[str]:
     return dotted(node) if node is not None else None
 
 
+def from_import_bindings(node: cst.ImportFrom, module: str) -> dict:
+    """``{local name: qualified name}`` for ``from module import a, b as c``."""
+    bound = {}
+    for alias in node.names:
+        name = dotted(alias.name)
+        if name is None:
+            continue
+        local = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+        bound[local] = f"{module}.{name}"
+    return bound
+
+
 class TorchNames:
     def __init__(self) -> None:
         self.aliases: dict = {}  # local name -> qualified path, torch only
@@ -55,14 +69,7 @@ class TorchNames:
         self.imported_roots.add(root)
         if root != "torch" or isinstance(node.names, cst.ImportStar):
             return
-        for alias in node.names:
-            name = dotted(alias.name)
-            if name is None:
-                continue
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.aliases[local] = f"{module}.{name}"
+        self.aliases.update(from_import_bindings(node, module))
 
     def qualify(self, path: Optional[str]) -> Optional[str]:
         """``T.nn.functional.mse_loss`` -> ``torch.nn.functional.mse_loss``; None if not torch."""
