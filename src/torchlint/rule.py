@@ -1,11 +1,12 @@
 """The base every rule module builds on: metadata, docs and a ``check``."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import ClassVar, Iterator, Optional, Tuple
 
 import libcst as cst
+
+from torchlint.text_gate import compile_gate, gate_matches
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,10 @@ class Rule:
 
     @classmethod
     def may_apply(cls, source: str) -> bool:
-        if cls._compiled is None:
-            cls._compiled = tuple(re.compile(p) for p in cls.gate)
-        return all(p.search(source) for p in cls._compiled)
+        compiled = cls.__dict__.get("_compiled")
+        if compiled is None:
+            compiled = cls._compiled = compile_gate(cls.gate)
+        return gate_matches(compiled, source)
 
     @classmethod
     def needs_tree(cls, facts) -> bool:

@@ -1,0 +1,86 @@
+"""The text gate answers like the rules' regexes, only faster (see text_gate.py)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torchlint.rules import ALL_RULES, RULES_BY_CODE
+from torchlint.text_gate import Pattern, gate_matches
+
+ROOT = Path(__file__).resolve().parent.parent
+GATE_PATTERNS = sorted({p for rule in ALL_RULES for p in rule.gate})
+
+
+def agrees(pattern: str, text: str) -> bool:
+    return gate_matches((Pattern(pattern),), text) == (re.search(pattern, text) is not None)
+
+
+def shipped_sources() -> list:
+    folders = [ROOT / "fixtures", ROOT / "tests" / "corpus", ROOT / "src"]
+    return [p.read_text(encoding="utf-8", errors="replace") for f in folders for p in sorted(f.rglob("*.py"))]
+
+
+def test_every_gate_pattern_agrees_with_re_on_the_shipped_sources():
+    sources = shipped_sources()
+    assert len(sources) > 150
+    wrong = [(pattern, i) for pattern in GATE_PATTERNS for i, text in enumerate(sources)
+             if not agrees(pattern, text)]
+    assert wrong == []
+
+
+# Pieces of the gates' own vocabulary, glued at random, so that near misses
+# (``no_grad(`` for ``\bgrad\s*\(``, ``dl`` inside ``handle``) come up often.
+_PIECES = ["backward", "(", ")", " ", "\n", "=", "==", "+=", "]", "[", ".", "_", "self", ".step(",
+           "grad", "no", "dl", "Dl", "han", "loader", "Loader", "class", "def ", "eval", "Val", "test",
+           "ctx", ":", "True", "requires_grad", "utils", "checkpoint", "from torch.utils import ",
+           "G", "D", "net", "gen", "GEN", "critic", "Predict", "SERV", "infer", "x", "1",
+           "\u0130", "\u0131", "\u017f", "\u212a", "é", "autograd", "Function", "volatile"]
+
+
+@settings(max_examples=400, derandomize=True, database=None, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_every_gate_pattern_agrees_with_re_on_generated_text(text):
+    assert [p for p in GATE_PATTERNS if not agrees(p, text)] == []
+
+
+@pytest.mark.parametrize("pattern, text, expected", [
+    (r"backward\s*\(|autograd", "x.autograd", True),  # a whole branch: no regex needed
+    (r"backward\s*\(|autograd", "backward_hook = 1", False),  # anchor, but no match
+    (r"backward\s*\(|autograd", "loss.backward  ()", True),
+    (r"\bgrad\s*\(", "torch.no_grad()", False),  # matches only where a word starts
+    (r"\bgrad\s*\(", "x, = grad (y)", True),
+    (r"[Dd]l\b", "handle(dl)", True),
+    (r"[Dd]l\b", "handle(dls)", False),
+    (r"(?i)predict", "PREDICT", True),
+    (r"(?i)serv", "\u017fERV", True),  # re matches the long s; str.lower() keeps it
+    (r"(?i)predict", "PRED\u0130CT", True),  # 'İ'.lower() is two characters
+    (r"(?i)infer", "\u0131nfer", True),
+    (r"a(b)|c(d)", "cd", True),
+    (r"[]|]x|y", "|x", True),
+    (r"(a)|b\1", "bb", False),  # back-references keep the pattern whole
+])
+def test_hand_picked_cases(pattern, text, expected):
+    assert gate_matches((Pattern(pattern),), text) is expected
+    assert agrees(pattern, text)
+
+
+def test_a_gate_needs_every_pattern():
+    gate = (Pattern("no_grad"), Pattern(r"backward\s*\("))
+    assert gate_matches(gate, "with torch.no_grad():\n    loss.backward()\n")
+    assert not gate_matches(gate, "with torch.no_grad():\n    pass\n")
+
+
+def test_the_slow_gates_are_answered_by_substrings():
+    """The regexes that cost the most on the benchmark corpus (see bench/README.md)
+    must keep anchors on every branch, or they fall back to scanning with ``re``."""
+    for code in ("TL101", "TL301", "TL304"):
+        for pattern in RULES_BY_CODE[code].gate:
+            branches = Pattern(pattern).branches
+            if "[Ll]oader" in pattern:
+                assert all(b.anchors is not None for b in branches), (code, pattern)
+    (grad,) = Pattern(r"\bgrad\s*\(").branches
+    assert grad.starts == ("grad",)
