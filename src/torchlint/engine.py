@@ -116,14 +116,14 @@ def _lint(
     if applicable and all(rule.has_tree_gate() for rule in applicable):
         tree = tree if tree is not None else _ast_tree(source)
         if tree is not None:
-            facts = TreeFacts(tree, source)
-            applicable = [rule for rule in applicable if rule.needs_tree(facts)]
+            applicable = _tree_gated(applicable, tree, source)
             if not applicable:
                 return result
     # Files no rule needs skip libcst; the C parser still catches their syntax
     # errors, and libcst confirms them below (it accepts newer syntax than ast).
     if not applicable and (not report_syntax_errors or _compiles(source)):
         return result
+    python_accepts = tree is not None or None  # None: not asked yet
     if tree is None and len(source) > _BIG_SOURCE:
         tree, too_deep = _python_parse(source)
         if too_deep:
@@ -131,10 +131,16 @@ def _lint(
                 message = "syntax error: too deeply nested for Python's own parser; not analysed"
                 result.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, message))
             return result
+        python_accepts = tree is not None
+    # The stdlib tree is done with: freed before libcst builds its own, so the
+    # two never take memory at once (a worker's peak is its biggest file's).
+    tree = None
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        if (tree if tree is not None else _ast_tree(source)) is not None:
+        if python_accepts is None:
+            python_accepts = _ast_tree(source) is not None
+        if python_accepts:
             # Python accepts what libcst refused (its own limits, e.g. 10,000
             # adjacent string literals): not the user's syntax error.
             message = f"libcst cannot parse this file, though Python can ({exc.message}); not analysed"
@@ -176,6 +182,11 @@ def _lint(
         ]
     result.diagnostics.sort()
     return result
+
+
+def _tree_gated(rules: list, tree: ast.Module, source: str) -> list:
+    facts = TreeFacts(tree, source)
+    return [rule for rule in rules if rule.needs_tree(facts)]
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ import stat
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Iterable, List, Optional, Union
+from typing import Iterable, List, Optional, Tuple, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
@@ -61,13 +61,16 @@ def _code_fingerprint() -> str:
 _CODE = None
 
 
-def _key(path: str, data: bytes, codes: tuple) -> str:
+def _key(path: str, content: str, codes: tuple) -> str:
+    """The cache key of a file whose bytes hash to ``content`` (``_content``)."""
     global _CODE
     if _CODE is None:
         _CODE = _code_fingerprint()
-    digest = hashlib.sha256(data)
-    digest.update(f"\0{path}\0{_CODE}\0{','.join(codes)}".encode())
-    return digest.hexdigest()
+    return hashlib.sha256(f"{content}\0{path}\0{_CODE}\0{','.join(codes)}".encode()).hexdigest()
+
+
+def _content(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str]) -> FileResult:
@@ -80,9 +83,16 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str]) -> FileR
     return lint_source(data, path, _rules(codes))
 
 
-def _lint_one(args) -> FileResult:
-    path, data, codes = args
-    return lint_data(path, data, codes)
+def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
+    """Read and lint one file: (result, hash of the bytes linted, None if unread).
+
+    Workers read files themselves, so that the parent never holds the whole
+    tree's bytes (nor hands a copy to every worker it forks)."""
+    path, codes = args
+    data, problem = _read(path)
+    if data is None:
+        return FileResult(path, errors=[FileError(path, problem)]), None
+    return lint_data(path, data, codes), _content(data)
 
 
 class ResultCache:
@@ -134,35 +144,34 @@ def check_files(files: List[str], codes: Iterable[str], *, jobs: int = 0,
     codes = tuple(sorted(codes))
     cache = ResultCache(cache_root) if cache_root is not None else None
     results: List[Optional[FileResult]] = [None] * len(files)
-    todo, keys = [], {}
+    todo = []
     for index, path in enumerate(files):
-        data, problem = _read(path)
-        if data is None:
-            results[index] = FileResult(path, errors=[FileError(path, problem)])
-            continue
-        key = _key(path, data, codes)
-        hit = cache.get(key) if cache is not None else None
-        if hit is not None:
-            results[index] = hit
-        else:
-            keys[index] = key
-            todo.append((index, (path, data, codes)))
-    for index, result in zip([i for i, _ in todo], _run([a for _, a in todo], jobs)):
-        results[index] = result
         if cache is not None:
-            cache.put(keys[index], result)
+            data, _ = _read(path)  # unreadable files are reported by the worker
+            hit = cache.get(_key(path, _content(data), codes)) if data is not None else None
+            if hit is not None:
+                results[index] = hit
+                continue
+        todo.append(index)
+    outcomes = _run([(files[index], codes) for index in todo], jobs)
+    for index, (result, content) in zip(todo, outcomes):
+        results[index] = result
+        if cache is not None and content is not None:
+            # The hash of what the worker read: a file edited meanwhile is
+            # remembered with the content its result belongs to.
+            cache.put(_key(files[index], content, codes), result)
     if cache is not None:
         cache.save()
     return results
 
 
-def _run(work: list, jobs: int) -> Iterable[FileResult]:
+def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(work) < _SERIAL_BELOW:
-        return [_lint_one(args) for args in work]
+        return [_lint_path(args) for args in work]
     with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
         try:
-            return list(pool.map(_lint_one, work, chunksize=max(1, len(work) // (jobs * 8))))
+            return list(pool.map(_lint_path, work, chunksize=max(1, len(work) // (jobs * 8))))
         except KeyboardInterrupt:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
