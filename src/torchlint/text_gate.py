@@ -180,6 +180,12 @@ def gate_matches(compiled: Tuple[Pattern, ...], source: str) -> bool:
     return all(p.matches(source, memo) for p in compiled)
 
 
+def text_search(pattern: str):
+    """``re.compile(pattern).search`` as a yes/no, with the gates' shortcuts and memo."""
+    compiled = (Pattern(pattern),)
+    return lambda source: gate_matches(compiled, source)
+
+
 _UNKNOWN = object()  # an anchor occurs, but only the regex can tell whether it matches
 
 

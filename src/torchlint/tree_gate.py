@@ -17,9 +17,10 @@ flake8 hands its plugins the ast tree it already built, so there it is free.
 from __future__ import annotations
 
 import ast
-import re
+import bisect
 from typing import Iterator, List, Optional, Tuple
 
+from torchlint.text_gate import text_search
 from torchlint.model.vocab import (
     FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_loader_name, is_model_name, last_name,
 )
@@ -28,11 +29,12 @@ _STORE_METHODS = frozenset(("append", "appendleft", "extend", "insert"))
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-# A name can only be called where it is written; these read the text for it.
-_COMPUTES_GRADIENTS = re.compile(r"backward\s*\(|\bgrad\s*\(|vjp|torch\.autograd import")
-_STEPS = re.compile(r"\.step\(")
-_EVAL_SWITCH = re.compile(r"\.eval\(\s*\)|\.train\(\s*False")
-_TRAINING_HOOK = re.compile(r"def training_step\b")
+# A name can only be called where it is written; these read the text for it
+# (through the text gate's substring shortcuts, shared with the rules' gates).
+_COMPUTES_GRADIENTS = text_search(r"backward\s*\(|\bgrad\s*\(|vjp|torch\.autograd import")
+_STEPS = text_search(r"\.step\(")
+_EVAL_SWITCH = text_search(r"\.eval\(\s*\)|\.train\(\s*False")
+_TRAINING_HOOK = text_search(r"def training_step\b")
 
 
 class TreeFacts:
@@ -64,14 +66,14 @@ class TreeFacts:
 
     # -- questions -------------------------------------------------------
     def computes_gradients(self) -> bool:
-        return bool(_COMPUTES_GRADIENTS.search(self.source))
+        return _COMPUTES_GRADIENTS(self.source)
 
     def trains(self) -> bool:
         """Might some code here backpropagate or step an optimizer?"""
-        return bool(_STEPS.search(self.source)) or self.computes_gradients()
+        return _STEPS(self.source) or self.computes_gradients()
 
     def has_training_step(self) -> bool:
-        return bool(_TRAINING_HOOK.search(self.source))
+        return _TRAINING_HOOK(self.source)
 
     def loops_over_data(self) -> bool:
         """A loop over something loader-named (``for x, y in train_loader``)."""
@@ -102,7 +104,7 @@ class TreeFacts:
     def evaluation_code(self) -> bool:
         """Code that switches a model to eval mode, or a loop that runs a model-named
         call over evaluation data or in a function named like evaluation."""
-        return bool(_EVAL_SWITCH.search(self.source)) or self.evaluation_loops()
+        return _EVAL_SWITCH(self.source) or self.evaluation_loops()
 
     def evaluation_loops(self) -> bool:
         """A loop that runs a model-named call over evaluation data or in a function
@@ -125,7 +127,10 @@ class TreeFacts:
     def forces_requires_grad_on_computed(self) -> bool:
         """``x.requires_grad = True`` / ``x.requires_grad_()`` where ``x`` is a call's result:
         bound from a call in the same function, named like a loss, or the call itself."""
+        lines = self._lines_with("requires_grad")
         for body in self.bodies:
+            if not _spans_any(body, lines):
+                continue  # most bodies: not worth a walk
             nodes = list(_own_nodes(body))
             forced = [target for target in map(_forced_requires_grad, nodes) if target is not None]
             if not forced:
@@ -139,6 +144,16 @@ class TreeFacts:
                 if path is None or path in from_calls or "loss" in path.lower():
                     return True
         return False
+
+    def _lines_with(self, text: str) -> List[int]:
+        """The (1-based, sorted) numbers of the lines where ``text`` occurs."""
+        lines, at, line, counted = [], self.source.find(text), 1, 0
+        while at >= 0:
+            line += self.source.count("\n", counted, at)
+            counted = at
+            lines.append(line)
+            at = self.source.find(text, at + 1)
+        return lines
 
     def import_time_leaf_writes(self) -> bool:
         """A leaf made and written in place when the module runs (scripts, notebooks)."""
@@ -156,6 +171,16 @@ def _own_nodes(nodes) -> Iterator[ast.AST]:
         yield node
         todo.extend(child for child in ast.iter_child_nodes(node)
                     if not isinstance(child, (*_FUNCTIONS, ast.ClassDef)))
+
+
+def _spans_any(body: list, lines: List[int]) -> bool:
+    """Does one of ``lines`` fall within the statements of ``body``?"""
+    if not body:
+        return False
+    first = getattr(body[0], "lineno", 1)
+    last = getattr(body[-1], "end_lineno", None) or 1 << 30
+    at = bisect.bisect_left(lines, first)
+    return at < len(lines) and lines[at] <= last
 
 
 def _loop_nodes(loop) -> Iterator[ast.AST]:

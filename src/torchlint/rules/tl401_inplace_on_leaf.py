@@ -135,7 +135,7 @@ for x, y in data:
     @classmethod
     def needs_tree(cls, facts) -> bool:
         # Only module-level code and functions that compute gradients are checked.
-        return facts.import_time_leaf_writes() or facts.computes_gradients()
+        return facts.computes_gradients() or facts.import_time_leaf_writes()
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:
