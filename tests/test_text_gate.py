@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
-from torchlint.text_gate import Pattern, gate_matches
+from torchlint.text_gate import BACKWARD_CALL, EVAL_SWITCH_CALL, Pattern, gate_matches
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE_PATTERNS = sorted({p for rule in ALL_RULES for p in rule.gate})
@@ -38,7 +38,8 @@ _PIECES = ["backward", "(", ")", " ", "\n", "=", "==", "+=", "]", "[", ".", "_",
            "grad", "no", "dl", "Dl", "han", "loader", "Loader", "class", "def ", "eval", "Val", "test",
            "ctx", ":", "True", "requires_grad", "utils", "checkpoint", "from torch.utils import ",
            "G", "D", "net", "gen", "GEN", "critic", "Predict", "SERV", "infer", "x", "1",
-           "\u0130", "\u0131", "\u017f", "\u212a", "é", "autograd", "Function", "volatile"]
+           "\u0130", "\u0131", "\u017f", "\u212a", "é", "autograd", "Function", "volatile",
+           "def backward", "save_for_", "manual_", "\\", ".eval", ".train", "False", "0", "mode", "#"]
 
 
 @settings(max_examples=400, derandomize=True, database=None, deadline=None)
@@ -62,6 +63,13 @@ def test_every_gate_pattern_agrees_with_re_on_generated_text(text):
     (r"a(b)|c(d)", "cd", True),
     (r"[]|]x|y", "|x", True),
     (r"(a)|b\1", "bb", False),  # back-references keep the pattern whole
+    (BACKWARD_CALL, "ctx.save_for_backward(x)\n    def backward(ctx, g):", False),
+    (BACKWARD_CALL, "loss.\\\n    backward()", True),
+    (BACKWARD_CALL, "self.manual_backward(loss)", True),
+    (BACKWARD_CALL, "backward(loss)", True),
+    (EVAL_SWITCH_CALL, "model.train(mode=False)", True),
+    (EVAL_SWITCH_CALL, "model.eval( )", True),
+    (EVAL_SWITCH_CALL, "model.train()", False),
 ])
 def test_hand_picked_cases(pattern, text, expected):
     assert gate_matches((Pattern(pattern),), text) is expected

@@ -111,9 +111,9 @@ def _lint(
             result.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, f"cannot decode file: {exc}"))
             return result
     applicable = [rule for rule in rules if rule.may_apply(source)]
-    # When every rule the text let through has a tree gate, the stdlib tree
-    # (an eighth of libcst's cost; free under flake8) may spare the parse.
-    if applicable and all(rule.has_tree_gate() for rule in applicable):
+    # The stdlib tree (an eighth of libcst's cost; free under flake8) may
+    # spare the parse: see tree_gate.py.
+    if applicable:
         tree = tree if tree is not None else _ast_tree(source)
         if tree is not None:
             applicable = _tree_gated(applicable, tree, source)
@@ -185,8 +185,11 @@ def _lint(
 
 
 def _tree_gated(rules: list, tree: ast.Module, source: str) -> list:
+    """The rules that still may find something, asked of the tree: their text
+    gates again, on the code without its docstrings, then their own questions."""
     facts = TreeFacts(tree, source)
-    return [rule for rule in rules if rule.needs_tree(facts)]
+    code = facts.code_text()
+    return [rule for rule in rules if (code is source or rule.may_apply(code)) and rule.needs_tree(facts)]
 
 
 @contextlib.contextmanager

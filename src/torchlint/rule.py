@@ -63,10 +63,6 @@ class Rule:
         rule's findings require; True when unsure."""
         return True
 
-    @classmethod
-    def has_tree_gate(cls) -> bool:
-        return cls.needs_tree.__func__ is not Rule.needs_tree.__func__
-
     def check(self, model) -> Iterator[Finding]:
         raise NotImplementedError
 

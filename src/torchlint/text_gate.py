@@ -29,6 +29,18 @@ except ImportError:  # pragma: no cover - Python < 3.11
     except ImportError:
         _sre = None
 
+# A call the model takes for ``backward`` (``FileModel.is_backward``): a method
+# ``.backward(``/``.manual_backward(`` or a bare ``backward(`` (imported from
+# torch.autograd). Not ``save_for_backward(``, ``lsh_backward (`` or the
+# ``def backward(`` of a custom autograd Function, which are most of the
+# mentions in model libraries. ``\\`` for line continuations.
+BACKWARD_CALL = r"\.[\s\\]*(?:manual_)?backward[\s\\]*\(|(?<![\w.])(?<!def )backward[\s\\]*\("
+
+# A call that can switch a module to eval mode (``modes.mode_switch``): ``.eval()``,
+# ``.train(False)``, ``.train(0)``, ``.train(mode=False)``, spaced or continued.
+EVAL_SWITCH_CALL = (r"\.[\s\\]*eval[\s\\]*\([\s\\]*(?:\)|#)|"
+                    r"\.[\s\\]*train[\s\\]*\([\s\\(]*(?:False|0|mode|#)")
+
 _MAX_VARIANTS = 16  # [Ll][Oo]... expands to this many strings at most
 _MIN_ANCHOR = 2  # shorter anchors are in nearly every file: not worth a test
 
@@ -215,6 +227,9 @@ class _FileMemo:
 
 # --- reading anchors out of re's parse tree -------------------------------------
 
+# Zero-width: ``\b``, ``^``, lookarounds (``match`` at ``pos`` still sees the text before it).
+_ZERO_WIDTH = (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT) if _sre is not None else ()
+
 
 def _leading_strings(pattern: str) -> Optional[Tuple[str, ...]]:
     """The strings every match begins with, for patterns that do not begin with a
@@ -230,7 +245,7 @@ def _leading_strings(pattern: str) -> Optional[Tuple[str, ...]]:
         return None
     run = {""}
     for op, arg in items:
-        if op == _sre.AT and run == {""}:
+        if op in _ZERO_WIDTH and run == {""}:
             continue
         strings = _literal_strings(op, arg, False)
         if strings is None or len(run) * len(strings) > _MAX_VARIANTS:
@@ -264,7 +279,7 @@ def _sequence(items: list, icase: bool) -> Optional[Candidate]:
     run: Optional[set] = {""}
     whole = True  # every item so far extended the literal run
     for op, arg in items:
-        if op == _sre.AT:  # zero-width: the literals on both sides stay adjacent
+        if op in _ZERO_WIDTH:  # the literals on both sides stay adjacent
             whole = False
             continue
         strings = _literal_strings(op, arg, icase)

@@ -20,20 +20,22 @@ import ast
 import bisect
 from typing import Iterator, List, Optional, Tuple
 
-from torchlint.text_gate import text_search
+from torchlint.model.leaves import FACTORIES, LEAF_WRAPPERS, SHAPE_METHODS
 from torchlint.model.vocab import (
     FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_loader_name, is_model_name, last_name,
 )
+from torchlint.text_gate import BACKWARD_CALL, EVAL_SWITCH_CALL, text_search
 
+_NO_GRAPH_CALLS = FACTORIES | LEAF_WRAPPERS
 _STORE_METHODS = frozenset(("append", "appendleft", "extend", "insert"))
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 # A name can only be called where it is written; these read the text for it
 # (through the text gate's substring shortcuts, shared with the rules' gates).
-_COMPUTES_GRADIENTS = text_search(r"backward\s*\(|\bgrad\s*\(|vjp|torch\.autograd import")
+_COMPUTES_GRADIENTS = text_search(BACKWARD_CALL + r"|\bgrad\s*\(|vjp|torch\.autograd import")
 _STEPS = text_search(r"\.step\(")
-_EVAL_SWITCH = text_search(r"\.eval\(\s*\)|\.train\(\s*False")
+_EVAL_SWITCH = text_search(EVAL_SWITCH_CALL)
 _TRAINING_HOOK = text_search(r"def training_step\b")
 
 
@@ -46,7 +48,25 @@ class TreeFacts:
         self.import_time: List[ast.AST] = []  # statements that run when the module is imported
         self.function_names: set = set()
         self.bodies: List[list] = [tree.body]  # the module's and every function's statements
+        self.string_statements: List[Tuple[int, int]] = []  # (first, last line) of docstrings
         self._scan(tree.body, owner="", import_time=True)
+        self._code_text: Optional[str] = None
+
+    def code_text(self) -> str:
+        """The source with the inner lines of docstrings (any bare string statement)
+        blanked: ``>>> loss.backward()`` in a docstring is no call. Rules' text gates
+        run on it again here. Only the lines strictly between a string statement's
+        first and last are blanked, so no code that shares a line with one is; a
+        source with ``\r`` line ends is left whole (its line numbers would need
+        Python's own splitting)."""
+        if self._code_text is None:
+            self._code_text = self.source
+            if self.string_statements and "\r" not in self.source:
+                lines = self.source.split("\n")
+                for first, last in self.string_statements:
+                    lines[first:last - 1] = [""] * (last - 1 - first)  # 1-based, both kept
+                self._code_text = "\n".join(lines)
+        return self._code_text
 
     def _scan(self, body, owner: str, import_time: bool) -> None:
         for stmt in body:
@@ -57,6 +77,8 @@ class TreeFacts:
                 continue
             if isinstance(stmt, _LOOPS):
                 self.loops.append((owner, stmt))
+            elif _is_long_string_statement(stmt):
+                self.string_statements.append((stmt.lineno, stmt.end_lineno))
             if import_time and not isinstance(stmt, ast.ClassDef):
                 self.import_time.append(stmt)
             for field in _BLOCK_FIELDS:  # a class body runs at import time too
@@ -102,9 +124,28 @@ class TreeFacts:
         return self.has_training_step()
 
     def evaluation_code(self) -> bool:
-        """Code that switches a model to eval mode, or a loop that runs a model-named
-        call over evaluation data or in a function named like evaluation."""
-        return _EVAL_SWITCH(self.source) or self.evaluation_loops()
+        """Code that switches a model to eval mode and runs it, or a loop that runs a
+        model-named call over evaluation data or in a function named like evaluation."""
+        return self.evaluation_switches() or self.evaluation_loops()
+
+    def evaluation_switches(self) -> bool:
+        """A function (or the module) that switches something to eval mode and calls
+        it, ``self`` or a model-named callee: the calls ``FileModel.is_forward`` takes
+        for forward passes, given the switched models."""
+        if not _EVAL_SWITCH(self.code_text()):
+            return False
+        for body in self.bodies:
+            switched, calls = set(), []
+            for node in _scope_nodes(body):
+                if isinstance(node, ast.Call):
+                    receiver = _eval_switch_receiver(node)
+                    if receiver is not None:
+                        switched.add(receiver)
+                    else:
+                        calls.append(node)
+            if switched and any(_may_be_forward(c) or _forward_callee(c) in switched for c in calls):
+                return True
+        return False
 
     def evaluation_loops(self) -> bool:
         """A loop that runs a model-named call over evaluation data or in a function
@@ -136,12 +177,14 @@ class TreeFacts:
             if not forced:
                 continue
             from_calls = {_dotted(t) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
-                          and n.value is not None and not isinstance(n.value, (ast.Constant, ast.Name))
+                          and n.value is not None and _may_compute(n.value)
                           for target in getattr(n, "targets", [getattr(n, "target", None)])
                           for t in _flat_targets(target)}
             for target in forced:
                 path = _dotted(target)
-                if path is None or path in from_calls or "loss" in path.lower():
+                if path is None and _may_compute(target):
+                    return True
+                if path is not None and (path in from_calls or "loss" in path.lower()):
                     return True
         return False
 
@@ -171,6 +214,11 @@ def _own_nodes(nodes) -> Iterator[ast.AST]:
         yield node
         todo.extend(child for child in ast.iter_child_nodes(node)
                     if not isinstance(child, (*_FUNCTIONS, ast.ClassDef)))
+
+
+def _is_long_string_statement(stmt) -> bool:
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+            and isinstance(stmt.value.value, str) and (stmt.end_lineno or 0) - stmt.lineno >= 2)
 
 
 def _spans_any(body: list, lines: List[int]) -> bool:
@@ -273,6 +321,15 @@ def _forced_requires_grad(node):
     return None
 
 
+def _may_compute(expr) -> bool:
+    """Could ``expr`` be a forward pass or a loss call, maybe reduced or moved, as
+    ``leaves.produced_by_graph_call`` accepts: a call with an input, not a tensor
+    factory (``torch.zeros(n)``) or leaf wrapper, before shape methods only."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in SHAPE_METHODS:
+        expr = expr.func.value
+    return isinstance(expr, ast.Call) and bool(expr.args) and _called_name(expr) not in _NO_GRAPH_CALLS
+
+
 def _is_inplace(node) -> bool:
     """``w.add_(1)``, ``w -= g``, ``w[0] = 0``."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -295,9 +352,36 @@ def _makes_leaf(node) -> bool:
 
 def _may_be_forward(call: ast.Call) -> bool:
     """``model(x)``, ``self.net.module(x)``, ``self(x)``: what ``FileModel.is_forward`` can accept."""
+    callee = _forward_callee(call)
+    return callee is not None and (callee == "self" or is_model_name(last_name(callee)))
+
+
+def _forward_callee(call: ast.Call) -> Optional[str]:
+    """The model a call would run forward: ``model`` for ``model.module.forward(x)``."""
     callee = _dotted(call.func)
-    if callee is None:
-        return False
-    while callee.endswith((".forward", ".module")):
+    while callee is not None and callee.endswith((".forward", ".module")):
         callee = callee.rsplit(".", 1)[0]
-    return callee == "self" or is_model_name(last_name(callee))
+    return callee
+
+
+def _eval_switch_receiver(call: ast.Call) -> Optional[str]:
+    """``m`` of ``m.eval()``, ``m.train(False)``, ``m.train(mode=0)``: ``modes.mode_switch`` to eval."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in ("eval", "train"):
+        return None
+    if func.attr == "eval":
+        return None if call.args or call.keywords else _dotted(func.value)
+    flags = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
+    if len(flags) != 1 or not isinstance(flags[0], ast.Constant):
+        return None
+    value = flags[0].value
+    return _dotted(func.value) if value is False or (type(value) is int and value == 0) else None
+
+
+def _scope_nodes(body) -> Iterator[ast.AST]:
+    """Every node of one scope: not into nested functions, but into class bodies."""
+    todo = [node for node in body if not isinstance(node, _FUNCTIONS)]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, _FUNCTIONS))

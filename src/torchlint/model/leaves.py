@@ -22,7 +22,7 @@ FACTORIES = frozenset(
     "randint_like normal Tensor FloatTensor DoubleTensor HalfTensor LongTensor".split()
 )
 # ``Variable(x)`` / ``nn.Parameter(x)`` wrap a tensor as a (new) leaf.
-_LEAF_WRAPPERS = frozenset(("Variable", "Parameter"))
+LEAF_WRAPPERS = frozenset(("Variable", "Parameter"))
 # Methods that keep a value's identity as "the output" (a reduction, a reshape, a move).
 SHAPE_METHODS = frozenset(
     "mean sum squeeze unsqueeze view reshape flatten float double half to cuda cpu contiguous "
@@ -119,7 +119,7 @@ def is_leaf_factory(model, expr) -> bool:
     if isinstance(base, cst.Call):
         callee = dotted(base.func) or ""
         last = callee.rsplit(".", 1)[-1]
-        if last in _LEAF_WRAPPERS:
+        if last in LEAF_WRAPPERS:
             return True
         qualified = model.names.qualify(callee)
         if qualified is not None and last in FACTORIES:

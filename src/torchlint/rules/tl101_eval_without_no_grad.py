@@ -8,6 +8,7 @@ from torchlint.model import GradMode, Span
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
 from torchlint.rule import Fix, Rule
+from torchlint.text_gate import EVAL_SWITCH_CALL
 
 
 def mode_switches(model, scope) -> list:
@@ -40,7 +41,7 @@ class EvalWithoutNoGrad(Rule):
     )
     fix_safety = "unsafe"
     # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
-    gate = (r"\.eval\(\)|\.train\(False|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
+    gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
             r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)",)
     docs = """
 ## What it does

@@ -8,6 +8,7 @@ from torchlint.model.expr import bound_paths, positional, referenced_paths
 from torchlint.model.modes import calls_in_node
 from torchlint.model.vocab import is_optimizer_name
 from torchlint.rule import Rule
+from torchlint.text_gate import BACKWARD_CALL
 
 
 class BackwardUnderNoGrad(Rule):
@@ -17,7 +18,7 @@ class BackwardUnderNoGrad(Rule):
         "backward() of a loss computed under no_grad()/inference_mode(): no graph was recorded, so "
         "it raises or trains nothing; run the forward pass and loss outside the no-grad region"
     )
-    gate = (r"no_grad|inference_mode|set_grad_enabled", r"backward\s*\(|autograd")
+    gate = (r"no_grad|inference_mode|set_grad_enabled", BACKWARD_CALL + "|autograd")
     docs = """
 ## What it does
 Finds `loss.backward()` (also `torch.autograd.backward`, `torch.autograd.grad`

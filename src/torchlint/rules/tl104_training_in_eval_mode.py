@@ -5,6 +5,7 @@ from torchlint.model import GradMode
 from torchlint.model.modes import TRAIN_WORDS, is_mode_helper, model_key, mode_switches, passes_model, same_model
 from torchlint.model.vocab import is_eval_function_name, tokens
 from torchlint.rule import Rule
+from torchlint.text_gate import BACKWARD_CALL, EVAL_SWITCH_CALL
 
 # Models that are put in eval mode on purpose and never trained by the loop.
 _FROZEN_WORDS = frozenset(
@@ -21,7 +22,7 @@ class TrainingInEvalMode(Rule):
         "model is switched to eval mode in a training loop and never back, so later iterations "
         "train with dropout off and frozen batch-norm statistics; call model.train() before training"
     )
-    gate = (r"\.eval\(\s*\)|\.train\(\s*(?:mode\s*=\s*)?False", r"backward\s*\(|\.step\(")
+    gate = (EVAL_SWITCH_CALL, BACKWARD_CALL + r"|\.step\(")
     docs = """
 ## What it does
 Finds loops that train a model (`backward()` or `optimizer.step()`, in the

@@ -4,6 +4,7 @@ from __future__ import annotations
 from torchlint.fixer import first_statement, insert_before
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.rule import Fix, Rule
+from torchlint.text_gate import BACKWARD_CALL
 
 # Calls that take the optimizer without clearing it.
 _PASSIVE = frozenset("step unscale_ update clip_grad_norm_ clip_grad_value_ state_dict".split())
@@ -62,7 +63,7 @@ class MissingZeroGrad(Rule):
         "across iterations; call optimizer.zero_grad() once per iteration"
     )
     fix_safety = "unsafe"
-    gate = (r"backward\s*\(", r"\.step\(")
+    gate = (BACKWARD_CALL, r"\.step\(")
     docs = """
 ## What it does
 Finds training loops that call `backward()` and `optimizer.step()` (directly

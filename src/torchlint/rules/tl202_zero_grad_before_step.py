@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from torchlint.rule import Rule
+from torchlint.text_gate import BACKWARD_CALL
 
 
 def _backward_in_helper(model, call) -> bool:
@@ -17,7 +18,7 @@ class ZeroGradBeforeStep(Rule):
         "zero_grad() runs after backward() and before optimizer.step(), so the step uses "
         "zero gradients; clear gradients before backward() or after step()"
     )
-    gate = (r"zero_grad", r"backward\s*\(", r"\.step\(")
+    gate = (r"zero_grad", BACKWARD_CALL, r"\.step\(")
     docs = """
 ## What it does
 Finds `zero_grad()` calls that sit, in the same iteration, after the

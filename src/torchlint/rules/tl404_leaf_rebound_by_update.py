@@ -7,6 +7,7 @@ from torchlint.model import GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, referenced_paths
 from torchlint.model.leaves import FRESH_METHODS, is_leaf_factory, known_grad_scope, method_chain
 from torchlint.rule import Rule
+from torchlint.text_gate import BACKWARD_CALL
 
 _STEP_METHODS = frozenset(("sub", "add"))
 # After the update, one of these makes the name a leaf again (``w.detach_()``).
@@ -52,7 +53,7 @@ class LeafReboundByUpdate(Rule):
         "`w = w - lr * w.grad` outside no_grad makes w a non-leaf: its .grad is None next step and "
         "every step's graph is kept; update in place under `with torch.no_grad(): w -= lr * w.grad`"
     )
-    gate = (r"\.grad\b", r"backward\s*\(|autograd")
+    gate = (r"\.grad\b", BACKWARD_CALL + "|autograd")
     docs = """
 ## What it does
 Finds a hand-written gradient step that rebinds the name of a leaf tensor,

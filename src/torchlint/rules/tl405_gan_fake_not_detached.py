@@ -9,6 +9,7 @@ from torchlint.model.gan import is_discriminator_name, is_generator_name, optimi
 from torchlint.model.leaves import FRESH_METHODS, reaching_value, wants_its_gradient
 from torchlint.model.walk import children
 from torchlint.rule import Rule
+from torchlint.text_gate import BACKWARD_CALL
 
 _CUT_METHODS = FRESH_METHODS | {"item", "tolist", "numpy", "requires_grad_"}
 _MAX_DEPTH = 8
@@ -161,7 +162,7 @@ class GanFakeNotDetached(Rule):
     )
     # A superset of the names ``model/gan.py`` accepts: G, netG, G_AB, G2, g_model, net_g, gen...
     gate = (
-        r"backward\s*\(",
+        BACKWARD_CALL,
         r"(?:\b(?:net_?)?|_)[Gg](?:_|\d|[A-Z]\b|\b)|(?i:gen)",
         r"(?:\b(?:net_?)?|_)[Dd](?:_|\d|[A-Z]\b|\b)|(?i:dis|critic)",
     )

@@ -1,0 +1,107 @@
+"""The tree gate's questions, one by one; test_fast_paths checks that gating never
+changes findings on the fixtures and corpus."""
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from torchlint.engine import _tree_gated, lint_source
+from torchlint.rule import Rule
+from torchlint.rules import ALL_RULES, RULES_BY_CODE
+from torchlint.tree_gate import TreeFacts
+
+
+def facts(source: str) -> TreeFacts:
+    source = textwrap.dedent(source)
+    return TreeFacts(ast.parse(source), source)
+
+
+def test_code_text_blanks_the_inside_of_docstrings_only():
+    source = ('def f(model):\n'
+              '    """Train.\n'
+              '    >>> loss.backward()\n'
+              '    """; loss.backward()\n'
+              '    s = """\n'
+              '    kept: not a bare string statement\n'
+              '    """\n')
+    code = facts(source).code_text()
+    assert code.split("\n") == ['def f(model):', '    """Train.', '', '    """; loss.backward()',
+                                '    s = """', '    kept: not a bare string statement', '    """', '']
+
+
+def test_code_text_leaves_sources_with_carriage_returns_whole():
+    source = 'def f():\r\n    """a\r\n    loss.backward()\r\n    """\r\n'
+    assert TreeFacts(ast.parse(source), source).code_text() == source
+
+
+GAN_DOCSTRING_ONLY = '''
+import torch
+
+class Generator(torch.nn.Module):
+    """Example:
+
+    >>> fake = netG(z)
+    >>> errD = criterion(netD(fake), label)
+    >>> errD.backward()
+    """
+    def forward(self, z):
+        return z
+'''
+
+GAN_LOOP = '''
+import torch
+
+def train(netG, netD, optD, criterion, loader):
+    """Trains a GAN."""
+    for z, label in loader:
+        fake = netG(z)
+        errD = criterion(netD(fake), label)
+        optD.zero_grad()
+        errD.backward()
+        optD.step()
+'''
+
+
+def test_a_backward_call_written_only_in_a_docstring_is_no_reason_to_parse():
+    tl405 = RULES_BY_CODE["TL405"]
+    for source, kept in ((GAN_DOCSTRING_ONLY, []), (GAN_LOOP, [tl405])):
+        assert tl405.may_apply(source)
+        assert _tree_gated([tl405], ast.parse(source), source) == kept
+
+
+@pytest.mark.parametrize("source", [GAN_DOCSTRING_ONLY, GAN_LOOP])
+def test_gating_keeps_the_findings(source, monkeypatch):
+    gated = lint_source(source, "gan.py", ALL_RULES).diagnostics
+    monkeypatch.setattr(Rule, "may_apply", classmethod(lambda cls, text: True))
+    for rule in ALL_RULES:
+        monkeypatch.setattr(rule, "needs_tree", classmethod(lambda cls, f: True))
+    assert lint_source(source, "gan.py", ALL_RULES).diagnostics == gated
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f(model, x):\n    model.eval()\n    return model(x)\n", True),
+    ("def f(teacher, x):\n    teacher.eval()\n    return teacher.forward(x)\n", True),  # switched, not model-named
+    ("def f(net, x):\n    net.train(mode=False)\n    y = net(x)\n", True),
+    ("def f(net, x):\n    net.train(0)\n    y = net(x)\n", True),
+    ("def f(net, x):\n    net.train()\n    y = net(x)\n", False),  # training mode
+    ("def f(net, x):\n    net.train(flag)\n    y = net(x)\n", False),  # unknown: not a switch to eval
+    ("def f(net):\n    net.eval()\n\ndef g(net, x):\n    return net(x)\n", False),  # other scopes
+    ("class A:\n    def run(self, x):\n        self.eval()\n        return self(x)\n", True),
+    ("def f(x):\n    enc.eval()\n    return tokenize(x)\n", False),  # nothing switched is run
+])
+def test_evaluation_switches_need_a_switch_and_a_run_in_one_scope(source, expected):
+    assert facts(source).evaluation_switches() is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f(model, x):\n    loss = model(x).mean()\n    loss.requires_grad = True\n", True),
+    ("def f(criterion, out, y):\n    criterion(out, y).requires_grad_()\n", True),
+    ("def f():\n    bias = torch.zeros(3).to('cuda')\n    bias.requires_grad = True\n", False),
+    ("def f(x):\n    y = x.half().requires_grad_()\n", False),
+    ("def f(x):\n    x.clone().requires_grad_()\n", False),
+    ("def f(block, x):\n    h = block(x)\n    h.requires_grad = True\n", True),
+])
+def test_forced_requires_grad_on_computed_values(source, expected):
+    assert facts(source).forces_requires_grad_on_computed() is expected
