@@ -112,3 +112,38 @@ def test_long_expressions_are_analysed_not_skipped():
     result = lint_source(source, "long.py", ALL_RULES)
     assert result.errors == []
     assert [d.code for d in result.diagnostics] == ["TL301"]
+
+
+_LAYOUT_SOURCES = [
+    "# header comment\n\n#!x\nimport torch\n\n\n@dec\n@dec2(1)\ndef f(a,\n      b):\n    '''doc\n    more'''\n"
+    "    return a + \\\n        b; c = 1\n\nclass A:\n\tdef g(self):\n\t\tif x:\n\t\t\treturn [i for i in\n\t\t\t\ty]\n"
+    "x = 1  # trailing\n# final comment",  # no newline at the end, tab indents
+    "import torch\r\n\r\nfor x in data:\r\n    loss = model(x)\r\n    losses.append(loss)\r\n",
+    "",
+    "\n\n\n",
+]
+
+
+def test_positions_statement_by_statement_are_libcst_positions():
+    """engine.node_positions gives every node the range PositionProvider gives it over
+    the whole module, on every fixture, every corpus file and layout oddities."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from conftest import CORPUS
+    from torchlint.engine import node_positions
+    from torchlint.model.walk import walk
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*/*.py"))
+             + sorted(CORPUS.glob("*/*.py"))] + _LAYOUT_SOURCES
+    checked = 0
+    for text in texts:
+        module = cst.parse_module(text)
+        nodes = []
+        walk(module, nodes.append, lambda node: None)
+        nodes = nodes[1:]  # the module itself takes the whole-module path
+        whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        got = node_positions(module, nodes)
+        assert [got[id(n)] for n in nodes] == [whole[n] for n in nodes]
+        checked += len(nodes)
+    assert checked > 10_000

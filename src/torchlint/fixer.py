@@ -271,8 +271,7 @@ class FixOutcome:
 
 
 def _lint(module: cst.Module, text: str, path: str, rules: Sequence[type]) -> List[_Found]:
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
+    from torchlint.engine import node_positions
     from torchlint.model import FileModel
     from torchlint.noqa import suppressed
 
@@ -287,11 +286,11 @@ def _lint(module: cst.Module, text: str, path: str, rules: Sequence[type]) -> Li
             continue
     if not findings:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = node_positions(module, [f.node for _, f in findings])
     lines = text.splitlines()
     out = []
     for rule, f in findings:
-        pos = positions.get(f.node)
+        pos = positions.get(id(f.node))
         if pos is None:
             continue
         line = pos.start.line
@@ -474,7 +473,7 @@ def _apply(module: cst.Module, batch: List[_Found]) -> Tuple[cst.Module, List[Li
 
 def _verify(module, before, batch, path, rules):
     """Apply ``batch``; return (new module, new text, findings) or raise FixError saying why not."""
-    from libcst.metadata import MetadataWrapper, PositionProvider
+    from torchlint.engine import node_positions
 
     new_module, inserted = _apply(module, batch)
     text = new_module.code
@@ -493,11 +492,11 @@ def _verify(module, before, batch, path, rules):
             raise FixError(f"the fix would add a {code} finding")
     if any(nodes for nodes in inserted):
         try:
-            positions = MetadataWrapper(new_module, unsafe_skip_copy=True).resolve(PositionProvider)
+            positions = node_positions(new_module, [n for nodes in inserted for n in nodes])
         except Exception:  # a node shared twice: positions are only a check, counts still hold
             positions = {}
         for found, nodes in zip(batch, inserted):
-            spans = [positions[n] for n in nodes if n in positions]
+            spans = [positions[id(n)] for n in nodes if id(n) in positions]
             for f in after:
                 if f.code == found.code and any(s.start.line <= f.line <= s.end.line for s in spans):
                     raise FixError(f"{found.code} is still reported where the fix changed the code")

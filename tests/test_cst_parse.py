@@ -1,0 +1,83 @@
+"""A long file parsed in pieces is the file parsed whole (see cst_parse.py)."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from conftest import CORPUS, FIXTURES
+from torchlint import cst_parse
+from torchlint.engine import lint_source, node_positions
+from torchlint.model.walk import walk
+from torchlint.rules import ALL_RULES
+
+SOURCES = sorted(FIXTURES.glob("*/*.py")) + sorted(CORPUS.glob("*/*.py"))
+
+ODD = '''import torch  # header
+
+
+@decorated
+@twice(1)
+def f(a,
+      b):
+    x = 1
+    # indented comment, last in the block
+
+# a comment before the next statement
+x = (1,
+     2); y = 3
+class A:
+\tdef g(self):
+\t\treturn [i for i in
+\t\t\ty]
+if x:
+    pass
+else:
+    pass
+# footer comment
+'''
+
+
+def syntax(module: cst.Module) -> list:
+    nodes = []
+    walk(module, nodes.append, lambda node: None)
+    positions = node_positions(module, nodes[1:])
+    return [(type(n).__name__, positions[id(n)]) for n in nodes[1:]]
+
+
+@pytest.mark.parametrize("every", [1, 2, 5])
+def test_pieces_join_into_the_whole_parse(every):
+    cut_somewhere = 0
+    for text in [p.read_text(encoding="utf-8") for p in SOURCES] + [ODD]:
+        cuts = cst_parse.cut_lines(ast.parse(text), text, every)
+        joined = cst_parse.parse_module(text, cuts)
+        whole = cst.parse_module(text)
+        assert joined.code == text
+        assert syntax(joined) == syntax(whole)
+        cut_somewhere += bool(cuts)
+    assert cut_somewhere > 50
+
+
+def test_positions_of_a_joined_module_are_libcst_positions():
+    cuts = cst_parse.cut_lines(ast.parse(ODD), ODD, 1)
+    joined = cst_parse.parse_module(ODD, cuts)
+    nodes = []
+    walk(joined, nodes.append, lambda node: None)
+    whole = MetadataWrapper(joined, unsafe_skip_copy=True).resolve(PositionProvider)
+    got = node_positions(joined, nodes[1:])
+    assert [got[id(n)] for n in nodes[1:]] == [whole[n] for n in nodes[1:]]
+
+
+def test_cuts_never_split_a_statement():
+    text = "x = (1,\n     2); y = 3\nz = 4\n" * 3
+    cuts = cst_parse.cut_lines(ast.parse(text), text, 1)
+    assert 1 not in cuts and cuts  # line 2 continues the statement of line 1
+
+
+def test_findings_are_the_same_in_pieces(monkeypatch):
+    whole = [lint_source(p.read_bytes(), str(p), ALL_RULES).diagnostics for p in SOURCES]
+    monkeypatch.setattr(cst_parse, "PIECE_LINES", 2)
+    pieces = [lint_source(p.read_bytes(), str(p), ALL_RULES).diagnostics for p in SOURCES]
+    assert pieces == whole and sum(map(len, whole)) > 20
