@@ -9,7 +9,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from conftest import CORPUS, FIXTURES
 from torchlint import cst_parse
-from torchlint.engine import lint_source, node_positions
+from torchlint.engine import lint_source
+from torchlint.positions import node_positions
 from torchlint.model.walk import walk
 from torchlint.rules import ALL_RULES
 
@@ -55,6 +56,7 @@ def test_pieces_join_into_the_whole_parse(every):
         joined = cst_parse.parse_module(text, cuts)
         whole = cst.parse_module(text)
         assert joined.code == text
+        assert joined.deep_equals(whole)  # whitespace and comments where a whole parse puts them
         assert syntax(joined) == syntax(whole)
         cut_somewhere += bool(cuts)
     assert cut_somewhere > 50
@@ -68,6 +70,14 @@ def test_positions_of_a_joined_module_are_libcst_positions():
     whole = MetadataWrapper(joined, unsafe_skip_copy=True).resolve(PositionProvider)
     got = node_positions(joined, nodes[1:])
     assert [got[id(n)] for n in nodes[1:]] == [whole[n] for n in nodes[1:]]
+
+
+def test_a_piece_that_does_not_print_as_it_reads_means_one_whole_parse():
+    # libcst prints 'x = 1\n\n\t\n' without its blank line: at the end of a
+    # piece that would lose a line of the file.
+    text = "x = 1\n\n\t\nif a:\n    pass\n"
+    joined = cst_parse.parse_module(text, cst_parse.cut_lines(ast.parse(text), text, 1))
+    assert joined.code == text and joined.deep_equals(cst.parse_module(text))
 
 
 def test_cuts_never_split_a_statement():

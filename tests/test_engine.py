@@ -125,13 +125,13 @@ _LAYOUT_SOURCES = [
 
 
 def test_positions_statement_by_statement_are_libcst_positions():
-    """engine.node_positions gives every node the range PositionProvider gives it over
+    """positions.node_positions gives every node the range PositionProvider gives it over
     the whole module, on every fixture, every corpus file and layout oddities."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from conftest import CORPUS
-    from torchlint.engine import node_positions
+    from torchlint.positions import node_positions
     from torchlint.model.walk import walk
 
     texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*/*.py"))

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS, FIXTURES, ROOT
-from torchlint import fixer
+from torchlint import cst_parse, fixer
 from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR, lint_source, with_room
 from torchlint.flake8_plugin import TorchlintChecker
 from torchlint.rules import ALL_RULES
@@ -105,8 +105,22 @@ def check_invariants(source, *, gates_too: bool = True) -> list:
     assert from_flake8 == sorted((d.line, d.col, d.code) for d in unsuppressed if d.code in plugin_codes)
     if gates_too:
         assert _ungated(text) == unsuppressed
+    _check_pieces(text, tree)
     _check_fixer(text, unsuppressed)
     return result.diagnostics
+
+
+def _check_pieces(text: str, tree) -> None:
+    """Parsed in pieces, with a cut before every top-level statement it can, the
+    module is the whole parse (cst_parse.py)."""
+    cuts = cst_parse.cut_lines(tree, text, every=1)
+    if not cuts or not libcst_parses(text):
+        return
+    def same() -> bool:
+        joined = cst_parse.parse_module(text, cuts)
+        return joined.code == text and joined.deep_equals(cst.parse_module(text))
+
+    assert with_room(len(text), same)
 
 
 def _ungated(text: str) -> list:

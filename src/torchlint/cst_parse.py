@@ -9,7 +9,8 @@ where a top-level statement (or its first decorator) begins and the one before
 has ended, so no piece splits a statement. Comment and blank lines before a
 cut end one piece's footer and are handed to the next statement, where a
 whole parse puts them. Anything unexpected (pieces that detect a different
-indentation or newline, a piece libcst refuses) means one whole parse.
+indentation or newline, a piece libcst refuses, a piece whose end does not
+print as it reads) means one whole parse.
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def parse_module(source: str, cuts: List[int]) -> cst.Module:
     bounds = [0, *cuts, len(lines)]
     texts = ["\n".join(lines[a:b]) + ("\n" if b < len(lines) else "") for a, b in zip(bounds, bounds[1:])]
     try:
-        return _joined([cst.parse_module(text) for text in texts])
+        return _joined([cst.parse_module(text) for text in texts], texts)
     except (cst.ParserSyntaxError, _NotTheSame):
         return cst.parse_module(source)
 
@@ -53,7 +54,13 @@ class _NotTheSame(Exception):
     pass
 
 
-def _joined(pieces: List[cst.Module]) -> cst.Module:
+def _joined(pieces: List[cst.Module], texts: List[str]) -> cst.Module:
+    for piece, text in zip(pieces[:-1], texts):
+        # libcst drops lines at the end of a file in some layouts (a blank line
+        # before a whitespace-only one): a piece's end must print as it reads.
+        tail = "".join(piece.code_for_node(node) for node in (*piece.body[-1:], *piece.footer))
+        if not text.endswith(tail) or not piece.body:
+            raise _NotTheSame()
     first = pieces[0]
     body, carried = list(first.body), first.footer
     for piece in pieces[1:]:

@@ -5,7 +5,6 @@ import ast
 import contextlib
 import gc
 import io
-import re
 import sys
 import threading
 import tokenize
@@ -13,13 +12,12 @@ import warnings
 from typing import Iterable, Optional, Sequence, Union
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.cst_parse import cut_lines, parse_module
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.model import FileModel
-from torchlint.model.walk import walk
 from torchlint.noqa import suppressed
+from torchlint.positions import node_positions
 from torchlint.tree_gate import TreeFacts
 
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
@@ -251,63 +249,6 @@ def _python_parse(source: str):
         return None, False
     finally:
         sys.setrecursionlimit(old)
-
-
-def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> dict:
-    """``id(node) -> CodeRange`` (libcst's PositionProvider ranges) for ``nodes`` of ``module``.
-
-    PositionProvider runs a position-tracking codegen over the whole module:
-    five times a plain codegen, and more per line the longer the file. Only
-    the top-level statements that hold one of ``nodes`` get it here, each as a
-    module of its own, offset by the line breaks of the plain code before it.
-    """
-    wanted = {id(node) for node in nodes}
-    where = _top_level_statements(module, wanted)
-    if len(where) < len(wanted):  # a node outside the statements (the module itself)
-        found = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        return {id(node): found[node] for node in nodes if node in found}
-    positions, line, done = {}, _line_breaks(module, module.header), 0
-    for index in sorted(set(where.values())):
-        line += _line_breaks(module, module.body[done:index])
-        done = index
-        statement = module.body[index]
-        alone = module.with_changes(header=(), body=(statement,), footer=())
-        ranges = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        for node in nodes:
-            if where.get(id(node)) == index and node in ranges:
-                positions[id(node)] = _shifted(ranges[node], line)
-    return positions
-
-
-def _top_level_statements(module: cst.Module, wanted: set) -> dict:
-    """``id(node) -> index`` of the statement of ``module.body`` under which it sits."""
-    where: dict = {}
-
-    def enter(node):
-        if id(node) in wanted:
-            where[id(node)] = index
-
-    for index, statement in enumerate(module.body):
-        walk(statement, enter, _ignore)
-        if len(where) == len(wanted):
-            break
-    return where
-
-
-def _ignore(node) -> None:
-    pass
-
-
-_LINE_BREAK = re.compile(r"\r\n?|\n")  # as PositionProvider counts lines
-
-
-def _line_breaks(module: cst.Module, nodes) -> int:
-    return sum(len(_LINE_BREAK.findall(module.code_for_node(node))) for node in nodes)
-
-
-def _shifted(span: CodeRange, lines: int) -> CodeRange:
-    return CodeRange(CodePosition(span.start.line + lines, span.start.column),
-                     CodePosition(span.end.line + lines, span.end.column))
 
 
 def _positioned(module: cst.Module, path: str, findings: Iterable, safety: Optional[dict] = None) -> list:

@@ -271,7 +271,7 @@ class FixOutcome:
 
 
 def _lint(module: cst.Module, text: str, path: str, rules: Sequence[type]) -> List[_Found]:
-    from torchlint.engine import node_positions
+    from torchlint.positions import node_positions
     from torchlint.model import FileModel
     from torchlint.noqa import suppressed
 
@@ -473,7 +473,7 @@ def _apply(module: cst.Module, batch: List[_Found]) -> Tuple[cst.Module, List[Li
 
 def _verify(module, before, batch, path, rules):
     """Apply ``batch``; return (new module, new text, findings) or raise FixError saying why not."""
-    from torchlint.engine import node_positions
+    from torchlint.positions import node_positions
 
     new_module, inserted = _apply(module, batch)
     text = new_module.code
