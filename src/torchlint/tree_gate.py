@@ -136,7 +136,7 @@ class TreeFacts:
             return False
         for body in self.bodies:
             switched, calls = set(), []
-            for node in _scope_nodes(body):
+            for node in _own_nodes(body):
                 if isinstance(node, ast.Call):
                     receiver = _eval_switch_receiver(node)
                     if receiver is not None:
@@ -207,13 +207,13 @@ class TreeFacts:
 # -- reading nodes -----------------------------------------------------------
 
 def _own_nodes(nodes) -> Iterator[ast.AST]:
-    """Every node under ``nodes``, not descending into nested functions or classes."""
-    todo = list(nodes)
+    """Every node of the scope ``nodes`` belong to: not into nested functions (scopes
+    of their own), but into class bodies, which run where they are written."""
+    todo = [node for node in nodes if not isinstance(node, _FUNCTIONS)]
     while todo:
         node = todo.pop()
         yield node
-        todo.extend(child for child in ast.iter_child_nodes(node)
-                    if not isinstance(child, (*_FUNCTIONS, ast.ClassDef)))
+        todo.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, _FUNCTIONS))
 
 
 def _is_long_string_statement(stmt) -> bool:
@@ -376,12 +376,3 @@ def _eval_switch_receiver(call: ast.Call) -> Optional[str]:
         return None
     value = flags[0].value
     return _dotted(func.value) if value is False or (type(value) is int and value == 0) else None
-
-
-def _scope_nodes(body) -> Iterator[ast.AST]:
-    """Every node of one scope: not into nested functions, but into class bodies."""
-    todo = [node for node in body if not isinstance(node, _FUNCTIONS)]
-    while todo:
-        node = todo.pop()
-        yield node
-        todo.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, _FUNCTIONS))
