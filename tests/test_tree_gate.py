@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,17 @@ def test_evaluation_switches_need_a_switch_and_a_run_in_one_scope(source, expect
 ])
 def test_forced_requires_grad_on_computed_values(source, expected):
     assert facts(source).forces_requires_grad_on_computed() is expected
+
+
+GATE_REGRESSIONS = sorted((Path(__file__).resolve().parent / "data" / "regressions").glob("gate_*.py"))
+
+
+@pytest.mark.parametrize("path", GATE_REGRESSIONS, ids=lambda p: p.name)
+def test_inputs_where_a_gate_once_hid_a_finding(path, monkeypatch):
+    """Found by the long fuzz run: a class body in a loop, lines ended by \\r."""
+    data = path.read_bytes()
+    gated = lint_source(data, path.name, ALL_RULES).diagnostics
+    monkeypatch.setattr(Rule, "may_apply", classmethod(lambda cls, text: True))
+    for rule in ALL_RULES:
+        monkeypatch.setattr(rule, "needs_tree", classmethod(lambda cls, f: True))
+    assert gated == lint_source(data, path.name, ALL_RULES).diagnostics != []

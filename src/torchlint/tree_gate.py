@@ -191,11 +191,14 @@ class TreeFacts:
     def _lines_with(self, text: str) -> List[int]:
         """The (1-based, sorted) numbers of the lines where ``text`` occurs."""
         lines, at, line, counted = [], self.source.find(text), 1, 0
+        source = self.source
         while at >= 0:
-            line += self.source.count("\n", counted, at)
+            # Python ends lines at \n, \r\n and a lone \r.
+            line += (source.count("\n", counted, at) + source.count("\r", counted, at)
+                     - source.count("\r\n", counted, at))
             counted = at
             lines.append(line)
-            at = self.source.find(text, at + 1)
+            at = source.find(text, at + 1)
         return lines
 
     def import_time_leaf_writes(self) -> bool:
