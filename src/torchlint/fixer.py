@@ -271,9 +271,9 @@ class FixOutcome:
 
 
 def _lint(module: cst.Module, text: str, path: str, rules: Sequence[type]) -> List[_Found]:
-    from torchlint.positions import node_positions
     from torchlint.model import FileModel
     from torchlint.noqa import suppressed
+    from torchlint.positions import node_positions
 
     model = FileModel(module, path)
     findings = []

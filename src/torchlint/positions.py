@@ -24,18 +24,20 @@ def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> dict:
     """``id(node) -> CodeRange`` (libcst's PositionProvider ranges) for ``nodes`` of ``module``."""
     wanted = {id(node) for node in nodes}
     where = _top_level_statements(module, wanted)
-    if len(where) < len(wanted):  # a node outside the statements (the module itself)
+    by_statement: dict = {}
+    for node in nodes:
+        by_statement.setdefault(where.get(id(node)), []).append(node)
+    if None in by_statement:  # a node outside the statements (the module itself)
         found = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         return {id(node): found[node] for node in nodes if node in found}
     positions, line, done = {}, _line_breaks(module, module.header), 0
-    for index in sorted(set(where.values())):
+    for index in sorted(by_statement):
         line += _line_breaks(module, module.body[done:index])
         done = index
-        statement = module.body[index]
-        alone = module.with_changes(header=(), body=(statement,), footer=())
+        alone = module.with_changes(header=(), body=(module.body[index],), footer=())
         ranges = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        for node in nodes:
-            if where.get(id(node)) == index and node in ranges:
+        for node in by_statement[index]:
+            if node in ranges:
                 positions[id(node)] = _shifted(ranges[node], line)
     return positions
 

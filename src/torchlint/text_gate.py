@@ -276,14 +276,14 @@ def _anchors_of(pattern: str, flags: int = 0) -> Optional[Candidate]:
 def _sequence(items: list, icase: bool) -> Optional[Candidate]:
     """The best candidate of a sequence: a run of literals, or one required element."""
     candidates = []
-    run: Optional[set] = {""}
+    run = {""}
     whole = True  # every item so far extended the literal run
     for op, arg in items:
         if op in _ZERO_WIDTH:  # the literals on both sides stay adjacent
             whole = False
             continue
         strings = _literal_strings(op, arg, icase)
-        if strings is not None and run is not None and len(run) * len(strings) <= _MAX_VARIANTS:
+        if strings is not None and len(run) * len(strings) <= _MAX_VARIANTS:
             run = {a + b for a in run for b in strings}
             continue
         whole = False
@@ -292,7 +292,7 @@ def _sequence(items: list, icase: bool) -> Optional[Candidate]:
         inner = _element(op, arg, icase)
         if inner is not None:
             candidates.append(inner)
-    if whole and run and all(run):
+    if whole and all(run):
         return Candidate(frozenset(Anchor(s, icase, True) for s in run))
     _close_run(run, icase, candidates)
     if not candidates:
@@ -303,8 +303,8 @@ def _sequence(items: list, icase: bool) -> Optional[Candidate]:
     return Candidate(frozenset(a._replace(whole=False) for a in best.anchors))
 
 
-def _close_run(run: Optional[set], icase: bool, candidates: list) -> None:
-    if run and all(run):
+def _close_run(run: set, icase: bool, candidates: list) -> None:
+    if all(run):
         candidates.append(Candidate(frozenset(Anchor(s, icase, False) for s in run)))
 
 
