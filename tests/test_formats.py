@@ -11,7 +11,7 @@ import pytest
 
 from conftest import STORED_LOSS
 from torchlint.cli import main
-from torchlint.diagnostic import Diagnostic
+from torchlint.diagnostic import Applicability, Diagnostic
 from torchlint.reporters import FORMATS
 
 SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
@@ -129,20 +129,14 @@ def test_json_fields_are_stable(project, capsys):
     assert (record["path"], record["line"], record["column"], record["code"]) == ("bad.py", 10, 9, "TL301")
 
 
-class _Fix:
-    safety = "unsafe"
-    description = "store loss.item()"
-
-
-@pytest.mark.parametrize("fix, expected", [
-    (None, None),
-    (_Fix(), {"safety": "unsafe", "description": "store loss.item()"}),
-    ({"safety": "safe"}, {"safety": "safe"}),
-    ("safe", {"safety": "safe"}),
+@pytest.mark.parametrize("fix, description, expected", [
+    (None, None, None),
+    (Applicability.UNSAFE, "store loss.item()", {"safety": "unsafe", "description": "store loss.item()"}),
+    (Applicability.SAFE, None, {"safety": "safe"}),
+    ("safe", None, {"safety": "safe"}),  # as read back from the result cache
 ])
-def test_json_fix_field(fix, expected):
-    d = Diagnostic("a.py", 1, 1, "TL301", "m")
-    object.__setattr__(d, "fix", fix)  # as the engine's fix field will carry it
+def test_json_fix_field(fix, description, expected):
+    d = Diagnostic("a.py", 1, 1, "TL301", "m", fix=fix, fix_description=description)
     assert json.loads(render("json", [d]))[0]["fix"] == expected
 
 

@@ -34,7 +34,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS, FIXTURES, ROOT
-from torchlint import cst_parse, fixer
+from torchlint import cst_parse, fix_files
+from torchlint.fixer import allowed_fixes
 from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR, lint_source, with_room
 from torchlint.flake8_plugin import TorchlintChecker
 from torchlint.rules import ALL_RULES
@@ -76,7 +77,7 @@ def _decoded(source):
     if isinstance(source, str):
         return source
     try:
-        return fixer.decode_file(source)[0]
+        return fix_files.decode_file(source)[0]
     except (SyntaxError, UnicodeDecodeError, LookupError):
         return None
 
@@ -142,7 +143,7 @@ def _ungated(text: str) -> list:
 def _check_fixer(text: str, before: list) -> None:
     if not any(getattr(d, "fix", None) for d in before):
         return
-    fixed = fixer.fix_data("fuzz.py", text.encode("utf-8"), ALL_RULES, {fixer.SAFE, fixer.UNSAFE})
+    fixed = fix_files.fix_data("fuzz.py", text.encode("utf-8"), ALL_RULES, allowed_fixes(True))
     assert fixed.error is None or "internal error" not in fixed.error, fixed.error
     if fixed.new is None:
         return

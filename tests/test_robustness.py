@@ -488,12 +488,13 @@ def test_fix_on_a_file_too_deep_for_the_main_thread_stack(tmp_path):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc and sends SIGINT")
 def test_ctrl_c_during_fix_leaves_every_file_old_or_new(tmp_path):
-    from torchlint import fixer
+    from torchlint import fix_files
+    from torchlint.fixer import allowed_fixes
     from torchlint.rules import ALL_RULES
 
     tree = _tree(tmp_path)
     old = (STORED.replace("losses", "kept") + "\n") * 30  # over 8 KB: fixed on the big-stack thread
-    new = fixer.fix_data("x.py", old.encode(), ALL_RULES, {fixer.SAFE, fixer.UNSAFE}).new
+    new = fix_files.fix_data("x.py", old.encode(), ALL_RULES, allowed_fixes(True)).new
     assert new is not None and new != old.encode()
     paths = []
     for index in range(40):

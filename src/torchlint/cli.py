@@ -180,7 +180,7 @@ def _check(args) -> int:
     if args.fix or args.diff:
         if stdin_name is not None:
             return _fix_stdin(args, stdin_name, data, config, enabled, bool(files))
-        from torchlint.fixer import fix_files
+        from torchlint.fix_files import fix_files
 
         before = sum(len(_shown(path, result, config, enabled)) for path, result in zip(files, results))
         fix_run = fix_files(files, results, config, enabled, unsafe=args.unsafe_fixes, write=not args.diff)
@@ -212,14 +212,16 @@ def _shown(path, result, config, enabled) -> list:
 
 def _hidden_fixes(diagnostics, args) -> int:
     """Unsafe fixes --unsafe-fixes would apply."""
+    from torchlint.diagnostic import Applicability
+
     if args.unsafe_fixes:
         return 0
-    return sum(1 for d in diagnostics if getattr(d, "fix", None) == "unsafe")
+    return sum(1 for d in diagnostics if d.fix is Applicability.UNSAFE)
 
 
 def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
     """``--diff``: the changes on stdout, a count on stderr; exit 1 when there is something to fix."""
-    from torchlint.fixer import decode_file, unified_diff
+    from torchlint.fix_files import decode_file, unified_diff
 
     count = 0
     for fixed in fix_run.changed:
@@ -240,7 +242,8 @@ def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
 def _fix_stdin(args, name: str, data: bytes, config, enabled, checked: bool) -> int:
     """``--fix`` on stdin writes the fixed source to stdout (``--diff``: the diff) and the
     findings that remain to stderr, as editors expect."""
-    from torchlint.fixer import decode_file, fix_data, unified_diff
+    from torchlint.fix_files import decode_file, fix_data, unified_diff
+    from torchlint.fixer import allowed_fixes
     from torchlint.rules import ALL_RULES
     from torchlint.runner import lint_data
 
@@ -248,7 +251,7 @@ def _fix_stdin(args, name: str, data: bytes, config, enabled, checked: bool) -> 
     if checked and not name.endswith(".ipynb"):
         ignored = config.ignored_for(name) if config.per_file_ignores else set()
         rules = [rule for rule in ALL_RULES if rule.code in enabled and rule.code not in ignored]
-        fixed = fix_data(name, data, rules, {"safe", "unsafe"} if args.unsafe_fixes else {"safe"})
+        fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes))
         for code, line, reason in fixed.outcome.rejected:
             sys.stderr.write(f"torchlint: {name}:{line}: {code} fix not applied: {reason}\n")
         if fixed.error is not None:

@@ -1,13 +1,37 @@
 """What a check produces: a finding at a position, or an error about a file."""
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
+
+
+class Applicability(str, enum.Enum):
+    """How sure a fix is to keep the program's meaning (ruff's word for it).
+
+    ``SAFE`` fixes apply with ``--fix``; ``UNSAFE`` ones may change what the
+    program does and need ``--unsafe-fixes``. A str, so JSON, caches and
+    comparisons see ``"safe"``/``"unsafe"``.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+# The fields a Diagnostic is stored and cached with (``edit`` lives in memory only).
+_RECORD_FIELDS = ("path", "line", "col", "code", "message", "end_line", "end_col", "cell", "fix",
+                  "fix_description")
 
 
 @dataclass(frozen=True, order=True)
 class Diagnostic:
-    """One finding. ``line`` and ``col`` are 1-based, as flake8 and editors show them."""
+    """One finding, from the engine to every reporter, the fixer, the cache and the server.
+
+    ``line`` and ``col`` are 1-based, as flake8 and editors show them.
+    """
 
     path: str
     line: int
@@ -19,10 +43,20 @@ class Diagnostic:
     # Notebooks only: the 1-based position of the cell in the notebook's
     # ``cells`` (markdown cells count); ``line`` is then the line in that cell.
     cell: Optional[int] = None
-    # A fix the rule offers: "safe" (applied by --fix), "unsafe" (needs
-    # --unsafe-fixes) or None; and what it does. Not part of identity.
-    fix: Optional[str] = field(default=None, compare=False)
+    # The fix the rule offers, if any: how safe it is and what it does. Not part of identity.
+    fix: Optional[Applicability] = field(default=None, compare=False)
     fix_description: Optional[str] = field(default=None, compare=False)
+    # The fix's tree edits (a ``torchlint.rule.Fix``), kept only by the fix loop,
+    # which re-lints the tree it is about to edit; never stored or reported.
+    edit: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.fix is not None and not isinstance(self.fix, Applicability):
+            object.__setattr__(self, "fix", Applicability(self.fix))  # read back from a cache
+
+    def record(self) -> dict:
+        """The stored form (JSON-ready), as the result cache keeps it."""
+        return {name: getattr(self, name) for name in _RECORD_FIELDS}
 
     def as_text(self) -> str:
         if self.cell is not None:

@@ -9,7 +9,7 @@ import sys
 import threading
 import tokenize
 import warnings
-from typing import Iterable, Optional, Sequence, Union
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -155,35 +155,48 @@ def _lint(
     except (RecursionError, MemoryError, ValueError) as exc:
         result.errors.append(FileError(path, f"cannot parse: {type(exc).__name__}: {exc}"))
         return result
+    diagnostics, errors = lint_module(module, source, path, applicable, apply_noqa=apply_noqa)
+    result.diagnostics.extend(diagnostics)
+    result.errors.extend(errors)
+    return result
+
+
+def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type], *,
+                apply_noqa: bool = True, keep_edits: bool = False) -> Tuple[List[Diagnostic], List[FileError]]:
+    """The rules' sorted findings on a parsed module, and the errors met on the way.
+
+    The one lint path after parsing, for checking and for the fix loop (which
+    passes ``keep_edits`` to get each fix's tree edits on its diagnostic). The
+    caller provides the recursion room (``lint_source``, ``with_room``).
+    """
+    errors: List[FileError] = []
     try:
-        model = FileModel(module, path)
+        file_model = FileModel(module, path)
     except RecursionError:
-        result.errors.append(FileError(path, "nesting too deep to analyse; file skipped"))
-        return result
+        return [], [FileError(path, "nesting too deep to analyse; file skipped")]
     except Exception as exc:  # a bug of ours: say so, keep the run going
-        result.errors.append(FileError(path, f"internal error building the model: {exc!r}", internal=True))
-        return result
+        return [], [FileError(path, f"internal error building the model: {exc!r}", internal=True)]
     findings = []
-    for rule in applicable:
+    for rule in rules:
         try:
-            findings.extend(rule().check(model))
+            findings.extend(rule().check(file_model))
         except Exception as exc:
             message = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}"
-            result.errors.append(FileError(path, message, internal=True))
+            errors.append(FileError(path, message, internal=True))
+    diagnostics: List[Diagnostic] = []
     if findings:
-        safety = {rule.code: rule.fix_safety for rule in applicable}
         try:
-            result.diagnostics.extend(_positioned(module, path, findings, safety))
+            diagnostics = list(_positioned(module, path, findings, keep_edits))
         except RecursionError:
-            result.errors.append(FileError(path, "nesting too deep to locate its findings; file skipped"))
-    if apply_noqa and result.diagnostics:
+            errors.append(FileError(path, "nesting too deep to locate its findings; file skipped"))
+    if apply_noqa and diagnostics:
         lines = source.splitlines()
-        result.diagnostics = [
-            d for d in result.diagnostics
+        diagnostics = [
+            d for d in diagnostics
             if not (d.line <= len(lines) and suppressed(lines[d.line - 1], d.code))
         ]
-    result.diagnostics.sort()
-    return result
+    diagnostics.sort()
+    return diagnostics, errors
 
 
 def _tree_gated(rules: list, tree: ast.Module, source: str) -> list:
@@ -251,24 +264,19 @@ def _python_parse(source: str):
         sys.setrecursionlimit(old)
 
 
-def _positioned(module: cst.Module, path: str, findings: Iterable, safety: Optional[dict] = None) -> list:
-    """Diagnostics for ``findings``, in the order given, duplicates dropped.
-
-    A finding with a fix gets the rule's fix safety ("safe"/"unsafe"; a rule
-    that offers a fix without declaring one counts as unsafe).
-    """
+def _positioned(module: cst.Module, path: str, findings: Iterable, keep_edits: bool = False) -> Iterator[Diagnostic]:
+    """Diagnostics for ``findings``, in the order given, duplicates dropped."""
     findings = list(findings)
     positions = node_positions(module, [f.node for f in findings])
     seen = set()
     for f in findings:
         pos = positions[id(f.node)]
-        fix = description = None
-        if f.fix is not None:
-            fix = (safety or {}).get(f.code)
-            fix = fix if fix in ("safe", "unsafe") else "unsafe"
-            description = f.fix.description
+        fix = f.fix
         d = Diagnostic(path, pos.start.line, pos.start.column + 1, f.code, f.message,
-                       pos.end.line, pos.end.column + 1, fix=fix, fix_description=description)
+                       pos.end.line, pos.end.column + 1,
+                       fix=fix.applicability if fix is not None else None,
+                       fix_description=fix.description if fix is not None else None,
+                       edit=fix if keep_edits else None)
         if (d.line, d.col, d.code) not in seen:
             seen.add((d.line, d.col, d.code))
             yield d

@@ -1,12 +1,17 @@
 """The base every rule module builds on: metadata, docs and a ``check``."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.diagnostic import Applicability
 from torchlint.text_gate import compile_gate, gate_matches
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 
 @dataclass(frozen=True)
@@ -16,13 +21,15 @@ class Fix:
     ``edits`` pairs a node of the module the rule was given with its
     replacement (``cst.RemoveFromParent()`` deletes a statement or argument).
     ``imports`` names modules the new code uses (``"torch"``); the fixer adds
-    ``import torch`` only where the file lacks it. Whether a fix is safe or
-    unsafe is the rule's ``fix_safety``.
+    ``import torch`` only where the file lacks it. ``applicability`` is set per
+    fix: a rule may offer a safe fix in one situation and an unsafe one in
+    another; left out, it is the rule's ``fix_safety``.
     """
 
     description: str
     edits: Tuple[Tuple[cst.CSTNode, object], ...]
     imports: Tuple[str, ...] = ()
+    applicability: Optional[Applicability] = None
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,9 @@ class Rule:
     name: ClassVar[str]  # kebab-case, as in ``torchlint rule``
     message: ClassVar[str]  # one line: what is wrong and what to do
     default: ClassVar[bool] = True  # on unless the user opts out; False = opt-in
-    fix_safety: ClassVar[str] = "none"  # none | safe | unsafe
+    # What the rule's docs promise of its fixes: none | safe | unsafe. A Fix that
+    # does not say otherwise gets this applicability ("none" with a fix: unsafe).
+    fix_safety: ClassVar[str] = "none"
     # Regular expressions that must all match the source for the rule to have
     # anything to find. Cheap, and lets most files skip parsing entirely.
     gate: ClassVar[Tuple[str, ...]] = ()
@@ -63,8 +72,14 @@ class Rule:
         rule's findings require; True when unsure."""
         return True
 
-    def check(self, model) -> Iterator[Finding]:
+    def check(self, model: FileModel) -> Iterator[Finding]:
         raise NotImplementedError
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> Finding:
+        if fix is not None and fix.applicability is None:
+            fix = dataclasses.replace(fix, applicability=self.default_applicability())
         return Finding(node, self.code, message or self.message, fix)
+
+    @classmethod
+    def default_applicability(cls) -> Applicability:
+        return Applicability.SAFE if cls.fix_safety == "safe" else Applicability.UNSAFE

@@ -120,7 +120,7 @@ class ResultCache:
             return  # a crash is not a result worth remembering
         self.used[key] = {
             "path": result.path,
-            "diagnostics": [d.__dict__ for d in result.diagnostics],
+            "diagnostics": [d.record() for d in result.diagnostics],
             "errors": [e.__dict__ for e in result.errors],
         }
 

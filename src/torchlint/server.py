@@ -124,25 +124,15 @@ def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> N
 # -- code actions ------------------------------------------------------------
 
 def _fixed_text(path: str, source: str, code: str, unsafe: bool) -> Optional[str]:
-    """The document with ``code``'s fixes applied, via the fixer module; None without one.
+    """The document with ``code``'s fixes applied; None when they change nothing."""
+    from torchlint.fixer import fix_source
 
-    The fixer (``torchlint.fixer``) is optional here: without it, or when it
-    changes nothing, the server simply offers no fix action.
-    """
     try:
-        from torchlint import fixer
-    except ImportError:
-        return None
-    apply = getattr(fixer, "fix_source", None)
-    if apply is None:
-        return None
-    try:
-        fixed = apply(source, path, codes=[code], unsafe=unsafe)
+        fixed = fix_source(source, path, codes=[code], unsafe=unsafe)
     except Exception:
         log.exception("fixing %s in %s failed", code, path)
         return None
-    fixed = getattr(fixed, "source", fixed)  # a result object or the text itself
-    return fixed if isinstance(fixed, str) and fixed != source else None
+    return fixed if fixed != source else None
 
 
 def _minimal_edit(document, old: str, new: str) -> types.TextEdit:

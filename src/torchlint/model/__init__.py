@@ -7,9 +7,9 @@ graph?) instead of walking the tree themselves.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections import defaultdict
-from functools import cached_property
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional, TypeVar
 
 import libcst as cst
 
@@ -24,6 +24,22 @@ from torchlint.model.names import TorchNames
 
 # scope_grad's mark for a scope whose mode is being computed (a call cycle).
 _CYCLE = object()
+_NO_PLACEHOLDER = object()
+T = TypeVar("T")
+
+
+def memoized(method: Callable[..., T]) -> Callable[..., T]:
+    """A FileModel method whose answer is kept in the model's memo, per arguments."""
+
+    @functools.wraps(method)
+    def cached(self, *args):
+        return self.derived(method, *args)
+
+    return cached
+
+
+def memoized_property(method: Callable[..., T]) -> property:
+    return property(memoized(method))
 
 __all__ = ["FileModel", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span", "Assignment", "LoopRole"]
 
@@ -83,7 +99,25 @@ class FileModel:
         self._call_orders = [c.order for c in self.calls]
         self._assign_orders = [a.order for a in self.assignments]
         self._call_by_node = {id(c.node): c for c in self.calls}
-        self._scope_grad: dict = {}
+        self._memo: dict = {}
+
+    def derived(self, analysis: Callable[..., T], *args, while_computing=_NO_PLACEHOLDER) -> T:
+        """``analysis(self, *args)``, computed once per model.
+
+        The one memo for every derived analysis: the model's own (``@memoized``)
+        and those other modules define over it (``moves_to_cuda``, a fix's parent
+        map), which call ``model.derived(their_function)`` instead of storing
+        attributes on the model. ``while_computing`` is what a recursive request
+        for the same value gets (a call cycle) until the first one returns.
+        """
+        key = (analysis, args)
+        memo = self._memo
+        if key in memo:
+            return memo[key]
+        if while_computing is not _NO_PLACEHOLDER:
+            memo[key] = while_computing
+        value = memo[key] = analysis(self, *args)
+        return value
 
     def add_scope(self, scope: Scope) -> None:
         self.scopes.append(scope)
@@ -133,7 +167,7 @@ class FileModel:
             return self.methods.get((cls, rest)) if cls else None
         return None
 
-    @cached_property
+    @memoized_property
     def callers(self) -> dict:
         out = defaultdict(list)
         for call in self.calls:
@@ -159,14 +193,14 @@ class FileModel:
                 todo.extend(c.scope for c in self._calls_by_callee.get(f"self.{current.name}", ()))
         return False
 
-    @cached_property
+    @memoized_property
     def _calls_by_callee(self) -> dict:
         out = defaultdict(list)
         for call in self.calls:
             out[call.callee].append(call)
         return out
 
-    @cached_property
+    @memoized_property
     def wrapper_instances(self) -> frozenset:
         """Names bound to library wrappers that run their own inference (``YOLO(path)``,
         ``pipeline(...)``): calling one is not a raw forward pass."""
@@ -205,20 +239,18 @@ class FileModel:
         for scope in self.scopes:
             yield from scope.loops
 
+    @memoized
     def loop_role(self, loop: Loop) -> LoopRole:
-        cache = self.__dict__.setdefault("_loop_roles", {})
-        if loop not in cache:
-            calls = self.reachable_calls(loop)
-            cache[loop] = LoopRole(
-                calls=calls,
-                backward=any(self.is_backward(c) for c in calls),
-                steps=[c for c in calls if self.stepped_optimizer(c)],
-                clears=any(self.clears_grad(c) for c in calls) or any(
-                    self.clears_grad_by_assignment(a) for a in self.reachable_assignments(loop)
-                ),
-                data=loop.iter is not None and any(vocab.is_loader_name(n) for n in identifiers(loop.iter)),
-            )
-        return cache[loop]
+        calls = self.reachable_calls(loop)
+        return LoopRole(
+            calls=calls,
+            backward=any(self.is_backward(c) for c in calls),
+            steps=[c for c in calls if self.stepped_optimizer(c)],
+            clears=any(self.clears_grad(c) for c in calls) or any(
+                self.clears_grad_by_assignment(a) for a in self.reachable_assignments(loop)
+            ),
+            data=loop.iter is not None and any(vocab.is_loader_name(n) for n in identifiers(loop.iter)),
+        )
 
     def loop_children(self, loop: Loop) -> list:
         return [other for other in loop.scope.loops if other.parent is loop]
@@ -233,12 +265,8 @@ class FileModel:
         return self.scope_grad(site.scope)
 
     def scope_grad(self, scope: Scope) -> GradMode:
-        if scope in self._scope_grad:
-            return self._scope_grad[scope]
-        self._scope_grad[scope] = _CYCLE  # recursion: a call from inside the cycle adds nothing
-        mode = self._compute_scope_grad(scope)
-        self._scope_grad[scope] = mode
-        return mode
+        # In a call cycle, a call from inside the cycle adds nothing.
+        return self.derived(FileModel._compute_scope_grad, scope, while_computing=_CYCLE)
 
     def _compute_scope_grad(self, scope: Scope) -> GradMode:
         if scope.is_module:
@@ -284,7 +312,7 @@ class FileModel:
             "requires_grad_", "enable_grad", "retain_grad", "register_hook"
         )
 
-    @cached_property
+    @memoized_property
     def optimizer_names(self) -> frozenset:
         """Dotted names assigned an optimizer instance anywhere in the file."""
         found = set()
@@ -396,7 +424,7 @@ class FileModel:
             return q.startswith("torch.nn.functional.") and last in vocab.LOSS_FUNCTIONS
         return vocab.is_loss_name(last)
 
-    @cached_property
+    @memoized_property
     def is_test_file(self) -> bool:
         """Unit tests run a forward pass to compare outputs and trigger errors on purpose.
 
@@ -415,15 +443,13 @@ class FileModel:
         cls = self.enclosing_class(scope) or ""
         return scope.name.startswith("test") and "test" in cls.lower()
 
+    @memoized
     def returned_paths(self, scope: Scope) -> frozenset:
         """Names whose value (or something built from it) the scope returns."""
-        cache = self.__dict__.setdefault("_returned", {})
-        if scope not in cache:
-            paths = set()
-            for _, value in scope.returns:
-                paths.update(referenced_paths(value))
-            cache[scope] = frozenset(flow_back(paths, scope))
-        return cache[scope]
+        paths = set()
+        for _, value in scope.returns:
+            paths.update(referenced_paths(value))
+        return frozenset(flow_back(paths, scope))
 
     def flows_to_return(self, call: CallSite) -> bool:
         stmt = call.site.stmt
@@ -440,24 +466,21 @@ class FileModel:
         return not self.names.foreign_framework
 
     # -- taint ---------------------------------------------------------
+    @memoized
     def taint(self, scope: Scope):
         from torchlint.model.taint import Taint
 
-        cache = self.__dict__.setdefault("_taint", {})
-        if scope not in cache:
-            cache[scope] = Taint(self, scope)
-        return cache[scope]
+        return Taint(self, scope)
 
     def returns_graph(self, scope: Scope):
         """Does the function return a graph-carrying value? A tuple of answers for tuples."""
-        cache = self.__dict__.setdefault("_returns_graph", {})
-        if scope not in cache:
-            cache[scope] = False  # recursion guard
-            taint = self.taint(scope)
-            shapes = [taint.element_taint(value, taint.names_at(site.order)) for site, value in scope.returns]
-            tuples = [s for s in shapes if isinstance(s, tuple)]
-            if shapes and len(tuples) == len(shapes) and len({len(t) for t in tuples}) == 1:
-                cache[scope] = tuple(any(col) for col in zip(*tuples))
-            else:
-                cache[scope] = any(any(s) if isinstance(s, tuple) else s for s in shapes)
-        return cache[scope]
+        # A recursive function asking about itself hears "no" until the answer is known.
+        return self.derived(FileModel._returns_graph, scope, while_computing=False)
+
+    def _returns_graph(self, scope: Scope):
+        taint = self.taint(scope)
+        shapes = [taint.element_taint(value, taint.names_at(site.order)) for site, value in scope.returns]
+        tuples = [s for s in shapes if isinstance(s, tuple)]
+        if shapes and len(tuples) == len(shapes) and len({len(t) for t in tuples}) == 1:
+            return tuple(any(col) for col in zip(*tuples))
+        return any(any(s) if isinstance(s, tuple) else s for s in shapes)

@@ -41,12 +41,12 @@ def _cuda_names(model) -> set:
 
 
 def moves_to_cuda(model) -> bool:
-    cached = model.__dict__.get("_moves_to_cuda")
-    if cached is None:
-        names = _LazyNames(model)
-        cached = any(_puts_on_cuda(model, call, names) for call in model.calls)
-        model.__dict__["_moves_to_cuda"] = cached
-    return cached
+    return model.derived(_moves_to_cuda)
+
+
+def _moves_to_cuda(model) -> bool:
+    names = _LazyNames(model)
+    return any(_puts_on_cuda(model, call, names) for call in model.calls)
 
 
 class _LazyNames:

@@ -18,9 +18,10 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
 
 def conditional_calls(model) -> frozenset:
     """ids of the Call nodes that run only when some ``if`` test holds."""
-    cache = model.__dict__.get("_conditional_calls")
-    if cache is not None:
-        return cache
+    return model.derived(_conditional_calls)
+
+
+def _conditional_calls(model) -> frozenset:
     found, depth = set(), [0]
 
     def enter(node):
@@ -34,5 +35,4 @@ def conditional_calls(model) -> frozenset:
             depth[0] -= 1
 
     walk(model.module, enter, leave)
-    model.__dict__["_conditional_calls"] = frozenset(found)
-    return model.__dict__["_conditional_calls"]
+    return frozenset(found)

@@ -176,15 +176,15 @@ def _all_paths(expr):
 def file_freezes(model) -> bool:
     """Does the file turn off ``requires_grad`` anywhere (``p.requires_grad = False``,
     ``net.requires_grad_(False)``, ``set_requires_grad(net, False)``, ``freeze(...)``)?"""
-    cached = model.__dict__.get("_file_freezes")
-    if cached is None:
-        cached = any(_freeze_call(c) for c in model.calls) or any(
-            a.kind == "assign" and literal_false(a.value)
-            and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
-            for a in model.assignments
-        )
-        model.__dict__["_file_freezes"] = cached
-    return cached
+    return model.derived(_file_freezes)
+
+
+def _file_freezes(model) -> bool:
+    return any(_freeze_call(c) for c in model.calls) or any(
+        a.kind == "assign" and literal_false(a.value)
+        and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
+        for a in model.assignments
+    )
 
 
 def literal_false(node) -> bool:

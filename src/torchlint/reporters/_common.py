@@ -21,28 +21,12 @@ def rule_name(code: str) -> Optional[str]:
 
 
 def fix_record(d) -> Optional[dict]:
-    """``None`` or ``{"safety": "safe"|"unsafe", "description": ...}`` for a finding.
-
-    Reads the ``fix`` the engine attached to the diagnostic, whatever its shape
-    (an object with ``safety``/``description``, a mapping, or just the safety).
-    """
-    fix = getattr(d, "fix", None)
-    if fix is None or fix is False:
+    """``None`` or ``{"safety": "safe"|"unsafe", "description": ...}`` for a finding."""
+    if d.fix is None:
         return None
-    if isinstance(fix, str):  # the engine's Diagnostic: fix="safe"/"unsafe", fix_description
-        safety, description = fix, getattr(d, "fix_description", None)
-    elif isinstance(fix, dict):
-        safety, description = fix.get("safety"), fix.get("description")
-    else:
-        safety, description = getattr(fix, "safety", None), getattr(fix, "description", None)
-    if safety not in ("safe", "unsafe"):
-        from torchlint.rules import RULES_BY_CODE
-
-        rule = RULES_BY_CODE.get(d.code)
-        safety = rule.fix_safety if rule is not None and rule.fix_safety != "none" else "unsafe"
-    record = {"safety": safety}
-    if description:
-        record["description"] = str(description)
+    record = {"safety": d.fix.value}
+    if d.fix_description:
+        record["description"] = d.fix_description
     return record
 
 

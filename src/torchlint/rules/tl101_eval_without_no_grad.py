@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.fixer import enclosing_statement, suspends, torch_reference, wrap_in_with
+from torchlint.edits import enclosing_statement, suspends, torch_reference, wrap_in_with
 from torchlint.model import GradMode, Span
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name

@@ -1,7 +1,7 @@
 """TL201: a training loop steps the optimizer but never clears gradients."""
 from __future__ import annotations
 
-from torchlint.fixer import first_statement, insert_before
+from torchlint.edits import first_statement, insert_before
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import BACKWARD_CALL

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.fixer import method_call, source_of
+from torchlint.edits import method_call, source_of
 from torchlint.model import flow_back
 from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
 from torchlint.model.vocab import is_eval_function_name

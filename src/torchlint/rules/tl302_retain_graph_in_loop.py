@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
-from torchlint.fixer import without_arg
+from torchlint.edits import without_arg
 from torchlint.rule import Fix, Rule
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.fixer import method_call
+from torchlint.edits import method_call
 from torchlint.model import GradMode
 from torchlint.model.leaves import file_freezes, known_grad_scope
 from torchlint.rule import Fix, Rule
