@@ -13,6 +13,15 @@ from torchlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken the way Ctrl-C is: the worker pool is shut down, files stay old or new."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
 
 
 def _split(values: Optional[List[str]]) -> List[str]:
@@ -66,6 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "check":
+        import signal
+
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         if args.command == "check":
             return _check(args)
@@ -75,9 +88,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             return _server()
     except BrokenPipeError:  # `torchlint check | head`
         return EXIT_CLEAN
-    except KeyboardInterrupt:  # Ctrl-C anywhere (checking, fixing): no traceback; files are old or new
+    except KeyboardInterrupt as exc:  # Ctrl-C anywhere (checking, fixing): no traceback; files are old or new
         sys.stderr.write("torchlint: interrupted\n")
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     parser.print_help()
     return EXIT_ERROR
 
@@ -173,9 +186,9 @@ def _check(args) -> int:
             results = [lint_data(stdin_name, data, enabled) for _ in files]
         else:
             results = check_files(files, enabled, jobs=args.jobs, cache_root=cache_root)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         sys.stderr.write("torchlint: interrupted\n")
-        return 130
+        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     fix_run = None
     if args.fix or args.diff:
         if stdin_name is not None:

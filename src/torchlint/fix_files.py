@@ -4,13 +4,13 @@ The front end's side of fixing: read a file's bytes, decode them the way
 Python does, run the fix loop (``fixer.fix_text``) on the text or on a
 notebook's code cells, encode the result back the same way (a UTF-8 BOM, a
 ``# -*- coding`` declaration and CRLF line endings survive), and write it
-atomically (a temporary file in the same folder, the original's permission
-bits, fsync, ``os.replace``) only when it changed. Diffs for ``--diff``.
+atomically (see :func:`write_fixed`) only when it changed. Diffs for ``--diff``.
 """
 from __future__ import annotations
 
 import io
 import os
+import signal
 import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence, Tuple
@@ -28,32 +28,107 @@ def decode_file(data: bytes) -> Tuple[str, str]:
     return text, encoding
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one step, keeping the file's permission bits.
+class ChangedWhileFixing(OSError):
+    """The file no longer holds the bytes its fix was computed from: someone saved it meanwhile."""
 
-    A read-only file is refused (``PermissionError``), as an editor would.
+
+def write_fixed(path: str, old: bytes, new: bytes) -> None:
+    """Replace the file's content ``old`` with ``new``, never losing a save made meanwhile.
+
+    The file must still hold ``old`` (checked after the fix was computed and
+    again just before the replace), or :class:`ChangedWhileFixing` is raised
+    and the file stays as the other writer left it. The new file keeps the
+    permission bits, owner and group; a read-only file is refused
+    (``PermissionError``), as an editor would. A file with other hard links,
+    or whose owner this process cannot give a new file, is rewritten in place
+    (same inode) with Ctrl-C and SIGTERM held off, so it is still old or new.
     """
+    target = os.path.realpath(path)  # write through a symlink, never over it
+    st = os.stat(target)
+    if not os.access(target, os.W_OK) or not st.st_mode & 0o222:  # read-only, even for root
+        raise PermissionError(13, "Permission denied (the file is read-only)", path)
+    _still_holds(target, old, path)
+    if st.st_nlink > 1:
+        _write_in_place(target, old, new, path)
+        return
+    tmp = _temporary_copy(target, new, st)
+    if tmp is None:  # the owner cannot be kept on a new file: keep the inode instead
+        _write_in_place(target, old, new, path)
+        return
+    try:
+        _still_holds(target, old, path)  # again: the temporary copy took time
+        os.replace(tmp, target)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _still_holds(target: str, old: bytes, path: str) -> None:
+    with open(target, "rb") as fh:
+        if fh.read() != old:
+            raise ChangedWhileFixing(0, "the file changed while it was being fixed; left as it is", path)
+
+
+def _temporary_copy(target: str, data: bytes, st: os.stat_result):
+    """A fsynced file beside ``target`` holding ``data`` with its mode, owner and group;
+    None when the owner or group cannot be given to it."""
     import tempfile
 
-    st = os.stat(path)
-    if not os.access(path, os.W_OK) or not st.st_mode & 0o222:  # read-only, even for root
-        raise PermissionError(13, "Permission denied (the file is read-only)", path)
-    target = os.path.realpath(path)  # write through a symlink, never over it
-    folder = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".torchlint-", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".", prefix=".torchlint-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, st.st_mode & 0o7777)
-        os.replace(tmp, target)
+        if hasattr(os, "chown") and (st.st_uid, st.st_gid) != _owner(tmp):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except PermissionError:
+                _remove(tmp)
+                return None
+        os.chmod(tmp, st.st_mode & 0o7777)  # after chown, which clears set-id bits
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _remove(tmp)
         raise
+    return tmp
+
+
+def _owner(path: str) -> tuple:
+    st = os.stat(path)
+    return st.st_uid, st.st_gid
+
+
+def _write_in_place(target: str, old: bytes, new: bytes, path: str) -> None:
+    with _signals_held(), open(target, "r+b") as fh:
+        if fh.read() != old:
+            raise ChangedWhileFixing(0, "the file changed while it was being fixed; left as it is", path)
+        fh.seek(0)
+        fh.write(new)
+        fh.truncate()
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+class _signals_held:
+    """Ctrl-C and SIGTERM wait until an in-place write is complete (POSIX; elsewhere a no-op)."""
+
+    _SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)}
+
+    def __enter__(self):
+        if hasattr(signal, "pthread_sigmask"):
+            self._old = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._old)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
@@ -167,7 +242,10 @@ def fix_files(files: Sequence[str], results: Sequence, config, enabled, *, unsaf
             run.errors.append(f"{path}: {fixed.error}")
         elif fixed.new is not None and write:
             try:
-                write_atomic(path, fixed.new)
+                write_fixed(path, data, fixed.new)
+            except ChangedWhileFixing as exc:
+                fixed.error = exc.strerror
+                run.errors.append(f"{path}: {fixed.error}")
             except OSError as exc:
                 fixed.error = f"cannot write fixed file: {exc.strerror or exc}"
                 run.errors.append(f"{path}: {fixed.error}")

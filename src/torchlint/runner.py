@@ -10,7 +10,9 @@ import hashlib
 import json
 import os
 import stat
+import sys
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Iterable, List, Optional, Tuple, Union
@@ -101,18 +103,28 @@ class ResultCache:
         self.entries: dict = {}
         self.used: dict = {}
         try:
-            self.entries = json.loads((self.folder / _CACHE_FILE).read_text(encoding="utf-8"))
+            entries = json.loads((self.folder / _CACHE_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            self.entries = {}
+            entries = {}
+        # Anything but a table of entries (a damaged or foreign file) is an empty
+        # cache; this run's save replaces it.
+        self.entries = entries if isinstance(entries, dict) else {}
 
     def get(self, key: str) -> Optional[FileResult]:
+        """The cached result, or None: a missing entry and a damaged one are both misses."""
         record = self.entries.get(key)
-        if record is None:
+        try:
+            result = FileResult(record["path"])
+            result.diagnostics = [Diagnostic(**d) for d in record["diagnostics"]]
+            result.errors = [FileError(**e) for e in record["errors"]]
+            if not isinstance(result.path, str) or not all(
+                isinstance(d.line, int) and isinstance(d.col, int) and isinstance(d.code, str)
+                and isinstance(d.message, str) for d in result.diagnostics
+            ):
+                return None
+        except (TypeError, KeyError, ValueError):
             return None
         self.used[key] = record
-        result = FileResult(record["path"])
-        result.diagnostics = [Diagnostic(**d) for d in record["diagnostics"]]
-        result.errors = [FileError(**e) for e in record["errors"]]
         return result
 
     def put(self, key: str, result: FileResult) -> None:
@@ -169,9 +181,45 @@ def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or len(work) < _SERIAL_BELOW:
         return [_lint_path(args) for args in work]
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work))) as pool:
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_watch_parent,
+                             initargs=(os.getpid(),)) as pool:
         try:
             return list(pool.map(_lint_path, work, chunksize=max(1, len(work) // (jobs * 8))))
         except KeyboardInterrupt:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _watch_parent(parent: int) -> None:
+    """In each worker: exit as soon as the torchlint process that started it is gone.
+
+    A parent killed outright (SIGKILL, a crash) cannot stop its pool, and live
+    workers would keep its stdout and stderr open: a caller reading them would
+    wait for good. Linux tells the worker at once (a parent-death signal);
+    elsewhere a thread notices the new parent within a second.
+    """
+    import signal
+    import threading
+
+    _ask_for_parent_death_signal(signal.SIGTERM)
+    if os.getppid() != parent:  # died before the request took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="torchlint-parent-watch", daemon=True).start()
+
+
+def _ask_for_parent_death_signal(signum: int) -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signum, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # the watching thread still does it

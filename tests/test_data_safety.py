@@ -1,0 +1,214 @@
+"""Data safety: a save made while fixing is kept, owners and hard links survive a
+fix, workers die with their parent, and a damaged cache is only a miss.
+
+Each test here failed before its fix (docs/robustness.md lists the guarantees).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from test_robustness import STORED, _alive, _descendants
+from torchlint.cli import main
+
+FIXED_LINE = "losses.append(loss.detach())"
+
+
+def _fix(path: Path, capsys) -> tuple:
+    code = main(["check", "--fix", "--unsafe-fixes", "--no-cache", str(path)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- a save made while fixing ---------------------------------------------------
+
+USER_SAVE = "# the user's own edit, saved while torchlint was fixing\n"
+
+
+def test_a_save_made_while_the_fix_is_computed_is_kept(tmp_path, monkeypatch, capsys):
+    from torchlint import fix_files
+
+    path = tmp_path / "train.py"
+    path.write_text(STORED)
+    compute = fix_files.fix_data
+
+    def fix_while_the_user_saves(*args):
+        fixed = compute(*args)
+        path.write_text(USER_SAVE)
+        return fixed
+
+    monkeypatch.setattr(fix_files, "fix_data", fix_while_the_user_saves)
+    _, _, err = _fix(path, capsys)
+    assert path.read_text() == USER_SAVE
+    assert "changed while it was being fixed; left as it is" in err
+
+
+def test_a_save_made_while_the_new_file_is_written_is_kept(tmp_path, monkeypatch, capsys):
+    """The last check comes after the temporary copy is written, just before the rename."""
+    from torchlint import fix_files
+
+    path = tmp_path / "train.py"
+    path.write_text(STORED)
+    copy = fix_files._temporary_copy
+
+    def copy_while_the_user_saves(*args):
+        tmp = copy(*args)
+        path.write_text(USER_SAVE)
+        return tmp
+
+    monkeypatch.setattr(fix_files, "_temporary_copy", copy_while_the_user_saves)
+    _fix(path, capsys)
+    assert path.read_text() == USER_SAVE
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".torchlint-")]
+
+
+def test_an_unchanged_file_is_still_fixed(tmp_path, capsys):
+    path = tmp_path / "train.py"
+    path.write_text(STORED)
+    code, _, err = _fix(path, capsys)
+    assert FIXED_LINE in path.read_text() and code == 0, err
+
+
+# -- owner, group, mode and hard links --------------------------------------------
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file away needs root")
+def test_owner_group_and_mode_survive_a_fix(tmp_path, capsys):
+    path = tmp_path / "train.py"
+    path.write_text(STORED)
+    os.chown(path, 65534, 65534)
+    os.chmod(path, 0o640)
+    _fix(path, capsys)
+    st = path.stat()
+    assert FIXED_LINE in path.read_text()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (65534, 65534, 0o640)
+
+
+def test_hard_links_still_share_the_fixed_file(tmp_path, capsys):
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text(STORED)
+    os.link(first, second)
+    _fix(first, capsys)
+    assert os.path.samefile(first, second)
+    assert FIXED_LINE in second.read_text()
+
+
+def test_an_owner_that_cannot_be_kept_means_writing_in_place(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "train.py"
+    path.write_text(STORED)
+    inode = path.stat().st_ino
+
+    def refuse(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "chown", refuse)
+    monkeypatch.setattr("torchlint.fix_files._owner", lambda path: (-1, -1))  # as if owned by another
+    _fix(path, capsys)
+    assert FIXED_LINE in path.read_text()
+    assert path.stat().st_ino == inode
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".torchlint-")]
+
+
+# -- workers die with their parent --------------------------------------------------
+
+def _busy_run(tmp_path: Path) -> tuple:
+    """A parallel run with enough work to still be busy; (process, its workers)."""
+    for index in range(400):
+        (tmp_path / f"train{index:03d}.py").write_text(STORED.replace("losses", f"losses_{index}") * 6)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "torchlint", "check", "--no-cache", "--jobs", "2", "."],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    workers = []
+    while time.monotonic() < deadline and len(workers) < 2:
+        time.sleep(0.1)
+        workers = _descendants(proc.pid)
+    time.sleep(0.5)
+    return proc, workers
+
+
+def _gone(workers, within: float = 5) -> list:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.1)
+    return [pid for pid in workers if _alive(pid)]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_sigkill_of_the_main_process_leaves_no_worker_holding_the_pipes(tmp_path):
+    proc, workers = _busy_run(tmp_path)
+    assert workers, "no worker processes started"
+    try:
+        proc.kill()
+        # EOF on stdout and stderr comes only when every worker has let go of them.
+        proc.communicate(timeout=10)
+    finally:
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert _gone(workers) == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_sigterm_shuts_the_pool_down_like_ctrl_c(tmp_path):
+    proc, workers = _busy_run(tmp_path)
+    assert workers, "no worker processes started"
+    try:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, (proc.returncode, err[-2000:])
+    assert "torchlint: interrupted" in err and "Traceback" not in err
+    assert _gone(workers) == []
+
+
+# -- a damaged cache ---------------------------------------------------------------
+
+def _cache_file(root: Path) -> Path:
+    return root / ".torchlint_cache" / "results-v2.json"
+
+
+def _check(root: Path, capsys) -> tuple:
+    code = main(["check", "--output-format", "json", str(root / "train.py")])
+    out, err = capsys.readouterr()
+    return code, [d["code"] for d in json.loads(out)], err
+
+
+@pytest.mark.parametrize("content", ["[]", "null", '"a string"', "42", "{"])
+def test_a_cache_file_of_the_wrong_shape_is_a_miss_and_is_rewritten(tmp_path, monkeypatch, capsys, content):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(STORED)
+    _cache_file(tmp_path).parent.mkdir()
+    _cache_file(tmp_path).write_text(content)
+    assert _check(tmp_path, capsys)[:2] == (1, ["TL301"])
+    assert isinstance(json.loads(_cache_file(tmp_path).read_text()), dict)
+    assert _check(tmp_path, capsys)[:2] == (1, ["TL301"])
+
+
+@pytest.mark.parametrize("damage", [
+    lambda record: record.pop("errors"),
+    lambda record: record.pop("path"),
+    lambda record: record.__setitem__("diagnostics", [{"line": "x"}]),
+    lambda record: record.__setitem__("diagnostics", "not a list"),
+    lambda record: record["diagnostics"][0].__setitem__("fix", "maybe"),
+    lambda record: record["diagnostics"][0].__setitem__("line", None),
+])
+def test_a_damaged_cache_entry_is_a_miss(tmp_path, monkeypatch, capsys, damage):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "train.py").write_text(STORED)
+    assert _check(tmp_path, capsys)[:2] == (1, ["TL301"])
+    entries = json.loads(_cache_file(tmp_path).read_text())
+    for record in entries.values():
+        damage(record)
+    _cache_file(tmp_path).write_text(json.dumps(entries))
+    code, codes, err = _check(tmp_path, capsys)
+    assert (code, codes) == (1, ["TL301"]) and "Traceback" not in err
