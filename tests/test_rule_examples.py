@@ -32,6 +32,7 @@ def _lint(source: str, tmp_path) -> tuple:
     The snippet is written out so that conftest's marker reader reads it as it
     reads fixtures and the corpus; the file name is neutral (not ``test_*``,
     which rules treat as unit tests)."""
+    compile(source, "example.py", "exec")  # a snippet that does not parse proves nothing
     path = tmp_path / "example.py"
     path.write_text(source, encoding="utf-8")
     result = lint_data(str(path), source, ALL_CODES)
