@@ -1,42 +1,65 @@
 """The flake8 entry point: ``flake8 --select=TL`` runs torchlint's default rules.
 
-Opt-in rules run only when named: ``--extend-select=TL106`` or ``--select``
-with the code (or a prefix longer than ``TL``, such as ``TL10``), as
-flake8-bugbear does with its B9 codes. flake8 itself would let a plain
-``--select=TL`` enable them, so the plugin decides which rules run.
+Which rules run on a file is decided as for ``torchlint check``
+(docs/configuration.md): the ``[tool.torchlint]`` (or ``torchlint.toml``)
+nearest the file, then flake8's own ``--select``, ``--extend-select``,
+``--ignore`` and ``--extend-ignore`` where they name TL codes, on top, as the
+command line's options are for the CLI. flake8 ``--isolated`` leaves torchlint's
+config files unread too. Opt-in rules run only when named (``TL106``, ``TL10``),
+never by ``TL`` alone, as flake8-bugbear does with its B9 codes.
 
 flake8 handles ``# noqa``, ``--per-file-ignores`` and syntax errors (E999)
 itself, so the plugin only reports findings. A rule that raises becomes a
-TL002 finding instead of aborting flake8's run.
+TL002 finding instead of aborting flake8's run; a broken torchlint config
+stops the run with its message, as it does for the CLI.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from torchlint import __version__
+from torchlint import config as config_mod
 from torchlint.engine import INTERNAL_ERROR, lint_source
-from torchlint.rules import ALL_RULES
-
-_DEFAULT_RULES = tuple(rule for rule in ALL_RULES if rule.default)
-_OPT_IN_RULES = tuple(rule for rule in ALL_RULES if not rule.default)
+from torchlint.rules import RULES_BY_CODE
 
 
-def _named(code: str, chosen) -> bool:
-    return any(len(prefix) > 2 and code.startswith(prefix.upper()) for prefix in chosen)
+def _ours(selectors) -> tuple:
+    """The selectors of a flake8 option that name torchlint codes (E501 and TL9 do not)."""
+    return tuple(s for s in selectors or () if config_mod.names_a_code(s) and s.strip().upper() != "ALL")
+
+
+def flake8_layer(options) -> Optional[config_mod.Selection]:
+    """flake8's options as a selection layer; None when they leave torchlint's codes alone.
+
+    A ``--select`` with no TL code in it means flake8 drops every TL finding: nothing need run.
+    """
+    select = _ours(options.select) if options.select is not None else None
+    extend = _ours(getattr(options, "extend_select", None))
+    ignore = _ours(options.ignore) + _ours(getattr(options, "extend_ignore", None))
+    if select is None and not extend and not ignore:
+        return None
+    return config_mod.Selection(select=select, extend_select=extend, ignore=ignore, where="flake8 --")
 
 
 class TorchlintChecker:
     name = "torchlint"
     version = __version__
 
-    rules = _DEFAULT_RULES
-
-    @staticmethod
-    def add_options(parser) -> None:
-        parser.extend_default_ignore([rule.code for rule in _OPT_IN_RULES])
+    _layer: Optional[config_mod.Selection] = None
+    _isolated = False
+    _settings: Optional[config_mod.Settings] = None  # made on first use, in each process
 
     @classmethod
     def parse_options(cls, options) -> None:
-        chosen = [*(options.select or ()), *(getattr(options, "extend_select", None) or ())]
-        cls.rules = _DEFAULT_RULES + tuple(rule for rule in _OPT_IN_RULES if _named(rule.code, chosen))
+        cls._layer = flake8_layer(options)
+        cls._isolated = bool(getattr(options, "isolated", False))
+        cls._settings = None
+
+    @classmethod
+    def settings(cls) -> config_mod.Settings:
+        if cls._settings is None:
+            cls._settings = config_mod.Settings(cls._layer, isolated=cls._isolated)
+        return cls._settings
 
     def __init__(self, tree, lines, filename) -> None:
         # ``tree`` makes flake8 treat us as an AST plugin (one call per file,
@@ -47,13 +70,18 @@ class TorchlintChecker:
         self.filename = filename
 
     def run(self):
+        # flake8 names stdin "stdin" (or --stdin-display-name): its config is the cwd's.
+        resolved = self.settings().resolve(self.filename)  # a ConfigError stops flake8, with its message
+        if resolved.excluded:
+            return
+        rules = [RULES_BY_CODE[code] for code in sorted(resolved.codes) if code in RULES_BY_CODE]
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        result = lint_source(source, self.filename, self.rules, apply_noqa=False,
+        result = lint_source(source, self.filename, rules, apply_noqa=False,
                              report_syntax_errors=False, tree=self.tree)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
         for error in result.errors:
-            if error.internal:
+            if error.internal and INTERNAL_ERROR in resolved.codes:
                 yield 1, 0, f"{INTERNAL_ERROR} {error.message}; please report it", type(self)
