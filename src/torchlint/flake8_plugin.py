@@ -4,9 +4,10 @@ Which rules run on a file is decided as for ``torchlint check``
 (docs/configuration.md): the ``[tool.torchlint]`` (or ``torchlint.toml``)
 nearest the file, then flake8's own ``--select``, ``--extend-select``,
 ``--ignore`` and ``--extend-ignore`` where they name TL codes, on top, as the
-command line's options are for the CLI. flake8 ``--isolated`` leaves torchlint's
-config files unread too. Opt-in rules run only when named (``TL106``, ``TL10``),
-never by ``TL`` alone, as flake8-bugbear does with its B9 codes.
+command line's options are for the CLI (flake8's ``--isolated`` is not seen
+by plugins, so torchlint's config files are read even then). Opt-in rules run
+only when named (``TL106``, ``TL10``), never by ``TL`` alone, as
+flake8-bugbear does with its B9 codes.
 
 flake8 handles ``# noqa``, ``--per-file-ignores`` and syntax errors (E999)
 itself, so the plugin only reports findings. A rule that raises becomes a
@@ -46,19 +47,17 @@ class TorchlintChecker:
     version = __version__
 
     _layer: Optional[config_mod.Selection] = None
-    _isolated = False
     _settings: Optional[config_mod.Settings] = None  # made on first use, in each process
 
     @classmethod
     def parse_options(cls, options) -> None:
         cls._layer = flake8_layer(options)
-        cls._isolated = bool(getattr(options, "isolated", False))
         cls._settings = None
 
     @classmethod
     def settings(cls) -> config_mod.Settings:
         if cls._settings is None:
-            cls._settings = config_mod.Settings(cls._layer, isolated=cls._isolated)
+            cls._settings = config_mod.Settings(cls._layer)
         return cls._settings
 
     def __init__(self, tree, lines, filename) -> None:
@@ -71,7 +70,12 @@ class TorchlintChecker:
 
     def run(self):
         # flake8 names stdin "stdin" (or --stdin-display-name): its config is the cwd's.
-        resolved = self.settings().resolve(self.filename)  # a ConfigError stops flake8, with its message
+        try:
+            resolved = self.settings().resolve(self.filename)
+        except config_mod.ConfigError as exc:
+            from flake8.exceptions import ExecutionError  # flake8 prints its message, exits 1
+
+            raise ExecutionError(f"torchlint: {exc}") from None
         if resolved.excluded:
             return
         rules = [RULES_BY_CODE[code] for code in sorted(resolved.codes) if code in RULES_BY_CODE]
