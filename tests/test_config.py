@@ -316,6 +316,22 @@ def test_flake8_options_naming_tl_codes_override_the_config(nested, project):
     assert "TL" not in proc.stdout
 
 
+def test_flake8_layer_reads_only_selectors_that_cover_tl_codes():
+    from types import SimpleNamespace
+
+    from torchlint.flake8_plugin import flake8_layer
+
+    def layer(select=None, extend_select=None, ignore=None, extend_ignore=None):
+        return flake8_layer(SimpleNamespace(select=select, extend_select=extend_select,
+                                            ignore=ignore, extend_ignore=extend_ignore))
+
+    assert layer() is None and layer(ignore=["E501", "W"]) is None
+    assert layer(select=["E", "W"]).select == ()  # flake8 shows no TL finding: run nothing
+    assert layer(select=["E", "T"]).select == ("TL",)  # "T" covers TL101 in flake8's prefix match
+    assert layer(select=["TL9", "TL3"]).select == ("TL3",)
+    assert layer(extend_select=["TL106"], extend_ignore=["TL1"]).ignore == ("TL1",)
+
+
 def test_flake8_runs_opt_in_rules_the_config_selects(project):
     bad = Path(__file__).resolve().parent.parent / "fixtures"
     source = next(bad.glob("TL106_*")) / "bad.py"

@@ -278,7 +278,9 @@ class Settings:
     """Config files plus overrides (command line, flake8 options) -> what applies to each file.
 
     Config files are looked up and parsed once per folder; a ConfigError surfaces
-    when the first file under a broken config is resolved.
+    when the first file under a broken config is resolved. ``config_file`` is
+    ``--config``: the one config for every file; ``isolated`` reads no config
+    file at all (the defaults, what the language server falls back to).
     """
 
     def __init__(self, overrides: Optional[Selection] = None, config_file: Optional[Path] = None,

@@ -26,7 +26,14 @@ from torchlint.rules import RULES_BY_CODE
 
 def _ours(selectors) -> tuple:
     """The selectors of a flake8 option that name torchlint codes (E501 and TL9 do not)."""
-    return tuple(s for s in selectors or () if config_mod.names_a_code(s) and s.strip().upper() != "ALL")
+    ours = []
+    for selector in selectors or ():
+        selector = selector.strip()
+        if selector and "TL".startswith(selector):
+            ours.append("TL")  # flake8 matches by prefix: "T" covers every TL code
+        elif selector.upper() != "ALL" and config_mod.names_a_code(selector):
+            ours.append(selector)
+    return tuple(ours)
 
 
 def flake8_layer(options) -> Optional[config_mod.Selection]:
