@@ -145,25 +145,30 @@ class Config:
     per_file_ignores: Dict[str, frozenset] = field(default_factory=dict)  # pattern -> codes
     exclude: Tuple[str, ...] = ()
 
-    def relative(self, path: str) -> str:
+    def relative(self, path: str, absolute: Optional[str] = None) -> str:
         """``path`` relative to the config's folder, "/"-separated; as given when outside it."""
-        absolute = os.path.abspath(path)
-        if absolute == self.root or absolute.startswith(self.root.rstrip(os.sep) + os.sep):
-            return Path(os.path.relpath(absolute, self.root)).as_posix()
+        absolute = absolute or os.path.abspath(path)
+        inside = self.root.rstrip(os.sep) + os.sep
+        if absolute.startswith(inside):
+            return absolute[len(inside):].replace(os.sep, "/")
+        if absolute == self.root:
+            return "."
         return PurePosixPath(Path(path).as_posix()).as_posix()
 
     def ignored_for(self, path: str) -> frozenset:
-        rel = self.relative(path)
+        return self._ignored(self.relative(path)) if self.per_file_ignores else frozenset()
+
+    def is_excluded(self, path: str) -> bool:
+        return bool(self.exclude) and self._excluded(self.relative(path))
+
+    def _ignored(self, rel: str) -> frozenset:
         out = frozenset()
         for pattern, codes in self.per_file_ignores.items():
             if _matches(rel, pattern):
                 out |= codes
         return out
 
-    def is_excluded(self, path: str) -> bool:
-        if not self.exclude:
-            return False
-        rel = self.relative(path)
+    def _excluded(self, rel: str) -> bool:
         return any(_matches(rel, pattern) for pattern in self.exclude)
 
 
@@ -326,12 +331,15 @@ class Settings:
         return codes
 
     def resolve(self, path: str) -> FileSettings:
-        config = self.config_for(path)
+        absolute = os.path.abspath(path)
+        config = self.config_for_folder(os.path.dirname(absolute))
         codes = self._codes(config)
-        if config.per_file_ignores:
-            # Per-file ignores always remove, whatever the selection's specificity (as ruff).
-            codes = codes - config.ignored_for(path)
-        return FileSettings(codes=codes, excluded=config.is_excluded(path), config=config)
+        if not (config.per_file_ignores or config.exclude):
+            return FileSettings(codes=codes, excluded=False, config=config)
+        rel = config.relative(path, absolute)
+        # Per-file ignores always remove, whatever the selection's specificity (as ruff).
+        codes = codes - config._ignored(rel)
+        return FileSettings(codes=codes, excluded=config._excluded(rel), config=config)
 
     def codes_for(self, path: str) -> frozenset:
         return self.resolve(path).codes
