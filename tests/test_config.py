@@ -327,9 +327,19 @@ def test_flake8_layer_reads_only_selectors_that_cover_tl_codes():
 
     assert layer() is None and layer(ignore=["E501", "W"]) is None
     assert layer(select=["E", "W"]).select == ()  # flake8 shows no TL finding: run nothing
-    assert layer(select=["E", "T"]).select == ("TL",)  # "T" covers TL101 in flake8's prefix match
+    # TL (or T, which flake8's prefix match makes cover TL101) only switches the plugin on.
+    assert layer(select=["E", "T"]) is None and layer(select=["TL"], extend_select=["TL"]) is None
+    assert layer(select=["TL", "TL106"]) == config_mod.Selection(extend_select=("TL106",), where="flake8 --")
     assert layer(select=["TL9", "TL3"]).select == ("TL3",)
     assert layer(extend_select=["TL106"], extend_ignore=["TL1"]).ignore == ("TL1",)
+    assert layer(ignore=["T"]).ignore == ("TL",)
+
+
+def test_flake8_select_tl_keeps_the_config(nested, project):
+    # setup.cfg's "select = E,F,W,TL" must not undo [tool.torchlint]: the same findings as the CLI.
+    proc = run_flake8("--select=E,TL", "t.py", "sub/t.py", cwd=project)
+    assert sorted(line.split(": ")[0] for line in proc.stdout.splitlines()) == [
+        "sub/t.py:19:21", "t.py:11:9"]
 
 
 def test_flake8_runs_opt_in_rules_the_config_selects(project):

@@ -1,13 +1,13 @@
-"""The flake8 entry point: ``flake8 --select=TL`` runs torchlint's default rules.
+"""The flake8 entry point: ``flake8`` (or ``flake8 --select=TL``) runs torchlint's rules.
 
 Which rules run on a file is decided as for ``torchlint check``
-(docs/configuration.md): the ``[tool.torchlint]`` (or ``torchlint.toml``)
-nearest the file, then flake8's own ``--select``, ``--extend-select``,
-``--ignore`` and ``--extend-ignore`` where they name TL codes, on top, as the
-command line's options are for the CLI (flake8's ``--isolated`` is not seen
-by plugins, so torchlint's config files are read even then). Opt-in rules run
-only when named (``TL106``, ``TL10``), never by ``TL`` alone, as
-flake8-bugbear does with its B9 codes.
+(docs/configuration.md): the torchlint config nearest the file, then, on top,
+flake8's ``--select``, ``--extend-select``, ``--ignore`` and ``--extend-ignore``
+where they name TL codes, as the CLI's options are. ``TL`` itself in a
+select list only switches the plugin on and keeps the config's choice.
+Opt-in rules run only when named (``TL106``, ``TL10``), never by ``TL``
+alone, as flake8-bugbear does with its B9 codes. flake8's ``--isolated`` is
+not visible to plugins: torchlint's config files are read even then.
 
 flake8 handles ``# noqa``, ``--per-file-ignores`` and syntax errors (E999)
 itself, so the plugin only reports findings. A rule that raises becomes a
@@ -37,13 +37,24 @@ def _ours(selectors) -> tuple:
 
 
 def flake8_layer(options) -> Optional[config_mod.Selection]:
-    """flake8's options as a selection layer; None when they leave torchlint's codes alone.
+    """flake8's options as a selection layer; None when they leave the torchlint config alone.
 
-    A ``--select`` with no TL code in it means flake8 drops every TL finding: nothing need run.
+    ``TL`` (or ``T``) in ``--select`` / ``--extend-select`` is how flake8 users
+    switch the plugin on (an explicit select list must hold it), so it keeps the
+    config's selection; narrower selectors (``TL3``, ``TL106``) decide as on the
+    command line. A ``--select`` naming no TL code means flake8 drops every TL
+    finding: nothing need run.
     """
-    select = _ours(options.select) if options.select is not None else None
     extend = _ours(getattr(options, "extend_select", None))
     ignore = _ours(options.ignore) + _ours(getattr(options, "extend_ignore", None))
+    select = None
+    if options.select is not None:
+        chosen = _ours(options.select)
+        if "TL" in chosen:
+            extend += tuple(s for s in chosen if s != "TL")
+        else:
+            select = chosen
+    extend = tuple(s for s in extend if s != "TL")
     if select is None and not extend and not ignore:
         return None
     return config_mod.Selection(select=select, extend_select=extend, ignore=ignore, where="flake8 --")
