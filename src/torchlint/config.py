@@ -121,7 +121,10 @@ class Selection:
             _vote(votes, _matching(sel), _specificity(sel), False)
         result = set() if self.select is not None else set(enabled)
         for code, (_, on) in votes.items():
-            (result.add if on else result.discard)(code)
+            if on:
+                result.add(code)
+            else:
+                result.discard(code)
         return frozenset(result)
 
 
