@@ -105,7 +105,7 @@ def test_check_command_reports_stale_files_and_writes_nothing(tmp_path, capsys):
     root = _copy_sources(tmp_path)
     assert docs.main(["--root", str(root), "--check"]) == 0
     readme = root / "README.md"
-    readme.write_text(readme.read_text(encoding="utf-8").replace("| TL301", "| TL3O1"), encoding="utf-8")
+    readme.write_text(readme.read_text(encoding="utf-8").replace("[TL301]", "[TL3O1]"), encoding="utf-8")
     before = readme.read_text(encoding="utf-8")
     assert docs.main(["--root", str(root), "--check"]) == 1
     assert "stale: README.md" in capsys.readouterr().out

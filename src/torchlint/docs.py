@@ -353,7 +353,7 @@ def chart_digest(code: str, stem: str, report: dict) -> str:
     return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:20]
 
 
-CHART_STYLE = 2  # bump when the drawing code changes, so every chart is redrawn
+CHART_STYLE = 3  # bump when the drawing code changes, so every chart is redrawn
 DIGEST_KEY = "Description"
 
 
@@ -402,10 +402,11 @@ def draw_chart(path: Path, code: str, report: dict, digest: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     series = report["rules"][code]["series"]
     factor, unit = _SCALE.get(series["unit"], (1, series["unit"]))
-    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
+    fig, ax = plt.subplots(figsize=(8.6, 3.6), dpi=100)
     timed = series["unit"] == "s"
     for name, colour, marker in (("bad", "#c0392b", "o"), ("good", "#2471a3", "s")):
         values = [v * factor if v is not None else None for v in series[name]]
@@ -426,7 +427,8 @@ def draw_chart(path: Path, code: str, report: dict, digest: str) -> None:
     ax.set_title(f"{code} {report['rules'][code]['fixture'].split('_', 1)[1]}: bad against good\n"
                  f"{device_label(report)}, torch {report.get('torch')}", fontsize=9)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps and forwards are counted
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over the points
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", metadata={DIGEST_KEY: f"torchlint-series:{digest}", "Software": None})
