@@ -70,6 +70,10 @@ def load_reports(root: Path) -> list:
             raise SystemExit(f"torchlint.docs: cannot read {path}: {exc}") from None
         if not isinstance(report, dict) or not isinstance(report.get("rules"), dict):
             raise SystemExit(f"torchlint.docs: {path} is not a harness report (no 'rules')")
+        broken = [code for code, rule in report["rules"].items()
+                  if not isinstance(rule, dict) or not isinstance(rule.get("verdict"), str)]
+        if broken:
+            raise SystemExit(f"torchlint.docs: {path}: no verdict for {', '.join(sorted(broken))}")
         reports.append((path.stem, report))
     return reports
 
