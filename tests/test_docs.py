@@ -129,6 +129,15 @@ def test_a_broken_report_is_a_clear_error(tmp_path):
         docs.generated(root)
 
 
+def test_stale_charts_without_matplotlib_are_a_clear_error(tmp_path, monkeypatch):
+    root = _copy_sources(tmp_path)
+    (root / "docs" / "evidence" / "charts" / "TL301-cpu-2core.png").unlink()
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    with pytest.raises(SystemExit, match=r"charts need matplotlib: pip install 'torchlint\[docs\]' \(1 chart"):
+        docs.main(["--root", str(root)])
+    assert docs.stale(root) == ["docs/evidence/charts/TL301-cpu-2core.png"], "the text files were still written"
+
+
 def test_wrong_root_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit):
         docs.main(["--root", str(tmp_path), "--check"])
@@ -152,7 +161,7 @@ def test_rule_command_prints_the_measured_line_without_torch():
     assert done.returncode == 0, done.stderr
     report = json.loads((ROOT / "docs" / "evidence" / "cpu-2core.json").read_text(encoding="utf-8"))
     verdict = report["rules"]["TL301"]["verdict"]
-    assert f"**Measured** on CPU (" in done.stdout and f"torch {report['torch']}: {verdict}" in done.stdout
+    assert "**Measured** on CPU (" in done.stdout and f"torch {report['torch']}: {verdict}" in done.stdout
 
 
 def test_rule_modules_are_named_for_their_code():
