@@ -290,12 +290,17 @@ def evidence_results(reports: list) -> str:
     return "\n\n".join(blocks)
 
 
+def _load_text(report: dict) -> str:
+    load = report.get("load_average_1min")
+    return "" if load is None else f", load average {load:g} when it started (times are noisy on a busy machine)"
+
+
 def _report_block(stem: str, report: dict) -> str:
     kind = "CUDA" if report.get("device") == "cuda" else "CPU"
     lines = [
         f"## Results: {kind} (`{EVIDENCE_DIR.as_posix()}/{stem}.json`)", "",
         f"{device_label(report)}, torch {report.get('torch')}, Python {report.get('python')}, "
-        f"{report.get('iterations')} iterations. Command: "
+        f"{report.get('iterations')} iterations{_load_text(report)}. Command: "
         f"`{harness_command(report, json_out=(EVIDENCE_DIR / (stem + '.json')).as_posix())}`.", "",
         "| rule | metric | bad | good | verdict |", "|---|---|---|---|---|",
     ]
