@@ -5,7 +5,8 @@ import libcst as cst
 
 from torchlint.model import GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, referenced_paths
-from torchlint.model.leaves import FRESH_METHODS, is_leaf_factory, known_grad_scope, method_chain
+from torchlint.model.leaves import is_leaf_factory, known_grad_scope, method_chain
+from torchlint.model.vocab import FRESH_METHODS
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 

@@ -6,7 +6,8 @@ import libcst as cst
 from torchlint.model import GradMode
 from torchlint.model.expr import dotted, identifiers, positional, referenced_paths
 from torchlint.model.gan import is_discriminator_name, is_generator_name, optimizer_role
-from torchlint.model.leaves import FRESH_METHODS, reaching_value, wants_its_gradient
+from torchlint.model.leaves import reaching_value, wants_its_gradient
+from torchlint.model.vocab import FRESH_METHODS
 from torchlint.model.walk import children
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
