@@ -93,7 +93,8 @@ def test_gating_keeps_the_findings(source, monkeypatch):
     ("def f(x):\n    enc.eval()\n    return tokenize(x)\n", False),  # nothing switched is run
 ])
 def test_evaluation_switches_need_a_switch_and_a_run_in_one_scope(source, expected):
-    assert facts(source).evaluation_switches() is expected
+    # No loops here, so TL101's other reason (an evaluation loop) stays silent.
+    assert RULES_BY_CODE["TL101"].needs_tree(facts(source)) is expected
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -105,7 +106,7 @@ def test_evaluation_switches_need_a_switch_and_a_run_in_one_scope(source, expect
     ("def f(block, x):\n    h = block(x)\n    h.requires_grad = True\n", True),
 ])
 def test_forced_requires_grad_on_computed_values(source, expected):
-    assert facts(source).forces_requires_grad_on_computed() is expected
+    assert RULES_BY_CODE["TL403"].needs_tree(facts(source)) is expected
 
 
 GATE_REGRESSIONS = sorted((Path(__file__).resolve().parent / "data" / "regressions").glob("gate_*.py"))
