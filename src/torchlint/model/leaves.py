@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, keyword, positional, referenced_paths
 from torchlint.model.grad import GradMode
-from torchlint.model.vocab import FRESH_METHODS, LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES
+from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS, LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES
 
 
 def known_grad_scope(model, scope, _seen=None) -> bool:
@@ -78,7 +78,7 @@ def _value_for(target, value, path: str):
 
 
 # The tail methods ``method_chain`` looks through; any other call is the chain's base.
-_CHAIN_METHODS = SHAPE_METHODS | FRESH_METHODS | {"requires_grad_", "item", "tolist", "numpy"}
+_CHAIN_METHODS = SHAPE_METHODS | GRAPH_CUT_METHODS
 
 
 def method_chain(expr):

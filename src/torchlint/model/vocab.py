@@ -84,6 +84,11 @@ SHAPE_METHODS = frozenset(
 )
 # Tensor methods and attributes after which the value is a fresh tensor the caller owns, on purpose.
 FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
+# ...and those after which it carries no graph at all: fresh, a Python number or list, a
+# numpy array, or forced to be a leaf of its own.
+GRAPH_CUT_METHODS = FRESH_METHODS | frozenset(("item", "tolist", "numpy", "requires_grad_"))
+# Module methods that iterate over its parameters (``for p in model.parameters()``).
+PARAMETER_ITERATORS = frozenset(("parameters", "named_parameters"))
 
 # List and deque methods that keep a value, each with the position of the kept argument.
 STORE_METHODS = MappingProxyType({"append": 0, "appendleft": 0, "extend": 0, "insert": 1})

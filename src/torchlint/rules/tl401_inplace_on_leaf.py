@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.model import GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
+from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
 from torchlint.tree_gate import called_name
 
@@ -104,7 +105,7 @@ def _makes_a_leaf(node: ast.AST) -> bool:
         return (called_name(node) in ("Parameter", "requires_grad_")
                 or any(k.arg == "requires_grad" for k in node.keywords))
     if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
-        return called_name(node.iter) in _PARAM_ITERATORS
+        return called_name(node.iter) in PARAMETER_ITERATORS
     return False
 
 
