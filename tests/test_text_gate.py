@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from torchlint.engine import lint_source
+from torchlint.model.vocab import CONTAINER_METHODS, STORE_METHODS
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
 from torchlint.text_gate import BACKWARD_CALL, EVAL_SWITCH_CALL, Pattern, gate_matches
 
@@ -92,3 +94,31 @@ def test_the_slow_gates_are_answered_by_substrings():
                 assert all(b.anchors is not None for b in branches), (code, pattern)
     (grad,) = Pattern(r"\bgrad\s*\(").branches
     assert grad.starts == ("grad",)
+
+
+APPENDLEFT_ONLY = '''
+import collections
+
+
+def train(model, loader, optimizer, criterion):
+    recent = collections.deque(maxlen=10)
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        recent.appendleft(loss)
+    return recent
+'''
+
+
+def test_every_store_method_a_rule_reads_opens_its_text_gate():
+    """The gates spell their method lists from vocab, as the rules read them:
+    TL301's once left out ``appendleft`` and hid a finding."""
+    tl301, tl304 = RULES_BY_CODE["TL301"], RULES_BY_CODE["TL304"]
+    for method in STORE_METHODS:
+        assert re.search(tl301.gate[0], f"history.{method}(loss)"), method
+    for method in CONTAINER_METHODS:
+        assert re.search(tl304.gate[2], f"self.meter.{method}(val)"), method
+    assert tl301.may_apply(APPENDLEFT_ONLY)
+    assert [d.line for d in lint_source(APPENDLEFT_ONLY, "t.py", [tl301]).diagnostics] == [12]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from torchlint.engine import _tree_gated, lint_source
+from torchlint.model.vocab import is_loader_name
 from torchlint.rule import Rule
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
 from torchlint.tree_gate import TreeFacts
@@ -93,7 +94,8 @@ def test_gating_keeps_the_findings(source, monkeypatch):
     ("def f(x):\n    enc.eval()\n    return tokenize(x)\n", False),  # nothing switched is run
 ])
 def test_evaluation_switches_need_a_switch_and_a_run_in_one_scope(source, expected):
-    assert facts(source).evaluation_switches() is expected
+    # No loops here, so TL101's other reason (an evaluation loop) stays silent.
+    assert RULES_BY_CODE["TL101"].needs_tree(facts(source)) is expected
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -105,7 +107,7 @@ def test_evaluation_switches_need_a_switch_and_a_run_in_one_scope(source, expect
     ("def f(block, x):\n    h = block(x)\n    h.requires_grad = True\n", True),
 ])
 def test_forced_requires_grad_on_computed_values(source, expected):
-    assert facts(source).forces_requires_grad_on_computed() is expected
+    assert RULES_BY_CODE["TL403"].needs_tree(facts(source)) is expected
 
 
 GATE_REGRESSIONS = sorted((Path(__file__).resolve().parent / "data" / "regressions").glob("gate_*.py"))
@@ -120,3 +122,36 @@ def test_inputs_where_a_gate_once_hid_a_finding(path, monkeypatch):
     for rule in ALL_RULES:
         monkeypatch.setattr(rule, "needs_tree", classmethod(lambda cls, f: True))
     assert gated == lint_source(data, path.name, ALL_RULES).diagnostics != []
+
+
+def test_bodies_mentioning_are_the_scopes_whose_statements_span_the_text():
+    source = ("import torch\n"
+              "def a(x):\n    return x + 1\n"
+              "def b(x):\n    x.requires_grad_()\n    return x\n"
+              "w = torch.zeros(3, requires_grad=True)\n")
+    found = facts(source).bodies_mentioning("requires_grad")
+    assert [[stmt.lineno for stmt in body] for body in found] == [[1, 2, 4, 7], [5, 6]]
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("for x, y in train_loader:\n    pass\n", True),
+    ("def f(self):\n    for batch in self.val_dl:\n        pass\n", True),
+    ("for i in range(num_batches):\n    pass\n", False),  # counts batches, is no loader
+    ("while loader:\n    pass\n", False),  # a while loop iterates over nothing
+])
+def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
+    assert facts(source).loop_iterates(is_loader_name) is expected
+
+
+@pytest.mark.parametrize("code, source, expected", [
+    ("TL301", "def f(loader, model):\n    for x in loader:\n        outs.append(model(x))\n", True),
+    ("TL301", "def forward(self, xs):\n    for x in xs:\n        self.outs.append(x)\n", False),
+    ("TL301", "def f(loader):\n    for x in loader:\n        print(x)\n", False),  # nothing stored
+    ("TL401", "import torch\nw = torch.zeros(3, requires_grad=True)\nw.add_(1)\n", True),
+    ("TL401", "import torch\nw = torch.zeros(3)\nw.add_(1)\n", False),  # no leaf wants grad
+    ("TL401", "def f(w):\n    w.add_(1)\nw = nn.Parameter(x)\n", False),  # the write is not at import
+    ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
+    ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
+])
+def test_each_rule_asks_its_own_question(code, source, expected):
+    assert RULES_BY_CODE[code].needs_tree(facts(source)) is expected

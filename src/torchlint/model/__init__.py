@@ -68,7 +68,7 @@ def flow_back(paths: set, scope: Scope) -> set:
     """
     flows = [(a.targets, a.value) for a in scope.assignments if a.value is not None]
     flows += [((c.node.func.value,), c.node) for c in scope.calls
-              if c.method in ("append", "extend", "insert", "appendleft") and c.receiver]
+              if c.method in vocab.STORE_METHODS and c.receiver]
     changed = True
     while changed:
         changed = False

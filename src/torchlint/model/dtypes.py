@@ -14,13 +14,10 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
-from torchlint.model.vocab import tokens
+from torchlint.model.vocab import DEFAULT_DTYPE_FACTORIES, LIKE_FACTORIES, tokens
 
 LOW = frozenset("float float32 half float16 bfloat16 cfloat complex64 chalf complex32".split())
 HIGH = frozenset("double float64 cdouble complex128".split())
-# Factories whose result has the default dtype unless ``dtype=`` says otherwise.
-_DEFAULT_DTYPE_FACTORIES = frozenset("randn rand zeros ones empty eye linspace logspace".split())
-_LIKE_FACTORIES = frozenset("randn_like rand_like zeros_like ones_like empty_like".split())
 _CAST_METHODS = {"float": "low", "half": "low", "bfloat16": "low", "cfloat": "low",
                  "double": "high", "cdouble": "high"}
 # Methods whose result has the receiver's dtype (no other tensor takes part).
@@ -129,9 +126,9 @@ class DtypeReader:
         if dtype is not None:
             precision = dtype_precision(self.model, dtype)
             return Origin(precision, dtype, "dtype", grad) if precision else None
-        if name in _DEFAULT_DTYPE_FACTORIES:
+        if name in DEFAULT_DTYPE_FACTORIES:
             return Origin("low", call, "factory", grad) if self.default_known else None
-        if name in _LIKE_FACTORIES:
+        if name in LIKE_FACTORIES:
             inner = self.origin(positional(call, 0), scope, order, depth + 1)
             return Origin(inner.precision, inner.node, inner.kind, grad) if inner else None
         return None

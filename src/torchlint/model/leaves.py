@@ -14,22 +14,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, keyword, positional, referenced_paths
 from torchlint.model.grad import GradMode
-
-# Torch functions that make a new tensor from data or a shape: their result is a leaf.
-FACTORIES = frozenset(
-    "tensor as_tensor from_numpy zeros ones empty full rand randn randint randperm arange "
-    "linspace logspace eye zeros_like ones_like empty_like full_like rand_like randn_like "
-    "randint_like normal Tensor FloatTensor DoubleTensor HalfTensor LongTensor".split()
-)
-# ``Variable(x)`` / ``nn.Parameter(x)`` wrap a tensor as a (new) leaf.
-LEAF_WRAPPERS = frozenset(("Variable", "Parameter"))
-# Methods that keep a value's identity as "the output" (a reduction, a reshape, a move).
-SHAPE_METHODS = frozenset(
-    "mean sum squeeze unsqueeze view reshape flatten float double half to cuda cpu contiguous "
-    "view_as reshape_as abs neg exp log sigmoid softmax log_softmax permute transpose t".split()
-)
-# Methods after which the value is a fresh tensor the caller owns, on purpose.
-FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
+from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS, LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES
 
 
 def known_grad_scope(model, scope, _seen=None) -> bool:
@@ -93,7 +78,7 @@ def _value_for(target, value, path: str):
 
 
 # The tail methods ``method_chain`` looks through; any other call is the chain's base.
-_CHAIN_METHODS = SHAPE_METHODS | FRESH_METHODS | {"requires_grad_", "item", "tolist", "numpy"}
+_CHAIN_METHODS = SHAPE_METHODS | GRAPH_CUT_METHODS
 
 
 def method_chain(expr):
@@ -122,7 +107,7 @@ def is_leaf_factory(model, expr) -> bool:
         if last in LEAF_WRAPPERS:
             return True
         qualified = model.names.qualify(callee)
-        if qualified is not None and last in FACTORIES:
+        if qualified is not None and last in TENSOR_FACTORIES:
             return True
     return False
 

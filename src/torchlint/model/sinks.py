@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchlint.model.carry import Flow
 from torchlint.model.expr import dotted, positional, referenced_paths
-from torchlint.model.taint import CONTAINER_METHODS
+from torchlint.model.vocab import CONTAINER_METHODS
 
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign"))
 

@@ -15,6 +15,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.model.grad import GradMode
+from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES
 
 # Methods and attributes whose result never carries a graph.
 KILL_METHODS = frozenset(
@@ -24,15 +25,12 @@ KILL_METHODS = frozenset(
     "keys __str__ __repr__ get_device multinomial bernoulli".split()
 )
 KILL_ATTRS = frozenset("data grad shape dtype device ndim requires_grad is_cuda is_leaf grad_fn".split())
-KILL_TORCH = frozenset(
+KILL_TORCH = GRAPH_FREE_FACTORIES | frozenset(
     "argmax argmin argsort eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
-    "equal numel is_tensor no_grad randn rand zeros ones empty full arange tensor "
-    "randint randperm zeros_like ones_like empty_like full_like multinomial bernoulli searchsorted "
-    "bucketize".split()
+    "equal numel is_tensor no_grad multinomial bernoulli searchsorted bucketize".split()
 )
 KILL_BUILTINS = frozenset("float int str bool len round repr format isinstance print hash id".split())
 PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".split())
-CONTAINER_METHODS = frozenset("append extend insert appendleft add update setdefault".split())
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign"))
 
 

@@ -18,6 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.model.expr import dotted, positional
+from torchlint.model.vocab import DATA_FACTORIES
 from torchlint.model.walk import walk
 
 TENSOR_ONLY_METHODS = frozenset(
@@ -39,10 +40,10 @@ VIEW_METHODS = frozenset(
     "contiguous view view_as reshape reshape_as detach t transpose permute expand expand_as "
     "unsqueeze squeeze flatten unflatten narrow select as_strided".split()
 )
-_NOT_TENSOR_TORCH = frozenset(
+# Torch functions whose first argument is no tensor (a shape, data, a dtype) or whose result is none.
+_NOT_TENSOR_TORCH = DATA_FACTORIES | frozenset(
     "numel result_type promote_types can_cast broadcast_shapes equal get_device typename Size "
-    "finfo iinfo device dtype tensor as_tensor from_numpy zeros ones empty full rand randn randint "
-    "arange linspace logspace eye manual_seed get_rng_state set_rng_state no_grad enable_grad "
+    "finfo iinfo device dtype manual_seed get_rng_state set_rng_state no_grad enable_grad "
     "is_grad_enabled get_default_dtype".split()
 )
 _OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")

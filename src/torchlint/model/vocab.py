@@ -1,13 +1,16 @@
-"""Naming conventions of real PyTorch code, in one place.
+"""Naming conventions of real PyTorch code and the words of torch's API, in one place.
 
 The linter never runs code, so "is this a model?" or "is this an optimizer?"
 is answered from names. Every heuristic lives here so rules stay thin and a
-false positive is fixed once.
+false positive is fixed once; so do the lists of torch functions and methods
+(tensor factories, container stores) that the model, the rules and the gates
+all read, so that they cannot drift apart.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from types import MappingProxyType
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -52,6 +55,45 @@ FORWARD_METHODS = frozenset(("forward", "_forward", "__call__"))
 INFERENCE_WRAPPERS = frozenset(
     "YOLO RTDETR SAM FastSAM YOLOWorld YOLOE NAS pipeline SentenceTransformer CrossEncoder".split()
 )
+
+# Torch functions that make a tensor from data or a shape (``torch.zeros(3)``):
+# their first argument is no tensor and their result is a new leaf.
+DATA_FACTORIES = frozenset(
+    "tensor as_tensor from_numpy zeros ones empty full rand randn randint randperm arange "
+    "linspace logspace eye".split()
+)
+# Factories that copy another tensor's shape, dtype and device (``torch.zeros_like(x)``).
+LIKE_FACTORIES = frozenset(
+    "zeros_like ones_like empty_like full_like rand_like randn_like randint_like".split()
+)
+# Every torch function that makes a new tensor rather than computing one from its inputs.
+TENSOR_FACTORIES = DATA_FACTORIES | LIKE_FACTORIES | frozenset(
+    "normal Tensor FloatTensor DoubleTensor HalfTensor LongTensor".split()
+)
+# Factories whose result never carries an autograd graph, whatever they are given:
+# not ``as_tensor(t)`` (hands back ``t`` itself) nor ``normal(mu, std)`` (differentiable).
+GRAPH_FREE_FACTORIES = (DATA_FACTORIES | LIKE_FACTORIES) - {"as_tensor"}
+# Factories whose floating result has torch's default dtype unless given one.
+DEFAULT_DTYPE_FACTORIES = frozenset("randn rand zeros ones empty eye linspace logspace".split())
+# ``Variable(x)`` / ``nn.Parameter(x)`` wrap a tensor as a (new) leaf.
+LEAF_WRAPPERS = frozenset(("Variable", "Parameter"))
+# Tensor methods that keep a value's identity as "the output" (a reduction, a reshape, a move).
+SHAPE_METHODS = frozenset(
+    "mean sum squeeze unsqueeze view reshape flatten float double half to cuda cpu contiguous "
+    "view_as reshape_as abs neg exp log sigmoid softmax log_softmax permute transpose t".split()
+)
+# Tensor methods and attributes after which the value is a fresh tensor the caller owns, on purpose.
+FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
+# ...and those after which it carries no graph at all: fresh, a Python number or list, a
+# numpy array, or forced to be a leaf of its own.
+GRAPH_CUT_METHODS = FRESH_METHODS | frozenset(("item", "tolist", "numpy", "requires_grad_"))
+# Module methods that iterate over its parameters (``for p in model.parameters()``).
+PARAMETER_ITERATORS = frozenset(("parameters", "named_parameters"))
+
+# List and deque methods that keep a value, each with the position of the kept argument.
+STORE_METHODS = MappingProxyType({"append": 0, "appendleft": 0, "extend": 0, "insert": 1})
+# Methods that put values into any container: lists, deques, sets, dicts.
+CONTAINER_METHODS = frozenset(STORE_METHODS) | frozenset(("add", "update", "setdefault"))
 
 # Other deep-learning frameworks with a torch-like API (model.eval(),
 # loss.backward()). A file that imports one of them and not torch is theirs.
@@ -145,7 +187,3 @@ def is_transform_name(path: str) -> bool:
 def is_eval_function_name(name: str) -> bool:
     return any(t in _EVAL_FUNC_TOKENS for t in tokens(name))
 
-
-def is_scheduler_name(name: str) -> bool:
-    toks = tokens(name)
-    return any(t.startswith("sched") for t in toks) or "lr" in toks

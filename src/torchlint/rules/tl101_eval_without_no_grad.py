@@ -1,35 +1,66 @@
 """TL101: evaluation code runs the model without no_grad, building a graph nobody uses."""
 from __future__ import annotations
 
+import ast
+from typing import Optional
+
 import libcst as cst
 
+from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, suspends, torch_reference, wrap_in_with
-from torchlint.model import GradMode, Span
+from torchlint.model import GradMode, Span, modes
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
 from torchlint.rule import Fix, Rule
-from torchlint.text_gate import EVAL_SWITCH_CALL
+from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
 
 def mode_switches(model, scope) -> list:
-    """``(order, receiver, is_eval)`` for each ``x.eval()`` / ``x.train(...)`` in ``scope``."""
-    out = []
-    for call in scope.calls:
-        if call.receiver is None or call.method not in ("eval", "train"):
-            continue
-        if call.method == "eval":
-            if call.node.args:  # not nn.Module.eval(); e.g. tensorflow's eval(feed_dict=...)
-                continue
-            out.append((call.order, call.receiver, True))
-        else:
-            arg = call.node.args[0].value if call.node.args else None
-            is_eval = arg is not None and dotted(arg) == "False"
-            out.append((call.order, call.receiver, is_eval))
-    return out
+    """``(order, receiver, is_eval)`` for each ``x.eval()`` / ``x.train(...)`` in ``scope``.
+    A ``train(flag)`` that cannot be read counts as a switch back to training: the
+    code may evaluate with gradients on purpose, and silence costs less than a false alarm."""
+    return [(s.order, s.receiver, s.to_eval is True) for s in modes.mode_switches(model, scope.calls)]
 
 
 def _covers(receiver: str, target: str) -> bool:
     return target == receiver or target.startswith(receiver + ".")
+
+
+_EVAL_SWITCH = text_search(EVAL_SWITCH_CALL)
+
+
+def _switches_and_runs(facts) -> bool:
+    """A function (or the module) that switches something to eval mode and calls
+    it, ``self`` or a model-named callee: the calls ``FileModel.is_forward`` takes
+    for forward passes, given the switched models."""
+    if not _EVAL_SWITCH(facts.code_text()):
+        return False
+    for body in facts.bodies:
+        switched, calls = set(), []
+        for node in tree_gate.own_nodes(body):
+            if isinstance(node, ast.Call):
+                receiver = _eval_switch_receiver(node)
+                if receiver is not None:
+                    switched.add(receiver)
+                else:
+                    calls.append(node)
+        if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched for c in calls):
+            return True
+    return False
+
+
+def _eval_switch_receiver(call: ast.Call) -> Optional[str]:
+    """``m`` of ``m.eval()``, ``m.train(False)``, ``m.train(mode=0)``: ``modes.mode_switch`` to eval."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in ("eval", "train"):
+        return None
+    if func.attr == "eval":
+        return None if call.args or call.keywords else tree_gate.dotted(func.value)
+    flags = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
+    if len(flags) != 1 or not isinstance(flags[0], ast.Constant):
+        return None
+    value = flags[0].value
+    return tree_gate.dotted(func.value) if value is False or (type(value) is int and value == 0) else None
 
 
 class EvalWithoutNoGrad(Rule):
@@ -43,6 +74,13 @@ class EvalWithoutNoGrad(Rule):
     # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
     gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
             r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)",)
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        """Code that switches a model to eval mode and runs it, or a loop that runs a
+        model-named call over evaluation data or in a function named like evaluation."""
+        return _switches_and_runs(facts) or facts.evaluation_loops()
+
     docs = """
 ## What it does
 Finds forward passes in evaluation or inference code that run while autograd
@@ -103,10 +141,6 @@ stops learning. No fix is offered for loops that `yield` or `await` (the
 `with` would leave grad mode off in the caller while they are suspended) or
 for one-line bodies.
 """
-
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        return facts.evaluation_code()
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:

@@ -19,6 +19,11 @@ class BackwardUnderNoGrad(Rule):
         "it raises or trains nothing; run the forward pass and loss outside the no-grad region"
     )
     gate = (r"no_grad|inference_mode|set_grad_enabled", BACKWARD_CALL + "|autograd")
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        return facts.computes_gradients()
+
     docs = """
 ## What it does
 Finds `loss.backward()` (also `torch.autograd.backward`, `torch.autograd.grad`
@@ -64,10 +69,6 @@ def train_step(model, optimizer, x, y):
     optimizer.step()
 ```
 """
-
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        return facts.computes_gradients()
 
     def check(self, model):
         if not model.is_torch_code:

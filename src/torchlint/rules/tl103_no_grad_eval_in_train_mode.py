@@ -16,6 +16,11 @@ class NoGradEvalInTrainMode(Rule):
         "still act as in training; call model.eval() before evaluating (and model.train() after)"
     )
     gate = (r"no_grad|inference_mode|set_grad_enabled", r"\.train\(|backward")
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        return facts.evaluation_loops()
+
     docs = """
 ## What it does
 Finds evaluation loops (in a function named like `evaluate`/`validate`/`test`
@@ -68,10 +73,6 @@ def evaluate(model, val_loader):
     return correct
 ```
 """
-
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        return facts.evaluation_loops()
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:

@@ -1,15 +1,17 @@
 """TL301: a tensor that carries a graph is kept across iterations."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from torchlint.edits import method_call, source_of
 from torchlint.model import flow_back
 from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
-from torchlint.model.vocab import is_eval_function_name
+from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
+from torchlint.tree_gate import iterable_names, loop_nodes
 
-_STORE_METHODS = {"append": 0, "appendleft": 0, "extend": 0, "insert": 1}
 _RESETS = frozenset(("clear",))
 
 
@@ -22,6 +24,19 @@ def backprop_paths(model, scope) -> set:
     return flow_back(paths, scope)
 
 
+def _may_store(node: ast.AST) -> bool:
+    """For the tree gate: ``xs.append(v)``, ``total += v``, ``d[k] = v``, ``total = total + v``."""
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS
+    if isinstance(node, ast.AugAssign):
+        return True
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Subscript) for t in node.targets) or isinstance(node.value, ast.BinOp)
+    if isinstance(node, ast.AnnAssign):
+        return isinstance(node.target, ast.Subscript) or isinstance(node.value, ast.BinOp)
+    return False
+
+
 class StoredLoss(Rule):
     code = "TL301"
     name = "graph-kept-across-iterations"
@@ -31,11 +46,24 @@ class StoredLoss(Rule):
     )
     fix_safety = "unsafe"
     gate = (
-        r"\.append\(|\.extend\(|\.insert\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+",
+        r"\.(?:%s)\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+" % "|".join(sorted(STORE_METHODS)),
         # An iteration: training, a loop over loader-named data, or evaluation code.
         r"backward|\.step\(|training_step|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
         r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)",
     )
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        """Could some loop be a training, data or evaluation iteration that stores values?"""
+        trains = facts.trains()
+        for function, loop in facts.loops:
+            if function in FORWARD_METHODS:
+                continue
+            iteration = trains or is_eval_function_name(function) or any(map(is_loader_name, iterable_names(loop)))
+            if iteration and any(_may_store(n) for n in loop_nodes(loop)):
+                return True
+        return facts.has_training_step()
+
     docs = """
 ## What it does
 Finds tensors that carry an autograd graph (losses, model outputs and values
@@ -92,10 +120,6 @@ backward raises or those terms silently stop contributing gradients. No fix
 is offered for `extend(...)` or for literals such as tuples.
 """
 
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        return facts.iteration_stores()
-
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:
             return
@@ -118,7 +142,7 @@ is offered for `extend(...)` or for literals such as tuples.
     def _stores(scope):
         """(node, container, stored value, order, kind) for each way of keeping a value."""
         for call in scope.calls:
-            index = _STORE_METHODS.get(call.method)
+            index = STORE_METHODS.get(call.method)
             if index is None or call.receiver is None:
                 continue
             value = positional(call.node, index)

@@ -5,6 +5,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.edits import without_arg
+from torchlint.model.vocab import GRAPH_FREE_FACTORIES
 from torchlint.rule import Fix, Rule
 
 
@@ -105,13 +106,7 @@ def _computed(value) -> bool:
     if not isinstance(value, cst.Call):
         return False
     name = (dotted(value.func) or "").rsplit(".", 1)[-1]
-    return not name[:1].isupper() and name not in _NOT_TENSOR_BUILTINS and name not in _FACTORIES
-
-
-_FACTORIES = frozenset(
-    "tensor as_tensor from_numpy zeros ones empty full randn rand randint arange linspace eye "
-    "zeros_like ones_like empty_like full_like randn_like rand_like".split()
-)
+    return not name[:1].isupper() and name not in _NOT_TENSOR_BUILTINS and name not in GRAPH_FREE_FACTORIES
 
 
 def _drop_retain_graph(model, node: cst.Call, loop):

@@ -14,6 +14,12 @@ class HiddenStateNotDetached(Rule):
         "iteration (h = h.detach(), or repackage_hidden(h) for tuples)"
     )
     gate = (r"backward|\.step\(|training_step",)
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        # A training loop (or Lightning step) that rebinds a state-named variable.
+        return facts.has_training_step() or (facts.trains() and facts.loop_assigns(is_state_name))
+
     docs = """
 ## What it does
 Finds a recurrent state (an RNN/LSTM/GRU hidden state such as `hidden`,
@@ -74,11 +80,6 @@ for x, y in batches:
     optimizer.step()
 ```
 """
-
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        # A training loop (or Lightning step) that rebinds a state-named variable.
-        return facts.has_training_step() or (facts.trains() and facts.loop_assigns(is_state_name))
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:

@@ -6,6 +6,7 @@ import libcst as cst
 from torchlint.model import flow_back
 from torchlint.model.expr import bound_paths, referenced_paths
 from torchlint.model.sinks import Meters
+from torchlint.model.vocab import CONTAINER_METHODS, is_loader_name
 from torchlint.rule import Fix, Rule
 
 _RESETS = frozenset(("reset", "clear", "reset_states", "zero"))
@@ -24,8 +25,14 @@ class GraphInMeter(Rule):
         r"backward|\.step\(|\bgrad\s*\(|vjp|torch\.autograd import|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b",
         r"class\s",
         r"self\.[\w.]+\s*[-+*]=|self\.[\w.]+\s*=[^=\n]*self\.|"
-        r"self\.[\w.]+\.(?:append|extend|insert|appendleft|add|update|setdefault)\(",
+        r"self\.[\w.]+\.(?:%s)\(" % "|".join(sorted(CONTAINER_METHODS)),
     )
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        # Meter calls count once per training or data iteration.
+        return facts.trains() or facts.loop_iterates(is_loader_name)
+
     docs = """
 ## What it does
 Finds a loss or model output (a tensor that carries an autograd graph) passed
@@ -91,11 +98,6 @@ The fix passes `loss.detach()` instead of `loss`: the same value without its
 graph, so the meter's numbers are unchanged. It is safe: a meter is not
 something to backpropagate through.
 """
-
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        # Meter calls count once per training or data iteration.
-        return facts.trains() or facts.loops_over_data()
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:

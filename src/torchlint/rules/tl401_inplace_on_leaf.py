@@ -1,11 +1,15 @@
 """TL401: an in-place write to a leaf tensor that requires grad."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from torchlint.model import GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
+from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
+from torchlint.tree_gate import called_name
 
 # In-place by name (trailing underscore) but harmless on a leaf.
 _NOT_WRITES = frozenset("requires_grad_ share_memory_ detach_ retain_grad_ record_stream_".split())
@@ -79,6 +83,32 @@ def class_parameters(model, cls) -> set:
     return found
 
 
+def _import_time_leaf_writes(facts) -> bool:
+    """For the tree gate: a leaf made and written in place when the module runs (scripts, notebooks)."""
+    nodes = facts.import_time_nodes()
+    return any(map(_writes_in_place, nodes)) and any(map(_makes_a_leaf, nodes))
+
+
+def _writes_in_place(node: ast.AST) -> bool:
+    """``w.add_(1)``, ``w -= g``, ``w[0] = 0``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        attr = node.func.attr
+        return attr.endswith("_") and not attr.startswith("_")
+    if isinstance(node, ast.AugAssign):
+        return True
+    return isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets)
+
+
+def _makes_a_leaf(node: ast.AST) -> bool:
+    """``nn.Parameter(...)``, ``requires_grad=True``, ``.requires_grad_()``, ``for p in m.parameters()``."""
+    if isinstance(node, ast.Call):
+        return (called_name(node) in ("Parameter", "requires_grad_")
+                or any(k.arg == "requires_grad" for k in node.keywords))
+    if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
+        return called_name(node.iter) in PARAMETER_ITERATORS
+    return False
+
+
 class InplaceOnLeaf(Rule):
     code = "TL401"
     name = "inplace-on-leaf"
@@ -87,6 +117,12 @@ class InplaceOnLeaf(Rule):
         "under `with torch.no_grad():` (or on a copy)"
     )
     gate = (r"requires_grad|Parameter\(|parameters\(\)", r"_\(|\+=|-=|\*=|/=|\]\s*=[^=]")
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        # Only module-level code and functions that compute gradients are checked.
+        return facts.computes_gradients() or _import_time_leaf_writes(facts)
+
     docs = """
 ## What it does
 Finds in-place writes (`w.add_(...)`, `w -= lr * w.grad`, `w[0] = 0`,
@@ -131,11 +167,6 @@ for x, y in data:
     w.grad.zero_()
 ```
 """
-
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        # Only module-level code and functions that compute gradients are checked.
-        return facts.computes_gradients() or facts.import_time_leaf_writes()
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:

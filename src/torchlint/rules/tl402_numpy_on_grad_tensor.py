@@ -30,6 +30,14 @@ class NumpyOnGradTensor(Rule):
     )
     fix_safety = "safe"
     gate = (r"\.numpy\(",)
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        # Code known to record: a function that backpropagates, training_step,
+        # enable_grad, or module-level script code and the helpers it calls.
+        return (facts.computes_gradients() or facts.has_training_step() or facts.import_time_calls("numpy")
+                or "enable_grad" in facts.source or "set_grad_enabled" in facts.source)
+
     docs = """
 ## What it does
 Finds `.numpy()` (also `.cpu().numpy()`, `.to("cpu").numpy()`) on a tensor
@@ -77,13 +85,6 @@ Safe: `.detach()` returns the same values without the graph, which is what
 `.numpy()` would have returned had torch allowed it. It is inserted before
 a `.cpu()` that directly precedes `.numpy()`, else right before `.numpy()`.
 """
-
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        # Code known to record: a function that backpropagates, training_step,
-        # enable_grad, or module-level script code and the helpers it calls.
-        return (facts.computes_gradients() or facts.has_training_step() or facts.import_time_calls("numpy")
-                or "enable_grad" in facts.source or "set_grad_enabled" in facts.source)
 
     def check(self, model):
         if not model.is_torch_code or not model.names.imports_torch or model.is_test_file:

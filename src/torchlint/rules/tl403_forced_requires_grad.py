@@ -1,11 +1,14 @@
 """TL403: forcing ``requires_grad`` on a computed loss or model output hides a broken graph."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from torchlint import tree_gate
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.leaves import is_leaf_factory, produced_by_graph_call, reaching_value, wants_its_gradient
-from torchlint.model.vocab import is_model_name, tokens
+from torchlint.model.vocab import LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES, is_model_name, tokens
 from torchlint.rule import Rule
 
 # Loss-named things that are not a loss value: the function, its weight, a logger.
@@ -39,6 +42,49 @@ def _forced_on(node) -> cst.BaseExpression | None:
     return None
 
 
+# -- the same question of the stdlib ast, for the tree gate: it may say yes more often
+
+_NO_GRAPH_CALLS = TENSOR_FACTORIES | LEAF_WRAPPERS
+
+
+def _forced_in_tree(node: ast.AST):
+    """The tensor of ``t.requires_grad = True`` or ``t.requires_grad_()``/``(True)``, else None."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+                return target.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+        flag = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+        if flag is None or (isinstance(flag, ast.Constant) and flag.value is True):
+            return node.func.value
+    return None
+
+
+def _computed_in_tree(nodes: list):
+    """Whether a forced tensor may be computed: bound in ``nodes`` (its scope) from a
+    call, named like a loss, or a call itself."""
+    from_calls = {tree_gate.dotted(t) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  and n.value is not None and _may_compute(n.value)
+                  for target in getattr(n, "targets", [getattr(n, "target", None)])
+                  for t in tree_gate.flat_targets(target)}
+
+    def computed(target) -> bool:
+        path = tree_gate.dotted(target)
+        if path is None:
+            return _may_compute(target)
+        return path in from_calls or "loss" in path.lower()
+    return computed
+
+
+def _may_compute(expr) -> bool:
+    """Could ``expr`` be a forward pass or a loss call, maybe reduced or moved, as
+    ``produced_by_graph_call`` accepts: a call with an input, not a tensor factory
+    (``torch.zeros(n)``) or leaf wrapper, before shape methods only."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in SHAPE_METHODS:
+        expr = expr.func.value
+    return isinstance(expr, ast.Call) and bool(expr.args) and tree_gate.called_name(expr) not in _NO_GRAPH_CALLS
+
+
 class ForcedRequiresGrad(Rule):
     code = "TL403"
     name = "forced-requires-grad"
@@ -48,6 +94,18 @@ class ForcedRequiresGrad(Rule):
     )
     # Only forcing counts: ``requires_grad = True``, ``requires_grad_()`` or ``requires_grad_(True)``.
     gate = (r"requires_grad\s*=\s*True|requires_grad_\(\s*(?:(?:requires_grad\s*=\s*)?True\s*)?\)",)
+
+    @classmethod
+    def needs_tree(cls, facts) -> bool:
+        """``x.requires_grad = True`` / ``x.requires_grad_()`` where ``x`` is a call's result:
+        bound from a call in the same function, named like a loss, or the call itself."""
+        for body in facts.bodies_mentioning("requires_grad"):
+            nodes = list(tree_gate.own_nodes(body))
+            forced = [target for target in map(_forced_in_tree, nodes) if target is not None]
+            if forced and any(map(_computed_in_tree(nodes), forced)):
+                return True
+        return False
+
     docs = """
 ## What it does
 Finds `loss.requires_grad = True`, `loss.requires_grad_()` and
@@ -92,10 +150,6 @@ loss.backward()
 optimizer.step()
 ```
 """
-
-    @classmethod
-    def needs_tree(cls, facts) -> bool:
-        return facts.forces_requires_grad_on_computed()
 
     def check(self, model):
         if not model.is_torch_code or model.is_test_file:

@@ -5,7 +5,8 @@ import libcst as cst
 
 from torchlint.model import GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, referenced_paths
-from torchlint.model.leaves import FRESH_METHODS, is_leaf_factory, known_grad_scope, method_chain
+from torchlint.model.leaves import is_leaf_factory, known_grad_scope, method_chain
+from torchlint.model.vocab import FRESH_METHODS, PARAMETER_ITERATORS
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
@@ -216,5 +217,5 @@ def _fresh(model, value, path: str) -> bool:
 
 def _iterates_parameters(value) -> bool:
     """``for p in model.parameters()``: rebinding ``p`` never updates the model."""
-    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
-        "parameters", "named_parameters")
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in PARAMETER_ITERATORS)

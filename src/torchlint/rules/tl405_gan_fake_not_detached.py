@@ -6,12 +6,12 @@ import libcst as cst
 from torchlint.model import GradMode
 from torchlint.model.expr import dotted, identifiers, positional, referenced_paths
 from torchlint.model.gan import is_discriminator_name, is_generator_name, optimizer_role
-from torchlint.model.leaves import FRESH_METHODS, reaching_value, wants_its_gradient
+from torchlint.model.leaves import reaching_value, wants_its_gradient
+from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS
 from torchlint.model.walk import children
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
-_CUT_METHODS = FRESH_METHODS | {"item", "tolist", "numpy", "requires_grad_"}
 _MAX_DEPTH = 8
 
 
@@ -108,7 +108,7 @@ class _Scope:
     def _call_carries_fake(self, expr: cst.Call, order, depth) -> bool:
         func = expr.func
         if isinstance(func, cst.Attribute):
-            if func.attr.value in _CUT_METHODS:
+            if func.attr.value in GRAPH_CUT_METHODS:
                 return False
             if self.carries_fake(func.value, order, depth + 1):
                 return True  # fake.view(-1), fake.to(device)

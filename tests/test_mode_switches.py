@@ -1,0 +1,71 @@
+"""TL101 reads module-mode switches through ``model.modes`` like TL103 and TL104, so the
+rules and the gates agree on what ``.eval()`` / ``.train(...)`` do."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from torchlint.engine import lint_source
+from torchlint.rule import Rule
+from torchlint.rules import RULES_BY_CODE
+
+TL101 = RULES_BY_CODE["TL101"]
+
+RUN_AFTER = '''
+import torch
+
+
+def run(net, x, flag):
+    {switches}
+    out = net(x)
+    print(out)
+'''
+
+
+def tl101_lines(source: str) -> list:
+    source = textwrap.dedent(source)
+    return [d.line for d in lint_source(source, "m.py", [TL101]).diagnostics if d.code == "TL101"]
+
+
+@pytest.mark.parametrize("switches, flagged", [
+    ("net.eval()", True),
+    ("net.train(False)", True),
+    ("net.train(mode=False)", True),
+    ("net.train(0)", True),  # nn.Module.train(0) is train(mode=False); it used to count as training
+    ("net.train()", False),
+    ("net.eval(); net.train()", False),  # put back in training mode
+    ("net.eval(); net.train(flag)", False),  # unreadable: taken as back to training, no false alarm
+    ("net.eval(); net.train(True, 1)", True),  # not nn.Module.train(mode): the model stays in eval mode
+])
+def test_what_counts_as_switching_to_eval(switches, flagged):
+    assert bool(tl101_lines(RUN_AFTER.format(switches=switches))) is flagged
+
+
+def test_self_eval_calling_the_class_own_eval_method_is_no_mode_switch():
+    # Trainer.eval() is this class's own method (here it runs an evaluation), not
+    # nn.Module.eval(): the forward pass after it is not evaluation code.
+    source = '''
+    import torch
+
+
+    class Trainer:
+        def eval(self):
+            return self.evaluate()
+
+        def run(self, x):
+            self.eval()
+            out = self.model(x)
+            print(out)
+    '''
+    assert tl101_lines(source) == []
+    assert tl101_lines(source.replace("def eval(self)", "def other(self)")) == [11]
+
+
+@pytest.mark.parametrize("switches", ["net.train(0)", "net.train(mode=False)", "net.eval(); net.train(True, 1)"])
+def test_the_gates_let_the_new_findings_through(switches, monkeypatch):
+    source = RUN_AFTER.format(switches=switches)
+    gated = tl101_lines(source)
+    monkeypatch.setattr(Rule, "may_apply", classmethod(lambda cls, text: True))
+    monkeypatch.setattr(TL101, "needs_tree", classmethod(lambda cls, facts: True))
+    assert tl101_lines(source) == gated != []
