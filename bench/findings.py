@@ -404,6 +404,7 @@ def parse_args(argv):
                      help="download cache (default $TORCHLINT_BENCH_CACHE or ~/.cache/torchlint-bench)")
     rec.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated subset of {', '.join(CORPORA)}")
     rec.add_argument("--jobs", type=int, default=2, help="torchlint --jobs (default 2)")
+    rec.add_argument("--overwrite", action="store_true", help="replace a recording already in OUT_DIR")
     cmp_ = sub.add_parser("compare", help="say per corpus whether two recordings are identical")
     cmp_.add_argument("before", type=Path, metavar="BEFORE_DIR")
     cmp_.add_argument("after", type=Path, metavar="AFTER_DIR")
@@ -412,6 +413,9 @@ def parse_args(argv):
 
 def resolve_record_args(args) -> None:
     args.out_dir = args.out_dir.resolve()
+    if (args.out_dir / "manifest.json").exists() and not args.overwrite:
+        # A baseline recorded over by mistake is lost for good: make that explicit.
+        raise UsageError(f"{args.out_dir} already holds a recording; pick another OUT_DIR or pass --overwrite")
     args.repo = args.repo.resolve()
     args.cache = (args.cache or corpus_mod.default_cache()).expanduser().resolve()
     env_path = os.environ.get("PYTHONPATH", "").split(os.pathsep)[0]
