@@ -55,6 +55,12 @@ class Rule:
     gate: ClassVar[Tuple[str, ...]] = ()
     # Markdown sections: What it does / Why is this bad / Example / Use instead.
     docs: ClassVar[str] = ""
+    # Inline examples, as Fixit keeps them: short whole programs the rule must
+    # flag (``invalid``: each expected finding marked at the end of its line with
+    # ``# expect: TL301``) and tricky correct ones it must stay silent on
+    # (``valid``). tests/test_rule_examples.py lints every one with all rules on.
+    valid: ClassVar[Tuple[str, ...]] = ()
+    invalid: ClassVar[Tuple[str, ...]] = ()
 
     _compiled: ClassVar[Optional[tuple]] = None
 

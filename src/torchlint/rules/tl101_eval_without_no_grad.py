@@ -161,6 +161,73 @@ local name (a parameter called `torch`) hides the module the fix would name.
             for call in model.reachable_calls(window)
         )
 
+    valid = (
+        """\
+import torch
+
+
+def run_epoch(model, loaders, optimizer, criterion):
+    for phase in ("train", "val"):
+        model.train(phase == "train")
+        for x, y in loaders[phase]:
+            with torch.set_grad_enabled(phase == "train"):
+                loss = criterion(model(x), y)
+            if phase == "train":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+""",
+        """\
+import torch
+import torch.nn.functional as F
+import pytorch_lightning as pl
+
+
+class Classifier(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.log("val_loss", loss)
+""",
+        """\
+import torch
+
+
+def evaluate_robustness(model, val_loader, eps=0.03):
+    model.eval()
+    for x, y in val_loader:
+        x = x.clone().requires_grad_(True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        (grad,) = torch.autograd.grad(loss, x)
+        yield (x + eps * grad.sign()).detach()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def evaluate(model, val_loader):
+    model.eval()
+    correct = 0
+    for x, y in val_loader:
+        logits = model(x)  # expect: TL101
+        correct += (logits.argmax(1) == y).sum().item()
+    return correct
+""",
+        """\
+import torch
+
+
+def predict(model, batches):
+    model.eval()
+    labels = []
+    for batch in batches:
+        labels.extend(model(batch).argmax(-1).tolist())  # expect: TL101
+    return labels
+""",
+    )
+
 
 def _no_grad_fix(model, call):
     """Wrap the loop around the forward pass (or its statement, outside loops) in ``no_grad``."""

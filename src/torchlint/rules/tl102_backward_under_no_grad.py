@@ -80,6 +80,73 @@ def train_step(model, optimizer, x, y):
             if _graph_made_without_grad(model, call):
                 yield self.report(call.node)
 
+    valid = (
+        """\
+import torch
+
+w = torch.randn(3, requires_grad=True)
+x, y = torch.randn(8, 3), torch.randn(8)
+for _ in range(100):
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.1 * w.grad
+        w.grad.zero_()
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+
+@torch.no_grad()
+def fgsm(model, x, y, eps=0.03):
+    with torch.enable_grad():
+        x = x.clone().requires_grad_(True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+    return (x + eps * x.grad.sign()).clamp(0, 1)
+""",
+        """\
+import torch
+
+
+def run_epoch(model, loader, optimizer, criterion, phase):
+    for x, y in loader:
+        with torch.set_grad_enabled(phase == "train"):
+            loss = criterion(model(x), y)
+            if phase == "train":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.no_grad():
+            loss = criterion(model(x), y)
+            loss.backward()  # expect: TL102
+        optimizer.step()
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+
+@torch.inference_mode()
+def finetune_step(model, x, y, optimizer):
+    optimizer.zero_grad()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()  # expect: TL102
+    optimizer.step()
+""",
+    )
+
 
 def _in_optimizer(model, call) -> bool:
     """An optimizer's own ``step`` runs under no_grad and calls its closure under enable_grad."""

@@ -95,6 +95,86 @@ def evaluate(model, val_loader):
                 done.add(key)
                 yield self.report(call.node)
 
+    valid = (
+        """\
+import torch
+
+
+def fit(net, loader, test_loader, opt, loss_fn, epochs):
+    for epoch in range(epochs):
+        net.train()
+        for x, y in loader:
+            opt.zero_grad()
+            loss_fn(net(x), y).backward()
+            opt.step()
+        net.eval()
+        with torch.no_grad():
+            for x, y in test_loader:
+                print(loss_fn(net(x), y).item())
+""",
+        """\
+import torch
+
+
+def run_epoch(model, loader, optimizer, criterion, training):
+    model.train(training)
+    for x, y in loader:
+        with torch.set_grad_enabled(training):
+            loss = criterion(model(x), y)
+        if training:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+""",
+        """\
+import torch
+
+
+def evaluate(model, val_loader):
+    with torch.no_grad():
+        for x, y in val_loader:
+            acc = (model(x).argmax(1) == y).float().mean()
+            print(acc.item())
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+
+def evaluate(model, val_loader):
+    with torch.no_grad():
+        for x, y in val_loader:
+            acc = (model(x).argmax(1) == y).float().mean()  # expect: TL103
+            print(acc.item())
+""",
+        """\
+import torch
+
+
+def train_epoch(net, loader, opt, loss_fn):
+    net.train()
+    for x, y in loader:
+        opt.zero_grad()
+        loss_fn(net(x), y).backward()
+        opt.step()
+
+
+@torch.no_grad()
+def test(net, test_loader, loss_fn):
+    for x, y in test_loader:
+        print(loss_fn(net(x), y).item())  # expect: TL103
+""",
+    )
+
 
 class _FileModes:
     """How the file handles module modes, read once."""

@@ -78,6 +78,79 @@ for epoch in range(epochs):
                         reported.add(id(node))
                         yield self.report(node)
 
+    valid = (
+        """\
+import torch
+
+
+def validate(model, val_loader):
+    model.eval()
+    with torch.no_grad():
+        return sum(model(x).sum().item() for x in val_loader)
+
+
+def fit(model, loader, val_loader, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        validate(model, val_loader)
+""",
+        """\
+import torch
+
+
+def fit(model, loader, val_batch, optimizer, criterion, steps):
+    for step, (x, y) in zip(range(steps), loader):
+        model.train()
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+        if step % 100 == 0:
+            model.eval()
+            with torch.no_grad():
+                print(criterion(model(val_batch[0]), val_batch[1]).item())
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def validate(model, val_loader):
+    model.eval()
+    with torch.no_grad():
+        return sum(model(x).sum().item() for x in val_loader)
+
+
+def fit(model, loader, val_loader, optimizer, criterion, epochs):
+    model.train()
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        validate(model, val_loader)  # expect: TL104
+""",
+        """\
+import torch
+
+
+def fit(model, loader, val_batch, optimizer, criterion, steps):
+    model.train()
+    for step, (x, y) in zip(range(steps), loader):
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+        if step % 100 == 0:
+            model.eval()  # expect: TL104
+            with torch.no_grad():
+                print(criterion(model(val_batch[0]), val_batch[1]).item())
+""",
+    )
+
 
 def _forgotten_evals(model, calls):
     switches = mode_switches(model, calls)

@@ -106,3 +106,43 @@ module level, only the statement itself is wrapped.
             edits = ((block, block.with_changes(body=body)),)
         return Fix("pass the tensor itself and run under `with torch.no_grad():`", edits,
                    imports=("torch",) if torch == "torch" else ())
+
+    valid = (
+        """\
+import torch
+from torch.autograd import Variable
+
+x = Variable(torch.randn(4, 3), requires_grad=True)
+y = (x ** 2).sum()
+y.backward()
+""",
+        """\
+import torch
+
+
+def predict(model, images, cache):
+    cache.configure(volatile=True)
+    with torch.no_grad():
+        return model(images).argmax(1)
+""",
+    )
+    invalid = (
+        """\
+import torch
+from torch.autograd import Variable
+
+
+def predict(model, images):
+    model.eval()
+    inputs = Variable(images, volatile=True)  # expect: TL105
+    return model(inputs).argmax(1)
+""",
+        """\
+import torch as T
+
+
+def embed(encoder, tokens):
+    batch = T.autograd.Variable(tokens.cuda(), volatile=True)  # expect: TL105
+    return encoder(batch).mean(1)
+""",
+    )

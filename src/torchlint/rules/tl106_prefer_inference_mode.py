@@ -83,6 +83,57 @@ backpropagates, would now raise.
                     continue
                 yield self.report(node, fix=_rename(model, node))
 
+    valid = (
+        """\
+import torch
+
+
+@torch.inference_mode()
+def predict(model, images):
+    model.eval()
+    return model(images).argmax(1)
+""",
+        """\
+import torch
+
+
+@torch.no_grad()
+def predict(model, images):
+    model.eval()
+    return model(images).argmax(1)
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+class Predictor:
+    def __init__(self, model):
+        self.model = model.eval()
+
+    def __call__(self, batch):
+        with torch.no_grad():  # expect: TL106
+            return self.model(batch).softmax(-1)
+""",
+        """\
+import torch
+
+
+@torch.no_grad()  # expect: TL106
+def predict(model, images):
+    model.eval()
+    return model(images).argmax(1)
+""",
+    )
+
 
 def _trains(model) -> bool:
     return any(

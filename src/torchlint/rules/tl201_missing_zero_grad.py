@@ -153,3 +153,51 @@ loop, or accumulates across iterations through code torchlint cannot see
                 continue
             own = [s for s in role.steps if loop.contains(s.order)]
             yield self.report((own or role.steps)[0].node, fix=_zero_grad_fix(model, loop, role))
+
+    valid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion, accum_steps=4):
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accum_steps
+        loss.backward()
+        if (i + 1) % accum_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        for p in model.parameters():
+            p.grad = None
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()  # expect: TL201
+""",
+        """\
+import torch
+
+w = torch.zeros(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+x, y = torch.randn(8, 3), torch.randn(8)
+for _ in range(100):
+    ((x @ w - y) ** 2).mean().backward()
+    opt.step()  # expect: TL201
+""",
+    )

@@ -99,3 +99,56 @@ optimizer.step()
             elif call.order < zero.order and model.stepped_optimizer(call) == optimizer:
                 found = False  # that backward was already consumed by an earlier step
         return found
+
+    valid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        """\
+import torch
+
+
+def train_step(G, D, opt_g, opt_d, real, z, bce):
+    opt_d.zero_grad()
+    d_loss = bce(D(real), torch.ones(len(real), 1)) + bce(D(G(z).detach()), torch.zeros(len(z), 1))
+    d_loss.backward()
+    opt_d.step()
+    opt_g.zero_grad()
+    g_loss = bce(D(G(z)), torch.ones(len(z), 1))
+    g_loss.backward()
+    opt_g.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.zero_grad()  # expect: TL202
+        optimizer.step()
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        model.zero_grad()  # expect: TL202
+        optimizer.step()
+""",
+    )

@@ -152,6 +152,87 @@ is offered for `extend(...)` or for literals such as tuples.
                     if keys and not all(is_constant(k) for k in keys):
                         yield a.node, dotted(target.value), a.value, a.order, "store"
 
+    valid = (
+        """\
+import torch
+
+
+def reinforce(policy, env, optimizer, episodes, gamma=0.99):
+    for episode in range(episodes):
+        log_probs, rewards, done = [], [], False
+        state = env.reset()
+        while not done:
+            dist = torch.distributions.Categorical(logits=policy(state))
+            action = dist.sample()
+            log_probs.append(dist.log_prob(action))
+            state, reward, done = env.step(action.item())
+            rewards.append(reward)
+        loss = -(torch.stack(log_probs) * torch.tensor(rewards)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion, accum_steps=4):
+    total = 0
+    for i, (x, y) in enumerate(loader):
+        total = total + criterion(model(x), y)
+        if (i + 1) % accum_steps == 0:
+            optimizer.zero_grad()
+            (total / accum_steps).backward()
+            optimizer.step()
+            total = 0
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    running, history = 0.0, []
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running += loss.item()
+        history.append(loss.detach())
+    return running, history
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    losses = []
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss)  # expect: TL301
+    return losses
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    total_loss = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss  # expect: TL301
+    return total_loss / len(loader)
+""",
+    )
+
 
 # Values that are not one tensor: ``.detach()`` on them would raise.
 _NOT_A_TENSOR = (

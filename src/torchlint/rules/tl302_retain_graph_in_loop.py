@@ -203,3 +203,60 @@ time".
             if not carried and not model.loop_role(loop).steps:
                 continue  # nothing links iterations and no step changes the weights
             yield self.report(call.node, fix=None if carried else _drop_retain_graph(model, call.node, loop))
+
+    valid = (
+        """\
+import torch
+
+
+def train(encoder, head_a, head_b, loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        features = encoder(x)
+        loss_a = head_a(features, y)
+        loss_b = head_b(features, y)
+        loss_a.backward(retain_graph=True)
+        loss_b.backward()
+        optimizer.step()
+""",
+        """\
+import torch
+
+
+def train(critic, loader, optimizer):
+    for real in loader:
+        optimizer.zero_grad()
+        real.requires_grad_(True)
+        score = critic(real).mean()
+        (grad,) = torch.autograd.grad(score, real, create_graph=True, retain_graph=True)
+        loss = -score + 10 * (grad.norm(2, dim=1) - 1).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward(retain_graph=True)  # expect: TL302
+        optimizer.step()
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        grads = torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)  # expect: TL302
+        for p, g in zip(model.parameters(), grads):
+            p.grad = g
+        optimizer.step()
+""",
+    )

@@ -99,3 +99,75 @@ for x, y in batches:
             for loop in scope.loops:
                 if model.loop_role(loop).trains:
                     yield scope, loop
+
+    valid = (
+        """\
+import torch
+
+
+def train(model, batches, optimizer, criterion):
+    hidden = model.init_hidden(32)
+    for x, y in batches:
+        hidden = hidden.detach()
+        optimizer.zero_grad()
+        output, hidden = model(x, hidden)
+        loss = criterion(output, y)
+        loss.backward()
+        optimizer.step()
+""",
+        """\
+import torch
+
+
+def train(model, batches, optimizer, criterion):
+    for x, y in batches:
+        hidden = model.init_hidden(x.size(0))
+        optimizer.zero_grad()
+        output, hidden = model(x, hidden)
+        loss = criterion(output, y)
+        loss.backward()
+        optimizer.step()
+""",
+        """\
+import torch
+
+
+def train(model, batches, optimizer, criterion):
+    h, c = model.init_state(32)
+    for x, y in batches:
+        optimizer.zero_grad()
+        output, (h, c) = model(x, (h, c))
+        criterion(output, y).backward()
+        optimizer.step()
+        h, c = h.detach(), c.detach()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, batches, optimizer, criterion):
+    hidden = model.init_hidden(32)
+    for x, y in batches:
+        optimizer.zero_grad()
+        output, hidden = model(x, hidden)  # expect: TL303
+        loss = criterion(output, y)
+        loss.backward()
+        optimizer.step()
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+
+def train(cell, head, series, optimizer, steps):
+    state = None
+    for t in range(steps):
+        optimizer.zero_grad()
+        state = cell(series[:, t], state)  # expect: TL303
+        loss = F.mse_loss(head(state[0]), series[:, t + 1])
+        loss.backward()
+        optimizer.step()
+""",
+    )

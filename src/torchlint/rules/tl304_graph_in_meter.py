@@ -130,6 +130,94 @@ something to backpropagate through.
             inner.contains(c.order) and c.receiver == receiver and c.method in _RESETS for c in scope.calls
         )
 
+    valid = (
+        """\
+import torch
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+
+def train(model, loader, optimizer, criterion):
+    losses = AverageMeter()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.update(loss.item(), x.size(0))
+""",
+        """\
+import torch
+
+
+class Last:
+    def update(self, val):
+        self.val = val
+
+
+def train(model, loader, optimizer, criterion):
+    last = Last()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        last.update(loss)
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+
+def train(model, loader, optimizer, criterion):
+    losses = AverageMeter()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.update(loss, x.size(0))  # expect: TL304
+""",
+        """\
+import torch
+
+
+class Meter:
+    def __init__(self):
+        self.values = []
+
+    def add(self, value):
+        self.values.append(value)
+
+
+def train(model, loader, optimizer, criterion):
+    meter = Meter()
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        meter.add(loss)  # expect: TL304
+""",
+    )
+
 
 def _backpropagated(model, call) -> bool:
     """A backward() through what the object holds (``acc.total.backward()``): an

@@ -176,3 +176,62 @@ for x, y in data:
                 for t in a.targets:
                     if isinstance(t, cst.Subscript):
                         yield a.node, dotted(t.value), a.site
+
+    valid = (
+        """\
+import torch
+
+
+def sgd_step(model, x, y, lr=0.01):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(p.grad, alpha=-lr)
+            p.grad = None
+""",
+        """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        with torch.no_grad():
+            self.fc.bias.zero_()
+""",
+        """\
+import torch
+
+x = torch.randn(8, 3)
+mask = torch.ones(8, 3)
+mask[0] = 0
+x *= mask
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+w = torch.randn(3, requires_grad=True)
+x, y = torch.randn(8, 3), torch.randn(8)
+for _ in range(100):
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    w -= 0.1 * w.grad  # expect: TL401
+    w.grad.zero_()
+""",
+        """\
+import torch
+
+
+def sgd_step(model, x, y, lr=0.01):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    for p in model.parameters():
+        p.add_(p.grad, alpha=-lr)  # expect: TL401
+        p.grad = None
+""",
+    )

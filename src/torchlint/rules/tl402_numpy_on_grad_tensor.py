@@ -104,6 +104,63 @@ a `.cpu()` that directly precedes `.numpy()`, else right before `.numpy()`.
                 if taint.carries_graph(call.node.func.value, order):
                     yield self.report(call.node, fix=_fix(call.node))
 
+    valid = (
+        """\
+import torch
+
+
+def train_step(model, x, y, optimizer, criterion, history):
+    optimizer.zero_grad()
+    logits = model(x)
+    loss = criterion(logits, y)
+    loss.backward()
+    optimizer.step()
+    history.append(logits.detach().softmax(-1).cpu().numpy())
+""",
+        """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+x = torch.randn(8, 4)
+with torch.no_grad():
+    out = model(x)
+print(out.numpy())
+""",
+        """\
+import torch
+
+
+def train_step(model, x, y, optimizer, criterion):
+    optimizer.zero_grad()
+    logits = model(x)
+    criterion(logits, y).backward()
+    optimizer.step()
+    return (logits.argmax(1) == y).cpu().numpy()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+x = torch.randn(8, 4)
+out = model(x)
+print(out.numpy())  # expect: TL402
+""",
+        """\
+import torch
+
+
+def train_step(model, x, y, optimizer, criterion, history):
+    optimizer.zero_grad()
+    logits = model(x)
+    loss = criterion(logits, y)
+    loss.backward()
+    optimizer.step()
+    history.append(logits.softmax(-1).cpu().numpy())  # expect: TL402
+""",
+    )
+
 
 def _statement_orders(scope) -> dict:
     """The order of each assignment statement: ``out = out.cpu().numpy()`` reads

@@ -131,3 +131,52 @@ optimizer.step()
         if produced_by_graph_call(model, value):
             return True
         return is_loss_value_name(path) and not is_leaf_factory(model, value)
+
+    valid = (
+        """\
+import torch
+
+
+def saliency(model, image, label):
+    image = image.clone()
+    image.requires_grad_(True)
+    score = model(image)[0, label]
+    score.backward()
+    return image.grad.abs().amax(dim=1)
+""",
+        """\
+import torch
+
+w = torch.zeros(3)
+w.requires_grad = True
+x, y = torch.randn(8, 3), torch.randn(8)
+loss = ((x @ w - y) ** 2).mean()
+loss.backward()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.requires_grad = True  # expect: TL403
+        loss.backward()
+        optimizer.step()
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+
+def train_step(model, x, y, optimizer):
+    optimizer.zero_grad()
+    loss = F.mse_loss(model(x).detach(), y)
+    loss.requires_grad_()  # expect: TL403
+    loss.backward()
+    optimizer.step()
+""",
+    )

@@ -120,6 +120,56 @@ for x, y in batches:
                     reported.add(id(a))
                     yield self.report(a.node)
 
+    valid = (
+        """\
+import torch
+
+w = torch.randn(3, requires_grad=True)
+x, y = torch.randn(8, 3), torch.randn(8)
+for _ in range(100):
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w = w - 0.1 * w.grad
+    w.requires_grad_()
+""",
+        """\
+import torch
+
+
+def inner_loop(model_fn, w, x, y, inner_lr=0.01, steps=5):
+    fast_w = w
+    for _ in range(steps):
+        loss = ((model_fn(x, fast_w) - y) ** 2).mean()
+        (grad,) = torch.autograd.grad(loss, fast_w, create_graph=True)
+        fast_w = fast_w - inner_lr * grad
+    return fast_w
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+w = torch.randn(3, requires_grad=True)
+x, y = torch.randn(8, 3), torch.randn(8)
+for _ in range(100):
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    w = w - 0.1 * w.grad  # expect: TL404
+""",
+        """\
+import torch
+
+
+def fit(x, y, w, b, lr=0.1, steps=100):
+    for _ in range(steps):
+        loss = ((x @ w + b - y) ** 2).mean()
+        loss.backward()
+        w, b = w - lr * w.grad, b - lr * b.grad  # expect: TL404
+    return w, b
+""",
+    )
+
 
 def _higher_order(scope) -> bool:
     """``create_graph=True`` anywhere in the function: differentiating through the update is the point."""

@@ -233,3 +233,58 @@ optimizerD.step()
                     if any(gan.carries_fake(arg.value, site.order) for arg in d_call.args):
                         reported.add(id(d_call))
                         yield self.report(d_call)
+
+    valid = (
+        """\
+import torch
+
+
+def train_step(G, D, opt_g, opt_d, real, z, bce):
+    fake = G(z)
+    opt_d.zero_grad()
+    d_loss = bce(D(real), torch.ones(len(real), 1)) + bce(D(fake.detach()), torch.zeros(len(z), 1))
+    d_loss.backward()
+    opt_d.step()
+    opt_g.zero_grad()
+    g_loss = bce(D(fake), torch.ones(len(z), 1))
+    g_loss.backward()
+    opt_g.step()
+""",
+        """\
+import torch
+
+
+def train_step(generator, discriminator, d_optimizer, real, z):
+    with torch.no_grad():
+        fake = generator(z)
+    d_optimizer.zero_grad()
+    d_loss = discriminator(fake).mean() - discriminator(real).mean()
+    d_loss.backward()
+    d_optimizer.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train_step(G, D, opt_d, real, z, bce):
+    fake = G(z)
+    opt_d.zero_grad()
+    d_loss = bce(D(real), torch.ones(len(real), 1)) + bce(D(fake), torch.zeros(len(z), 1))  # expect: TL405
+    d_loss.backward()
+    opt_d.step()
+""",
+        """\
+import torch
+
+
+def train(netG, netD, optimizerD, loader, criterion, nz=100):
+    for real, _ in loader:
+        fake = netG(torch.randn(real.size(0), nz, 1, 1))
+        optimizerD.zero_grad()
+        errD_fake = criterion(netD(fake), torch.zeros(real.size(0)))  # expect: TL405
+        errD_fake.backward()
+        optimizerD.step()
+""",
+    )

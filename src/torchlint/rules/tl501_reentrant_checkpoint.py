@@ -110,3 +110,47 @@ no `use_reentrant` argument.
                 continue  # False, or decided elsewhere
             fix = Fix("pass use_reentrant=False", (_add_use_reentrant(call.node, current),))
             yield self.report(call.node, fix=fix)
+
+    valid = (
+        """\
+import torch
+from torch.utils.checkpoint import checkpoint
+
+
+class Encoder(torch.nn.Module):
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x, use_reentrant=False)
+        return x
+""",
+        """\
+import torch
+
+
+def resume(model, optimizer, path):
+    checkpoint = torch.load(path, map_location="cpu")
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    return checkpoint["epoch"]
+""",
+    )
+    invalid = (
+        """\
+import torch
+from torch.utils.checkpoint import checkpoint
+
+
+class Encoder(torch.nn.Module):
+    def forward(self, x):
+        for block in self.blocks:
+            x = checkpoint(block, x)  # expect: TL501
+        return x
+""",
+        """\
+import torch.utils.checkpoint as cp
+
+
+def forward_segments(layers, x):
+    return cp.checkpoint_sequential(layers, 4, x, use_reentrant=True)  # expect: TL501
+""",
+    )

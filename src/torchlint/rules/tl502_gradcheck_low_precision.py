@@ -126,3 +126,39 @@ float32 only), and the tensor may be used elsewhere in single precision.
             imports = () if "torch" in model.names.aliases.values() else ("torch",)
             fix = Fix("make gradcheck's inputs float64", edits, imports) if edits else None
             yield self.report(call.node, fix=fix)
+
+    valid = (
+        """\
+import torch
+from torch.autograd import gradcheck
+
+x = torch.randn(4, 3, dtype=torch.double, requires_grad=True)
+assert gradcheck(torch.sigmoid, (x,))
+""",
+        """\
+import torch
+
+
+def check_layer(layer):
+    layer = layer.double()
+    x = torch.randn(2, 8).double().requires_grad_()
+    return torch.autograd.gradcheck(layer, (x,))
+""",
+    )
+    invalid = (
+        """\
+import torch
+from torch.autograd import gradcheck
+
+x = torch.randn(4, 3, requires_grad=True)
+assert gradcheck(torch.sigmoid, (x,))  # expect: TL502
+""",
+        """\
+import torch
+
+
+def check_layer(layer):
+    x = torch.randn(2, 8).half().requires_grad_()
+    return torch.autograd.gradcheck(layer, (x,))  # expect: TL502
+""",
+    )

@@ -105,3 +105,55 @@ for x, y in loader:
             if id(call.node) in guarded or _debug_named(model, call.scope):
                 continue
             yield self.report(call.node)
+
+    valid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion, debug=False):
+    torch.autograd.set_detect_anomaly(debug)
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion, args):
+    if args.debug:
+        torch.autograd.set_detect_anomaly(True)
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+torch.autograd.set_detect_anomaly(True)  # expect: TL503
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+        """\
+import torch
+from torch import autograd
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with autograd.detect_anomaly():  # expect: TL503
+            criterion(model(x), y).backward()
+        optimizer.step()
+""",
+    )

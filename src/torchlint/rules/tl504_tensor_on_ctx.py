@@ -149,6 +149,71 @@ class ScaledTanh(torch.autograd.Function):
                    for v in stores):
                 yield self.report(a.node)
 
+    valid = (
+        """\
+import torch
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+""",
+        """\
+import torch
+
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, factor):
+        ctx.factor = factor
+        ctx.shape = x.shape
+        return x * factor
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.factor, None
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+class ReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x  # expect: TL504
+        return torch.relu(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * (ctx.x > 0)
+""",
+        """\
+import torch
+from torch.autograd import Function
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = x.exp()
+        ctx.out = out  # expect: TL504
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.out
+""",
+    )
+
 
 def _pairs(a):
     """(target, value) for ``ctx.x = x`` and for each item of ``ctx.x, ctx.w = x, w``."""

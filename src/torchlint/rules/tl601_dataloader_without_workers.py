@@ -84,3 +84,59 @@ for x, y in loader:
         for call in loaders:
             missing = missing_options(call.node)
             yield self.report(call.node, message=_ONLY[missing[0]] if len(missing) == 1 else None)
+
+    valid = (
+        """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, optimizer, criterion):
+    loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+        """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, optimizer, criterion):
+    loader = DataLoader(dataset, batch_size=64, shuffle=True)
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, optimizer, criterion):
+    loader = DataLoader(dataset, batch_size=64, shuffle=True)  # expect: TL601
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+        """\
+import torch
+
+device = torch.device("cuda")
+
+
+def train(model, dataset, optimizer, criterion):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=64, num_workers=4)  # expect: TL601
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x.to(device)), y.to(device)).backward()
+        optimizer.step()
+""",
+    )

@@ -1,3 +1,4 @@
+# guards: TL101 TL201 TL202
 """Hugging Face Accelerate loop: ``accelerator.backward(loss)``.
 
 Correct: ``accelerator.backward`` replaces ``loss.backward()``; the loop

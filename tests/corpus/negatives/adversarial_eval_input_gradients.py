@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """FGSM robustness evaluation (after the PyTorch adversarial-example tutorial).
 
 Correct: although this is an evaluation loop over ``test_loader`` after

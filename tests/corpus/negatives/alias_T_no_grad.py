@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """Validation under ``with T.no_grad():`` where torch is imported as ``T``.
 
 Correct: ``T`` is ``torch``, so ``T.no_grad()`` disables autograd for the

@@ -1,3 +1,4 @@
+# guards: TL201 TL202
 """Mixed precision with ``torch.amp.GradScaler``.
 
 Correct: ``scaler.scale(loss).backward()`` is the backward,

@@ -1,3 +1,4 @@
+# guards: TL503
 """Anomaly detection switched by command-line flags, as in most research repos."""
 import argparse
 

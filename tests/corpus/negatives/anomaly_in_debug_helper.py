@@ -1,3 +1,4 @@
+# guards: TL503
 """A debugging helper that replays one batch in anomaly mode to find the NaN's origin.
 
 It is named for what it does and runs only when the loss turns NaN.

@@ -1,3 +1,4 @@
+# guards: TL503
 """Training scripts that make sure anomaly detection is off."""
 import torch
 from torch import nn

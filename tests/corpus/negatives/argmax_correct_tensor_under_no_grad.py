@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """Accuracy accumulated as a tensor, ``correct += (out.argmax(1) == y).sum()``.
 
 Correct: the whole loop is under ``torch.no_grad()``, and in any case a

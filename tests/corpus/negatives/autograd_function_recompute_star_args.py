@@ -1,3 +1,4 @@
+# guards: TL504
 """A hand-written checkpoint Function and a straight-through estimator.
 
 The checkpoint keeps the function and its ``*args`` on ctx, as

@@ -1,3 +1,4 @@
+# guards: TL504
 """PyTorch 2 style Functions: forward has no ctx; setup_context stores what backward needs."""
 import torch
 from torch.autograd import Function

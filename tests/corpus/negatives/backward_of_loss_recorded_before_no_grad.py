@@ -1,3 +1,4 @@
+# guards: TL102 TL401
 """The loss is computed with grad on; only bookkeeping around ``backward()`` is under no_grad.
 
 Correct: grad mode decides whether operations are recorded, not whether a

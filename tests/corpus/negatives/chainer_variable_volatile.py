@@ -1,3 +1,4 @@
+# guards: TL105
 """Chainer 1.x code: its ``Variable`` took ``volatile='on'``, and that flag still worked there.
 
 Correct for TL105: the file is written for chainer, not torch.

@@ -1,3 +1,4 @@
+# guards: TL501
 """A training script whose own ``checkpoint`` function saves the model to disk.
 
 The name is the project's, not ``torch.utils.checkpoint.checkpoint``; the

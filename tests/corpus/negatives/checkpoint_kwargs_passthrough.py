@@ -1,3 +1,4 @@
+# guards: TL501
 """A checkpoint wrapper that forwards its caller's options, use_reentrant among them.
 
 timm and mmengine style: ``checkpoint_seq(..., **kwargs)``. Whether the

@@ -1,3 +1,4 @@
+# guards: TL501
 """Activation checkpointing written the recommended way, or decided by configuration.
 
 Hugging Face style: the checkpoint function is built with ``partial`` from

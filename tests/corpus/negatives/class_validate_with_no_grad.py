@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """Trainer class whose ``validate`` method wraps its loop in ``torch.no_grad()``.
 
 Correct: ``self.model.eval()`` is followed by a loop over ``self.val_loader``

@@ -1,3 +1,4 @@
+# guards: TL301 TL402
 """Predictions turned into numpy arrays inside a comprehension before they are stored."""
 
 

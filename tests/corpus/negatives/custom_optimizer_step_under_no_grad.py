@@ -1,3 +1,4 @@
+# guards: TL102
 """Custom optimizers: ``step`` runs under ``@torch.no_grad()`` and re-enables grad for the closure.
 
 Correct: the closure's forward pass and ``backward()`` run under

@@ -1,3 +1,4 @@
+# guards: TL202
 """CycleGAN-style step: the discriminator's backward runs in a helper between its zero_grad() and step()."""
 import torch
 from torch import nn

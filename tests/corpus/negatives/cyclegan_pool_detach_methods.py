@@ -1,3 +1,4 @@
+# guards: TL405
 """CycleGAN-style model: fakes made in forward(), discriminators in their own methods.
 
 Correct: ``backward_D_basic`` runs the discriminator on ``fake.detach()``;

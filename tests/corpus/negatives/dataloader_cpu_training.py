@@ -1,3 +1,4 @@
+# guards: TL601
 """A CPU-only training script: loading in the main process costs nothing to wait for."""
 import torch
 from torch import nn

@@ -1,3 +1,4 @@
+# guards: TL601
 """DataLoaders with their throughput options set, forwarded, or in CPU-only training."""
 import torch
 from torch import nn

@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """Evaluation decorated with a bare ``@torch.no_grad`` (no parentheses).
 
 Correct: since PyTorch 2.0 ``torch.no_grad`` can be used as a decorator

@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """Batch prediction decorated with ``@torch.inference_mode()``.
 
 Correct: ``inference_mode`` is a stricter ``no_grad``; every forward pass in

@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """Evaluation function decorated with ``@torch.no_grad()``.
 
 Correct: the decorator disables autograd for the whole body, so the model

@@ -1,3 +1,4 @@
+# guards: TL301
 """Deep supervision: losses of several side outputs summed, one backward.
 
 Correct: ``loss`` is re-initialised to 0 at the start of every batch, the

@@ -1,3 +1,4 @@
+# guards: TL501
 """DeepSpeed's and FairScale's activation checkpointing: not torch.utils.checkpoint.
 
 Their ``checkpoint`` functions have no ``use_reentrant`` argument at all.

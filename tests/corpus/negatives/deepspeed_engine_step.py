@@ -1,3 +1,4 @@
+# guards: TL201
 """DeepSpeed training loop: the engine owns backward, step and zero_grad.
 
 Correct: ``model_engine.backward(loss)`` and ``model_engine.step()`` handle

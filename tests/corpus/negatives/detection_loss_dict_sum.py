@@ -1,3 +1,4 @@
+# guards: TL301 TL304
 """torchvision-detection style step: several losses summed, then one backward.
 
 Correct: the model returns a dict of losses; they are summed within the

@@ -1,3 +1,4 @@
+# guards: TL101 TL104
 """Knowledge distillation: frozen teacher in eval mode, student trained.
 
 Correct: ``teacher.eval()`` only concerns the teacher, whose forward pass is

@@ -1,3 +1,4 @@
+# guards: TL103 TL301 TL401
 """Distillation and EMA: frozen models run under no_grad inside the training loop.
 
 Correct for TL103: those forward passes are part of a loop that trains the

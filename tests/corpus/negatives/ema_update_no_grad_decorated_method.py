@@ -1,3 +1,4 @@
+# guards: TL401
 """Exponential moving average of model weights, updated in place under no_grad.
 
 Correct: ``ModelEMA.update`` is decorated with ``@torch.no_grad()``, so the

@@ -1,3 +1,4 @@
+# guards: TL101 TL102
 """ODIN-style out-of-distribution scoring: enable_grad inside a no_grad function.
 
 Correct: ``odin_scores`` is decorated with ``@torch.no_grad()``, and the one

@@ -1,3 +1,4 @@
+# guards: TL101 TL104
 """Validation switches to eval mode and restores the previous mode itself.
 
 Correct for TL104: ``validate`` records ``model.training``, calls

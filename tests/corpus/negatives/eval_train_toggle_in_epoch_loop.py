@@ -1,3 +1,4 @@
+# guards: TL101 TL104
 """``model.eval()`` for validation at the end of each epoch, ``model.train()`` at the start.
 
 Correct: inside the epoch loop, the training forward passes come textually

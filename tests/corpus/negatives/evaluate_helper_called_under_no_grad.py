@@ -1,3 +1,4 @@
+# guards: TL101
 """An ``evaluate()`` helper whose every call site is inside ``torch.no_grad()``.
 
 Correct: ``evaluate`` itself has no no_grad block, but the only places in

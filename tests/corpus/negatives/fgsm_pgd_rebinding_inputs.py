@@ -1,3 +1,4 @@
+# guards: TL404
 """Adversarial examples: inputs rebound from their own gradient.
 
 Correct: FGSM takes one step (there is no next step whose ``.grad`` could

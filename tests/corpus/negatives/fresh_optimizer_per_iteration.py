@@ -1,3 +1,4 @@
+# guards: TL201
 """Guidance by gradient descent on a fresh latent each step: a new leaf and a new
 optimizer every iteration, so there is nothing for gradients to accumulate into."""
 import torch

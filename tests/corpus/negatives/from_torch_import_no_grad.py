@@ -1,3 +1,4 @@
+# guards: TL101
 """Validation under ``with no_grad():`` after ``from torch import no_grad``.
 
 Correct: ``no_grad`` is ``torch.no_grad`` imported by name, so the validation

@@ -1,3 +1,4 @@
+# guards: TL402
 """Linear probe on a frozen backbone: features extracted with autograd on.
 
 Correct: every parameter of the backbone is frozen

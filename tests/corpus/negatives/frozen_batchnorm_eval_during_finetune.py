@@ -1,3 +1,4 @@
+# guards: TL101 TL104
 """Fine-tuning with a frozen backbone: backbone BN layers kept in eval mode.
 
 Correct: ``model.backbone.eval()`` only freezes batch-norm statistics, the

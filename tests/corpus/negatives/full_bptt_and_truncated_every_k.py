@@ -1,3 +1,4 @@
+# guards: TL301 TL303
 """Backpropagation through time done on purpose: a loop over time steps that
 keeps the state's graph and calls backward once after it, and truncated BPTT
 that backpropagates and detaches every k steps."""

@@ -1,3 +1,4 @@
+# guards: TL405
 """Two training steps that update through D(G(z)) on purpose.
 
 Correct: a combined objective backpropagated once and stepped by both

@@ -1,3 +1,4 @@
+# guards: TL202 TL301 TL405
 """DCGAN training step (after the PyTorch DCGAN tutorial).
 
 Correct:

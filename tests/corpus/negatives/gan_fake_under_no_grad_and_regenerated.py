@@ -1,3 +1,4 @@
+# guards: TL405
 """Vanilla GAN step: the discriminator's fake is made under no_grad.
 
 Correct: ``fake = generator(z)`` for the discriminator runs under

@@ -1,3 +1,4 @@
+# guards: TL201
 """Gradient accumulation: zero_grad() runs only every ``accum_steps`` batches.
 
 Correct: gradients are deliberately accumulated over ``accum_steps``

@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """A prediction helper that a model's forward() also calls (openvla-style diffusion
 head, a table-QA pipeline's sequential inference): its outputs may be trained on,
 and the no_grad belongs to whoever runs the forward."""

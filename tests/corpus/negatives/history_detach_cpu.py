@@ -1,3 +1,4 @@
+# guards: TL301
 """History dict filled with ``loss.detach().cpu()`` and detached predictions.
 
 Correct: ``detach()`` returns a tensor with no autograd history, so the

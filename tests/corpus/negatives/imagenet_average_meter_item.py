@@ -1,3 +1,4 @@
+# guards: TL101 TL304
 """The PyTorch ImageNet example's meters, fed ``loss.item()`` and accuracies
 computed under no_grad; validation feeds the loss under no_grad too."""
 import torch

@@ -1,3 +1,4 @@
+# guards: TL104
 """The epoch loop calls a training helper from another module, then a local validation.
 
 Correct as far as torchlint can tell: ``engine.train_one_epoch`` receives the

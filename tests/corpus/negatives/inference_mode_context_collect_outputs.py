@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """Inference under ``with torch.inference_mode():`` collecting raw outputs.
 
 Correct: tensors produced under inference mode have no autograd history, so

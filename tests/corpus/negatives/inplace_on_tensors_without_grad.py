@@ -1,3 +1,4 @@
+# guards: TL401
 """In-place operations on tensors that are not leaves requiring grad.
 
 Correct: the training loop modifies in place only tensors autograd does not

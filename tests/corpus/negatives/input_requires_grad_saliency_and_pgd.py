@@ -1,3 +1,4 @@
+# guards: TL101 TL403
 """Input-gradient methods: a saliency map, a PGD attack and an R1 penalty.
 
 Correct: ``requires_grad`` is set on inputs (a loop variable, a clone of

@@ -1,3 +1,4 @@
+# guards: TL302
 """Jacobian by rows: the output is computed once before the loop and every row's
 backward goes through that same graph, so retain_graph=True is required."""
 import torch

@@ -1,3 +1,4 @@
+# guards: TL201
 """LBFGS training where zero_grad/backward live inside the closure.
 
 Correct: ``optimizer.step(closure)`` re-evaluates the model several times per

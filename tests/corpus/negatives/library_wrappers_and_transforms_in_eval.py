@@ -1,3 +1,4 @@
+# guards: TL101
 """Objects that are not raw forward passes: an ultralytics YOLO wrapper (its __call__
 predicts under its own inference mode) and a botorch-style outcome transform put in
 eval mode to re-transform stored targets."""

@@ -1,3 +1,4 @@
+# guards: TL405
 """Lightning GAN with manual optimization and toggle_optimizer.
 
 Correct: ``toggle_optimizer(opt_d)`` sets ``requires_grad=False`` on every

@@ -1,3 +1,4 @@
+# guards: TL303
 """LightningModules that keep recurrent state on ``self`` correctly: one
 detaches it in ``on_train_batch_start``, the other inside ``training_step``;
 ``self.log`` of the loss is fine (Lightning detaches)."""

@@ -1,3 +1,4 @@
+# guards: TL101
 """A PyTorch Lightning module with validation/test/predict step hooks.
 
 Correct: Lightning's loops run ``validation_step``, ``test_step`` and

@@ -1,3 +1,4 @@
+# guards: TL301 TL304
 """Loggers that turn the loss into a number when called: TensorBoard,
 wandb, tqdm's postfix, logging, print; a metrics dict overwritten each step
 under a constant key; torchmetrics, whose updates run without grad."""

@@ -1,3 +1,4 @@
+# guards: TL301 TL304
 """Gradient accumulation through a small accumulator object: it sums the
 losses of several micro-batches and the sum is backpropagated, so keeping
 their graphs is the point."""

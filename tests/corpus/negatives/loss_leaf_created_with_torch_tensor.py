@@ -1,3 +1,4 @@
+# guards: TL403
 """Loss accumulators created as leaves with ``torch.tensor``/``torch.zeros``.
 
 Correct for this rule: a tensor made by a factory is a leaf, and setting

@@ -1,3 +1,4 @@
+# guards: TL301
 """Loss history kept with ``losses.append(loss.item())``.
 
 Correct: ``.item()`` converts the loss to a Python float, which carries no

@@ -1,3 +1,4 @@
+# guards: TL404
 """MAML: the inner loop's fast weights keep the graph on purpose.
 
 Correct: the adapted weights are functions of the meta-parameters, so the

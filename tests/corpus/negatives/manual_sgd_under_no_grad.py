@@ -1,3 +1,4 @@
+# guards: TL401
 """Hand-written gradient descent with the update under ``torch.no_grad()``.
 
 Correct: ``w`` and ``b`` are leaves with ``requires_grad=True``; their

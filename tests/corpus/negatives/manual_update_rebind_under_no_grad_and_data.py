@@ -1,3 +1,4 @@
+# guards: TL401 TL404
 """Hand-written gradient descent, written the ways that keep leaves leaves.
 
 Correct: the rebinding update runs under ``torch.no_grad()`` and the new

@@ -1,3 +1,4 @@
+# guards: TL304
 """A meter whose update converts tensors to numbers before summing, and a
 meter that only keeps the latest value: passing the raw loss is fine."""
 import torch

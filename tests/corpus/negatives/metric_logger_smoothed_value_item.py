@@ -1,3 +1,4 @@
+# guards: TL304
 """torchvision's reference-scripts logger: SmoothedValue keeps a deque and a
 running total, and MetricLogger.update turns tensors into numbers first; the
 training loop also passes ``loss_value = loss.item()``."""

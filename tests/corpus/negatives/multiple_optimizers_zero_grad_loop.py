@@ -1,3 +1,4 @@
+# guards: TL201
 """Autoencoder with one optimizer per sub-network, all zeroed in a small loop.
 
 Correct: ``for opt in optimizers: opt.zero_grad()`` clears the gradients of

@@ -1,3 +1,4 @@
+# guards: TL302
 """Multi-task learning: one trunk forward, one backward per task head.
 
 Correct: ``shared = trunk(x)`` is computed once per batch, *before* the loop

@@ -1,3 +1,4 @@
+# guards: TL403
 """New leaves on purpose: truncated BPTT state and gradients w.r.t. features.
 
 Correct: ``hidden = hidden.detach(); hidden.requires_grad_()`` starts a new

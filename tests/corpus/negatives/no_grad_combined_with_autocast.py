@@ -1,3 +1,4 @@
+# guards: TL101
 """Validation under ``with torch.no_grad(), torch.autocast(...):``.
 
 Correct: a ``with`` statement with several context managers applies all of

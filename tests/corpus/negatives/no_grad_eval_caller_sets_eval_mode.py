@@ -1,3 +1,4 @@
+# guards: TL101 TL103
 """The evaluation helper relies on its caller to call ``model.eval()``.
 
 Correct: ``main`` switches the model to eval mode before calling

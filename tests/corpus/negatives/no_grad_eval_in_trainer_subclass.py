@@ -1,3 +1,4 @@
+# guards: TL101 TL103
 """A trainer subclass implements the epoch hooks; the base class switches modes around them.
 
 Correct: ``BaseTrainer`` (pytorch-template style) calls ``self.model.eval()``

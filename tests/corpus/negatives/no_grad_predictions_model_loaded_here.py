@@ -1,3 +1,4 @@
+# guards: TL101 TL103
 """An export script loads a fresh model for predictions; training lives elsewhere in the file.
 
 Correct for TL103: the model evaluated under no_grad is built and loaded in

@@ -1,3 +1,4 @@
+# guards: TL402
 """Library helpers that convert model outputs for plotting.
 
 Correct (as far as a reader of this file can tell): ``predict_proba`` has

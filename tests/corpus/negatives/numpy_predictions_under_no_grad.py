@@ -1,3 +1,4 @@
+# guards: TL101 TL301 TL402
 """Validation metrics with scikit-learn: predictions converted under no_grad.
 
 Correct: ``.cpu().numpy()`` runs inside ``torch.no_grad()`` (and in a

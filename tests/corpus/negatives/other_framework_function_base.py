@@ -1,3 +1,4 @@
+# guards: TL504
 """A project-local ``Function`` base that is not torch.autograd.Function.
 
 Operator graphs in compilers and probabilistic programming libraries often

@@ -1,3 +1,4 @@
+# guards: TL201 TL401
 """Clearing gradients by hand with ``for p in model.parameters(): p.grad = None``.
 
 Correct: setting ``p.grad = None`` for every parameter is exactly what

@@ -1,3 +1,4 @@
+# guards: TL301 TL302
 """Per-particle backward in an ELBO estimate: no optimizer step in the loop and no
 tensor carried between iterations, so nothing accumulates; particles may share
 upstream graph the linter cannot see, which is what retain_graph keeps."""

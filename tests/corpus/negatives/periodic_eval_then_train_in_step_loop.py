@@ -1,3 +1,4 @@
+# guards: TL104
 """Step-based training with periodic evaluation; the loop switches back with ``model.train()``.
 
 Correct for TL104: the evaluation every ``eval_every`` steps puts the model in

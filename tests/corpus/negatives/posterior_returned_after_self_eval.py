@@ -1,3 +1,4 @@
+# guards: TL101
 """A model method that switches to eval mode and returns the forward's result:
 callers (acquisition optimisers) differentiate through it, so it must keep the graph."""
 import torch

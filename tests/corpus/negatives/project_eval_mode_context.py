@@ -1,3 +1,4 @@
+# guards: TL101
 """A project's own context manager that wraps torch.no_grad (monai's eval_mode,
 ultralytics' smart_inference_mode): torchlint cannot read it, so it stays silent."""
 from monai.networks.utils import eval_mode

@@ -1,3 +1,4 @@
+# guards: TL401
 """Only the binding that reaches a write counts: this x does not require grad."""
 import torch
 

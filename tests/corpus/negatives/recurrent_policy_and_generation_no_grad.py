@@ -1,3 +1,4 @@
+# guards: TL303
 """A recurrent policy: the rollout carries the LSTM state under no_grad and
 resets it at episode ends; the update re-runs the sequence from a stored
 state. Text generation carries the hidden state under no_grad as well.

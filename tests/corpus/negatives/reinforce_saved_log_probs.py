@@ -1,3 +1,4 @@
+# guards: TL301
 """REINFORCE (after pytorch/examples reinforcement_learning/reinforce.py).
 
 Correct: ``select_action`` appends each action's log-probability (which

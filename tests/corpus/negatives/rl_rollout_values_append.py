@@ -1,3 +1,4 @@
+# guards: TL301
 """Advantage actor-critic: values/log-probs collected over a rollout, one update.
 
 Correct: ``values``, ``log_probs`` and ``entropies`` are re-created at the

@@ -1,3 +1,4 @@
+# guards: TL303
 """Recurrent training loops that cut the state at every batch boundary in the
 usual ways: detach at the bottom of the iteration, re-initialise per batch,
 detach the (h, c) tuple with a comprehension, ``.data``, and an in-place

@@ -1,3 +1,4 @@
+# guards: TL301
 """DDP-style running loss kept as a detached tensor to avoid host syncs.
 
 Correct: ``running_loss += loss.detach()`` accumulates a tensor with no

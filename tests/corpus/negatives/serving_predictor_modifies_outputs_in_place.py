@@ -1,3 +1,4 @@
+# guards: TL106
 """A detector's predict modifies its outputs in place after the no_grad block.
 
 Correct, and left alone by the opt-in TL106 too: tensors made under

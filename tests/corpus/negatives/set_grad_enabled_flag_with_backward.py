@@ -1,3 +1,4 @@
+# guards: TL102
 """``set_grad_enabled(is_train)`` around a shared step: backward only runs when the flag is on.
 
 Correct: the flag is not a literal, so the region may record; torchlint

@@ -1,3 +1,4 @@
+# guards: TL101 TL102 TL301
 """Train/val phase loop from the PyTorch transfer-learning tutorial.
 
 Correct: in the ``"val"`` phase the model is in eval mode *and* the forward

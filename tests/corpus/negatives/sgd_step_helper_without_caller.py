@@ -1,3 +1,4 @@
+# guards: TL404
 """An optimizer-like helper in a library module: grad mode is the caller's.
 
 Correct as far as this file shows: ``sgd_update`` and ``Trainer.step`` do

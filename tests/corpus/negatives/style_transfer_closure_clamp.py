@@ -1,3 +1,4 @@
+# guards: TL201 TL401
 """Neural style transfer (after the PyTorch tutorial): LBFGS over an image.
 
 Correct: the optimised tensor ``input_img`` is a leaf that requires grad, but

@@ -1,3 +1,4 @@
+# guards: TL405
 """StyleGAN2-style loop: requires_grad toggled instead of detach.
 
 Correct: before the discriminator step the generator is frozen with

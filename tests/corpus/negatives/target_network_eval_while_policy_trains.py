@@ -1,3 +1,4 @@
+# guards: TL104
 """DQN: the target network stays in eval mode; the online network trains.
 
 Correct for TL104: ``target_net.eval()`` concerns a model the loop never

@@ -1,3 +1,4 @@
+# guards: TL402
 """TensorFlow 2 eager code: ``model(x).numpy()`` is how eager tensors convert.
 
 Correct: the file does not import torch; TensorFlow tensors have no

@@ -1,3 +1,4 @@
+# guards: TL503
 """A unit test that checks a NaN is traced back to the op that made it."""
 import unittest
 

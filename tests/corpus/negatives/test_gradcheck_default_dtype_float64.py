@@ -1,3 +1,4 @@
+# guards: TL502
 """A test module that makes float64 the default dtype: ``torch.randn`` is double here."""
 import unittest
 

@@ -1,3 +1,4 @@
+# guards: TL502
 """Unit tests that gradcheck custom ops the way PyTorch's docs do: in float64."""
 import torch
 from torch.autograd import gradcheck, gradgradcheck

@@ -1,3 +1,4 @@
+# guards: TL502
 """A float32 input that does not require grad: gradcheck never perturbs it.
 
 Only the float64 input is differentiated; the float32 mask and the integer

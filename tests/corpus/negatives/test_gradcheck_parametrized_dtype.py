@@ -1,3 +1,4 @@
+# guards: TL502
 """gradcheck on inputs whose dtype comes from a parameter: not visible, not reported.
 
 As in PyTorch's own OpInfo tests, the dtype is a test parameter, and the

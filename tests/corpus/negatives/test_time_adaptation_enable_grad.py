@@ -1,3 +1,4 @@
+# guards: TL101 TL102
 """Test-time adaptation (TENT-style): evaluation under no_grad re-enables grad to adapt.
 
 Correct: the adaptation forward pass, its entropy loss and ``backward()`` run

@@ -1,3 +1,4 @@
+# guards: TL101 TL301
 """Train/test loops that count accuracy with ``.item()`` (pytorch-cifar style).
 
 Correct: in the training loop, ``train_loss += loss.item()``,

@@ -1,3 +1,4 @@
+# guards: TL301
 """``train_one_epoch`` returns ``total / n`` where total accumulated ``loss.item()``.
 
 Correct: ``total`` and ``n`` are Python numbers; ``total += loss.item() * bs``

@@ -1,3 +1,4 @@
+# guards: TL301
 """``train_one_epoch`` returns ``loss.item()``; the caller's history holds
 Python floats, and an epoch-level helper returning a detached tensor is fine."""
 import torch.nn as nn

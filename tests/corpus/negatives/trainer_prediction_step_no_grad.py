@@ -1,3 +1,4 @@
+# guards: TL106
 """A Trainer's evaluation hook and a predictor that caches state on ``self``.
 
 Correct, and left alone by the opt-in TL106 too: ``prediction_step`` feeds

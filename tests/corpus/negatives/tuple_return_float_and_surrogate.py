@@ -1,3 +1,4 @@
+# guards: TL301
 """A helper returns (python float, differentiable surrogate); only the float is summed."""
 import torch
 

@@ -1,3 +1,4 @@
+# guards: TL302
 """Two losses backpropagated through one shared forward graph.
 
 Correct: ``loss1.backward(retain_graph=True)`` keeps the graph alive because

@@ -1,3 +1,4 @@
+# guards: TL403
 """Gradual unfreezing when fine-tuning a pretrained network.
 
 Correct: ``requires_grad`` is switched on parameters and modules (the

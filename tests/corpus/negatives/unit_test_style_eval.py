@@ -1,3 +1,4 @@
+# guards: TL101
 """pytest-style unit tests of a model's forward pass.
 
 Correct: these are unit tests, not an evaluation pipeline: each test builds

@@ -1,3 +1,4 @@
+# guards: TL105
 """Old-style training code: ``Variable(x)``, ``volatile=False`` and ``requires_grad=True``.
 
 Correct for TL105: ``volatile=False`` was the default and changes nothing;

@@ -1,3 +1,4 @@
+# guards: TL105
 """A project's own ``Variable`` (a config or symbolic variable) with a ``volatile`` option.
 
 Correct for TL105: ``Variable`` here is not ``torch.autograd.Variable``.

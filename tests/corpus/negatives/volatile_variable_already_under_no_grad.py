@@ -1,3 +1,4 @@
+# guards: TL101 TL105
 """A half-migrated evaluation: ``volatile=True`` left inside ``torch.no_grad()``.
 
 Correct for TL105: the flag is dead, but nothing is recorded; the no_grad

@@ -1,3 +1,4 @@
+# guards: TL401
 """Weight initialisation with ``nn.init.*_`` and in-place fills under no_grad.
 
 Correct: ``nn.init`` functions run under ``torch.no_grad()`` internally, and

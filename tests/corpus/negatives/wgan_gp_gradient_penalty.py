@@ -1,3 +1,4 @@
+# guards: TL302 TL403
 """WGAN-GP critic update with a gradient penalty.
 
 Correct: the penalty needs second-order gradients, so

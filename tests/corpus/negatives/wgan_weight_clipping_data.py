@@ -1,3 +1,4 @@
+# guards: TL401
 """Original WGAN critic loop: weight clipping through ``p.data.clamp_()``.
 
 Correct: ``p.data`` is a view of the parameter that does not require grad

@@ -1,3 +1,4 @@
+# guards: TL101 TL303 TL401
 """Word-level language model training in the style of pytorch/examples: the
 hidden state is carried across batches but repackaged (detached) at the top of
 every iteration by a helper imported from another module; evaluation carries

@@ -1,3 +1,4 @@
+# guards: TL201
 """``optimizer.zero_grad(set_to_none=True)`` at the top of each iteration.
 
 Correct: ``set_to_none=True`` clears gradients (by dropping them) before the
