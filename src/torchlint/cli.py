@@ -208,9 +208,10 @@ def _check(args) -> int:
             sys.stderr.write(f"torchlint: {kind}{err.path}: {err.message}\n")
     if fix_run is not None and args.diff:
         return _report_diff(fix_run, diagnostics, args, failed=bool(missing or internal))
-    context = {}
+    unchecked = len(missing) + sum(1 for result in results if any(not e.internal for e in result.errors))
+    context = {"unchecked": unchecked}
     if fix_run is not None:
-        context = {"fixed": max(0, before - len(diagnostics)), "hidden_fixes": _hidden_fixes(diagnostics, args)}
+        context.update(fixed=max(0, before - len(diagnostics)), hidden_fixes=_hidden_fixes(diagnostics, args))
     FORMATS[args.output_format](diagnostics, sys.stdout, sources=sources, **context)
     if missing or internal:
         return EXIT_ERROR

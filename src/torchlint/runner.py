@@ -19,7 +19,7 @@ from typing import Iterable, List, Optional, Tuple, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
-from torchlint.engine import lint_source
+from torchlint.engine import PARSE_ERROR, lint_source
 
 CACHE_DIR = ".torchlint_cache"
 _CACHE_FILE = "results-v2.json"  # v2: diagnostics carry fix and fix_description
@@ -92,8 +92,8 @@ def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
     tree's bytes (nor hands a copy to every worker it forks)."""
     path, codes = args
     data, problem = _read(path)
-    if data is None:
-        return FileResult(path, errors=[FileError(path, problem)]), None
+    if data is None:  # reported like flake8's E902: a file that was not checked is a finding
+        return FileResult(path, diagnostics=[Diagnostic(path, 1, 1, PARSE_ERROR, problem)]), None
     return lint_data(path, data, codes), _content(data)
 
 
