@@ -116,7 +116,7 @@ def test_fix_action_uses_the_fixer(monkeypatch):
 
     calls = []
 
-    def fix_source(source, path, codes, unsafe):
+    def fix_source(source, path, codes, unsafe, enabled):
         calls.append((path, tuple(codes), unsafe))
         return source.replace("losses.append(loss)", "losses.append(loss.item())")
 

@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with PATH '-': read the source from stdin and report it as PATH "
                             "(config exclude and per-file-ignores apply to that name)")
     check.add_argument("--config", type=Path, metavar="FILE",
-                       help="pyproject.toml to read (default: the nearest one)")
+                       help="config file for every file: pyproject.toml ([tool.torchlint]) or torchlint.toml "
+                            "(default: the nearest to each file; see docs/configuration.md)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                        help="worker processes (default: all cores; 1 = no pool)")
@@ -146,36 +147,45 @@ def _stdin_name(args) -> Optional[str]:
     return args.stdin_filename or "stdin"
 
 
-def _check(args) -> int:
+def _settings(args):
+    """The run's ``config.Settings``: config files nearest each file (or ``--config``)
+    under the command line's select / extend-select / ignore."""
     from torchlint import config as config_mod
-    from torchlint.discover import discover
-    from torchlint.engine import INTERNAL_ERROR
-    from torchlint.reporters import FORMATS
-    from torchlint.runner import check_files
 
-    try:
-        config = config_mod.load(explicit=args.config)
-        if args.select:
-            config.select = _split(args.select)
-        config.extend_select += _split(args.extend_select)
-        config.ignore += _split(args.ignore)
-        config.validate()
-        enabled = config.enabled_codes()
-    except config_mod.ConfigError as exc:
-        return _error(str(exc))
+    overrides = config_mod.command_line(_split(args.select), _split(args.extend_select), _split(args.ignore))
+    return config_mod.Settings(overrides, config_file=args.config)
+
+
+def _check(args) -> int:
+    from torchlint.config import ConfigError
+    from torchlint.discover import discover
 
     stdin_name = _stdin_name(args)
     if stdin_name == "":
         return _error("'-' (read stdin) cannot be combined with other paths")
-    if stdin_name is not None:  # an editor's buffer: excluded names report nothing
-        files, missing = ([] if config.is_excluded(stdin_name) else [stdin_name]), []
-    else:
-        files, missing = discover(args.paths, config)
+    try:
+        settings = _settings(args)
+        if stdin_name is not None:  # an editor's buffer: excluded names report nothing
+            files, missing = ([] if settings.is_excluded(stdin_name) else [stdin_name]), []
+        else:
+            files, missing = discover(args.paths, settings)
+        for path in files:
+            settings.resolve(path)  # every config that applies is read and checked before linting
+    except ConfigError as exc:
+        return _error(str(exc))
     for path in missing:
         _error(f"{path}: no such file or directory")
     if args.jobs < 0:
         return _error("--jobs must be 0 (all cores) or more")
-    cache_root = None if args.no_cache else config.root
+    return _lint(args, settings, stdin_name, files, missing)
+
+
+def _lint(args, settings, stdin_name, files, missing) -> int:
+    from torchlint.engine import INTERNAL_ERROR
+    from torchlint.reporters import FORMATS
+    from torchlint.runner import check_files
+
+    cache_root = None if args.no_cache else settings.cache_root()
     diagnostics, internal, sources = [], False, {}
     try:
         if stdin_name is not None:
@@ -183,25 +193,25 @@ def _check(args) -> int:
 
             data = sys.stdin.buffer.read()
             sources[stdin_name] = _as_text(data)
-            results = [lint_data(stdin_name, data, enabled) for _ in files]
+            results = [lint_data(stdin_name, data, settings.codes_for(stdin_name)) for _ in files]
         else:
-            results = check_files(files, enabled, jobs=args.jobs, cache_root=cache_root)
+            results = check_files(files, settings.codes_for, jobs=args.jobs, cache_root=cache_root)
     except KeyboardInterrupt as exc:
         sys.stderr.write("torchlint: interrupted\n")
         return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     fix_run = None
     if args.fix or args.diff:
         if stdin_name is not None:
-            return _fix_stdin(args, stdin_name, data, config, enabled, bool(files))
+            return _fix_stdin(args, stdin_name, data, settings.codes_for(stdin_name), bool(files))
         from torchlint.fix_files import fix_files
 
-        before = sum(len(_shown(path, result, config, enabled)) for path, result in zip(files, results))
-        fix_run = fix_files(files, results, config, enabled, unsafe=args.unsafe_fixes, write=not args.diff)
+        before = sum(len(result.diagnostics) for result in results)
+        fix_run = fix_files(files, results, settings, unsafe=args.unsafe_fixes, write=not args.diff)
         for line in fix_run.errors:
             sys.stderr.write(f"torchlint: {line}\n")
         results = fix_run.results
-    for path, result in zip(files, results):
-        diagnostics.extend(_shown(path, result, config, enabled))
+    for result in results:
+        diagnostics.extend(result.diagnostics)
         for err in result.errors:
             internal |= err.internal
             kind = f"{INTERNAL_ERROR} " if err.internal else ""
@@ -216,12 +226,6 @@ def _check(args) -> int:
     if missing or internal:
         return EXIT_ERROR
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
-
-
-def _shown(path, result, config, enabled) -> list:
-    """The findings of one file that the run reports: enabled and not per-file-ignored."""
-    ignored = config.ignored_for(path) if config.per_file_ignores else set()
-    return [d for d in result.diagnostics if d.code in enabled and d.code not in ignored]
 
 
 def _hidden_fixes(diagnostics, args) -> int:
@@ -253,7 +257,7 @@ def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
     return EXIT_FINDINGS if fix_run.changed else EXIT_CLEAN
 
 
-def _fix_stdin(args, name: str, data: bytes, config, enabled, checked: bool) -> int:
+def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) -> int:
     """``--fix`` on stdin writes the fixed source to stdout (``--diff``: the diff) and the
     findings that remain to stderr, as editors expect."""
     from torchlint.fix_files import decode_file, fix_data, unified_diff
@@ -263,8 +267,7 @@ def _fix_stdin(args, name: str, data: bytes, config, enabled, checked: bool) -> 
 
     new = None
     if checked and not name.endswith(".ipynb"):
-        ignored = config.ignored_for(name) if config.per_file_ignores else set()
-        rules = [rule for rule in ALL_RULES if rule.code in enabled and rule.code not in ignored]
+        rules = [rule for rule in ALL_RULES if rule.code in codes]
         fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes))
         for code, line, reason in fixed.outcome.rejected:
             sys.stderr.write(f"torchlint: {name}:{line}: {code} fix not applied: {reason}\n")
@@ -279,7 +282,7 @@ def _fix_stdin(args, name: str, data: bytes, config, enabled, checked: bool) -> 
     final = new if new is not None else data
     sys.stdout.buffer.write(final)
     sys.stdout.flush()
-    remaining = _shown(name, lint_data(name, final, enabled), config, enabled) if checked else []
+    remaining = lint_data(name, final, codes).diagnostics if checked else []
     for d in remaining:
         sys.stderr.write(d.as_text() + "\n")
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN

@@ -1,11 +1,22 @@
-"""``[tool.torchlint]`` in pyproject.toml: select, ignore, extend-select, per-file-ignores, exclude."""
+"""Which rules run on which file: config files plus command-line options, resolved per file.
+
+Every surface (``torchlint check``, ``--fix``, the language server, the flake8
+plugin) asks ``Settings.resolve(path)`` and lints the file for exactly the
+codes it returns; nobody filters findings afterwards. The semantics are
+documented once, in docs/configuration.md.
+
+Config files: the nearest of ``.torchlint.toml``, ``torchlint.toml`` (top-level
+keys) or a ``pyproject.toml`` holding ``[tool.torchlint]``, looked up from each
+file's folder (a ``--config FILE`` applies to every file instead).
+"""
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Optional
+from typing import Dict, Iterable, Optional, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -13,79 +24,154 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR
-from torchlint.rules import DEFAULT_CODES, RULES_BY_CODE
+from torchlint.rules import RULES_BY_CODE
+
+# Looked for in each folder, first found wins: ruff's order (.ruff.toml, ruff.toml, pyproject.toml).
+CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
 _KEYS = _LIST_KEYS + ("per-file-ignores",)
-_ALL_CODES = frozenset(RULES_BY_CODE) | {PARSE_ERROR, INTERNAL_ERROR}
+_STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
+_ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES
+_OPT_IN = frozenset(code for code, rule in RULES_BY_CODE.items() if not rule.default)
+_FAMILY = "TL"  # the broadest prefix; it does not name opt-in rules
 
 
 class ConfigError(Exception):
     """A configuration mistake, reported as one clear line and exit code 2."""
 
 
-def expand(selectors, where: str) -> set:
-    """``["TL3", "TL101"]`` -> the rule codes they name; unknown selectors are errors."""
+def _clean(selector: str) -> str:
+    return selector.strip().upper()
+
+
+def _matching(selector: str) -> frozenset:
+    """Every code a selector covers, opt-in ones included (what an ignore removes)."""
+    sel = _clean(selector)
+    if sel == "ALL":
+        return _ALL_CODES
+    if not sel.startswith(_FAMILY):
+        return frozenset()
+    return frozenset(code for code in _ALL_CODES if code.startswith(sel))
+
+
+def expand(selectors: Iterable[str], where: str) -> set:
+    """``["TL3", "TL101"]`` -> the codes they cover; a selector that names none is an error."""
     codes = set()
     for sel in selectors:
-        sel = sel.strip().upper()
-        matched = set(_ALL_CODES) if sel == "ALL" else {c for c in _ALL_CODES if c.startswith(sel)}
-        if not sel.startswith("TL") and sel != "ALL" or not matched:
+        matched = _matching(sel)
+        if not matched:
             known = ", ".join(sorted(RULES_BY_CODE))
-            raise ConfigError(f"{where}: unknown rule code '{sel}' (known: {known})")
+            raise ConfigError(f"{where}: unknown rule code '{_clean(sel)}' (known: {known})")
         codes |= matched
     return codes
 
 
-@dataclass
-class Config:
-    root: Path = field(default_factory=Path.cwd)
-    source: Optional[Path] = None  # the pyproject.toml read, if any
-    select: Optional[list] = None
-    ignore: list = field(default_factory=list)
-    extend_select: list = field(default_factory=list)
-    per_file_ignores: dict = field(default_factory=dict)
-    exclude: list = field(default_factory=list)
+def names_a_code(selector: str) -> bool:
+    return bool(_matching(selector))
 
-    def where(self, key: str) -> str:
-        return f"{self.source or 'command line'}: [tool.torchlint] {key}" if self.source else key
 
-    def enabled_codes(self) -> frozenset:
-        base = expand(self.select, self.where("select")) if self.select is not None else set(DEFAULT_CODES)
-        base |= expand(self.extend_select, self.where("extend-select"))
-        # Unreadable files and internal errors are always shown unless ignored by name.
-        base |= {PARSE_ERROR, INTERNAL_ERROR}
-        return frozenset(base - expand(self.ignore, self.where("ignore")))
+def _specificity(selector: str) -> int:
+    """``ALL`` < ``TL`` < ``TL3`` < ``TL30`` < ``TL301``: the longer selector decides."""
+    sel = _clean(selector)
+    return 0 if sel == "ALL" else len(sel)
+
+
+def _selected_by(selector: str) -> frozenset:
+    """What a select/extend-select entry turns on: opt-in rules only when named
+    (the full code or a prefix longer than ``TL``), never by ``TL`` or ``ALL``."""
+    matched = _matching(selector)
+    if _specificity(selector) <= len(_FAMILY):
+        return matched - _OPT_IN
+    return matched
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One layer of select / extend-select / ignore: a config file's, the command line's or flake8's.
+
+    ``where`` prefixes error messages: ``"pyproject.toml: [tool.torchlint] "``, ``"--"``.
+    """
+    select: Optional[Tuple[str, ...]] = None  # None: keep what the layers below chose
+    extend_select: Tuple[str, ...] = ()
+    ignore: Tuple[str, ...] = ()
+    where: str = "--"
 
     def validate(self) -> None:
-        self.enabled_codes()
-        clash = {s.upper() for s in self.select or ()} & {s.upper() for s in self.ignore}
+        """Unknown selectors are errors; so is naming one selector in both select and ignore."""
+        for key, selectors in (("select", self.select or ()), ("extend-select", self.extend_select),
+                               ("ignore", self.ignore)):
+            expand(selectors, f"{self.where}{key}")
+        clash = {_clean(s) for s in self.select or ()} & {_clean(s) for s in self.ignore}
         if clash:
-            raise ConfigError(
-                f"{self.where('select')} and ignore both name {', '.join(sorted(clash))}; keep it in one"
-            )
-        for pattern, codes in self.per_file_ignores.items():
-            expand(codes, self.where(f"per-file-ignores '{pattern}'"))
+            ignore = "--ignore" if self.where == "--" else "ignore"
+            raise ConfigError(f"{self.where}select and {ignore} both name "
+                              f"{', '.join(sorted(clash))}; keep it in one")
 
-    def _relative(self, path: str) -> str:
-        p = Path(path)
-        try:
-            return (p.resolve() if p.is_absolute() else (Path.cwd() / p).resolve()).relative_to(
-                self.root.resolve()
-            ).as_posix()
-        except ValueError:
-            return PurePosixPath(p.as_posix()).as_posix()
+    def apply(self, enabled: frozenset) -> frozenset:
+        """The codes on after this layer, given those on before it (ruff's rule: within a
+        layer the most specific selector wins, ignore on a tie; a ``select`` starts over)."""
+        votes: Dict[str, Tuple[int, bool]] = {}
+        if self.select is not None:
+            # Unreadable files and rule crashes stay reported unless an ignore names them.
+            votes = {code: (-1, True) for code in _STATUS_CODES}
+        for sel in (*(self.select or ()), *self.extend_select):
+            _vote(votes, _selected_by(sel), _specificity(sel), True)
+        for sel in self.ignore:
+            _vote(votes, _matching(sel), _specificity(sel), False)
+        result = set() if self.select is not None else set(enabled)
+        for code, (_, on) in votes.items():
+            if on:
+                result.add(code)
+            else:
+                result.discard(code)
+        return frozenset(result)
 
-    def ignored_for(self, path: str) -> set:
-        rel = self._relative(path)
-        out = set()
-        for pattern, codes in self.per_file_ignores.items():
-            if _matches(rel, pattern):
-                out |= expand(codes, "per-file-ignores")
-        return out
+
+def _vote(votes: dict, codes: Iterable[str], specificity: int, on: bool) -> None:
+    for code in codes:
+        held = votes.get(code)
+        # ">=" for ignores: on equal specificity the ignore wins, whichever came first.
+        if held is None or specificity > held[0] or (not on and specificity == held[0]):
+            votes[code] = (specificity, on)
+
+
+DEFAULT_SELECTION = Selection(select=(_FAMILY,), where="default ")
+
+
+@dataclass
+class Config:
+    """One config file, parsed and checked (or the defaults, with ``source`` None)."""
+    root: str = field(default_factory=os.getcwd)  # absolute; exclude / per-file-ignores are relative to it
+    source: Optional[Path] = None
+    selection: Selection = Selection(where="")
+    per_file_ignores: Dict[str, frozenset] = field(default_factory=dict)  # pattern -> codes
+    exclude: Tuple[str, ...] = ()
+
+    def relative(self, path: str, absolute: Optional[str] = None) -> str:
+        """``path`` relative to the config's folder, "/"-separated; as given when outside it."""
+        absolute = absolute or os.path.abspath(path)
+        inside = self.root.rstrip(os.sep) + os.sep
+        if absolute.startswith(inside):
+            return absolute[len(inside):].replace(os.sep, "/")
+        if absolute == self.root:
+            return "."
+        return PurePosixPath(Path(path).as_posix()).as_posix()
+
+    def ignored_for(self, path: str) -> frozenset:
+        return self._ignored(self.relative(path)) if self.per_file_ignores else frozenset()
 
     def is_excluded(self, path: str) -> bool:
-        rel = self._relative(path)
+        return bool(self.exclude) and self._excluded(self.relative(path))
+
+    def _ignored(self, rel: str) -> frozenset:
+        out = frozenset()
+        for pattern, codes in self.per_file_ignores.items():
+            if _matches(rel, pattern):
+                out |= codes
+        return out
+
+    def _excluded(self, rel: str) -> bool:
         return any(_matches(rel, pattern) for pattern in self.exclude)
 
 
@@ -97,57 +183,186 @@ def _matches(rel: str, pattern: str) -> bool:
     return "/" not in pattern and any(fnmatch.fnmatch(part, pattern) for part in rel.split("/"))
 
 
-def find_pyproject(start: Path) -> Optional[Path]:
-    for folder in (start, *start.parents):
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
-    return None
+# -- reading config files ------------------------------------------------------
 
-
-def load(start: Optional[Path] = None, explicit: Optional[Path] = None) -> Config:
-    path = explicit or find_pyproject((start or Path.cwd()).resolve())
-    if path is None:
-        return Config()
+def _read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: cannot read: is a directory") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
         raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def _section(path: Path) -> Optional[dict]:
+    """The torchlint table of a config file; None for a pyproject.toml without one."""
+    data = _read_toml(path)
+    if path.name != "pyproject.toml":
+        return data  # torchlint.toml / .torchlint.toml: the keys are at the top level
     tool = data.get("tool", {})
     if not isinstance(tool, dict):
         raise ConfigError(f"{path}: 'tool' must be a table ([tool.torchlint] is read from it)")
     section = tool.get("torchlint")
-    config = Config(root=path.parent.resolve(), source=path)
-    if section is None:
-        return config
-    if not isinstance(section, dict):
+    if section is not None and not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.torchlint] must be a table")
-    for key, value in section.items():
-        _set(config, path, key, value)
-    config.validate()
-    return config
+    return section
 
 
-def _set(config: Config, path: Path, key: str, value) -> None:
-    where = f"{path}: [tool.torchlint] {key}"
+def load_file(path: Path) -> Config:
+    """One config file, any of ``CONFIG_NAMES`` (or named with ``--config``), checked whole."""
+    path = Path(path)
+    return _parsed(path, _section(path))
+
+
+def _parsed(path: Path, section: Optional[dict]) -> Config:
+    table = "[tool.torchlint] " if path.name == "pyproject.toml" else ""
+    prefix = f"{path}: {table}"
+    values: dict = {}
+    for key, value in (section or {}).items():
+        values[key] = _checked(path, table, key, value)
+    selection = Selection(
+        select=tuple(values["select"]) if "select" in values else None,
+        extend_select=tuple(values.get("extend-select", ())),
+        ignore=tuple(values.get("ignore", ())),
+        where=prefix,
+    )
+    selection.validate()
+    per_file = {
+        pattern: frozenset(expand(codes, f"{prefix}per-file-ignores '{pattern}'"))
+        for pattern, codes in values.get("per-file-ignores", {}).items()
+    }
+    return Config(root=os.path.abspath(path.parent), source=path, selection=selection,
+                  per_file_ignores=per_file, exclude=tuple(values.get("exclude", ())))
+
+
+def _checked(path: Path, table: str, key: str, value):
+    where = f"{path}: {table}{key}"
     if key not in _KEYS:
         hint = key.replace("_", "-")
         extra = f"; did you mean '{hint}'?" if hint in _KEYS else f"; valid options: {', '.join(_KEYS)}"
-        raise ConfigError(f"{path}: unknown option '{key}' in [tool.torchlint]{extra}")
+        place = f" in {table.strip()}" if table else ""
+        raise ConfigError(f"{path}: unknown option '{key}'{place}{extra}")
     if key == "per-file-ignores":
         if not isinstance(value, dict) or not all(_is_str_list(v) for v in value.values()):
             raise ConfigError(f"{where}: expected a table of pattern = [\"TL101\", ...]")
-        config.per_file_ignores = dict(value)
-        return
+        return value
     if not _is_str_list(value):
         raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
-    setattr(config, key.replace("-", "_"), list(value))
+    return value
 
 
 def _is_str_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _config_in(folder: str) -> Optional[Config]:
+    """The config of one folder, by ``CONFIG_NAMES`` precedence; a pyproject.toml
+    counts only when it holds ``[tool.torchlint]``."""
+    for name in CONFIG_NAMES:
+        candidate = Path(folder, name)
+        if not candidate.is_file():
+            continue
+        section = _section(candidate)
+        if section is not None:
+            return _parsed(candidate, section)
+    return None
+
+
+# -- per-file resolution ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class FileSettings:
+    codes: frozenset  # the codes to lint this file for
+    excluded: bool  # by the config's exclude (a file named on the command line is still checked)
+    config: Config
+
+
+class Settings:
+    """Config files plus overrides (command line, flake8 options) -> what applies to each file.
+
+    Config files are looked up and parsed once per folder; a ConfigError surfaces
+    when the first file under a broken config is resolved. ``config_file`` is
+    ``--config``: the one config for every file; ``isolated`` reads no config
+    file at all (the defaults, what the language server falls back to).
+    """
+
+    def __init__(self, overrides: Optional[Selection] = None, config_file: Optional[Path] = None,
+                 isolated: bool = False) -> None:
+        self.overrides = overrides
+        self._fixed: Optional[Config] = load_file(config_file) if config_file is not None else None
+        if isolated and self._fixed is None:
+            self._fixed = Config()
+        self._nearest: Dict[str, Config] = {}  # folder -> the config that applies in it
+        self._base: Dict[int, frozenset] = {}  # id(config) -> its codes before per-file-ignores
+
+    def config_for_folder(self, folder: str) -> Config:
+        if self._fixed is not None:
+            return self._fixed
+        folder = os.path.abspath(folder)
+        walked = []
+        while folder not in self._nearest:
+            walked.append(folder)
+            found = _config_in(folder)
+            parent = os.path.dirname(folder)
+            if found is not None or parent == folder:  # a config, or none up to the root
+                found = found if found is not None else Config()
+                break
+            folder = parent
+        else:  # reached a folder already resolved
+            found = self._nearest[folder]
+        for seen in walked:
+            self._nearest[seen] = found
+        return found
+
+    def config_for(self, path: str) -> Config:
+        """The config of a file (or folder) named ``path``: the nearest to the folder holding it."""
+        return self.config_for_folder(os.path.dirname(os.path.abspath(path)))
+
+    def _codes(self, config: Config) -> frozenset:
+        codes = self._base.get(id(config))
+        if codes is None:
+            codes = DEFAULT_SELECTION.apply(frozenset())
+            for layer in (config.selection, self.overrides):
+                if layer is not None:
+                    codes = layer.apply(codes)
+            self._base[id(config)] = codes
+        return codes
+
+    def resolve(self, path: str) -> FileSettings:
+        absolute = os.path.abspath(path)
+        config = self.config_for_folder(os.path.dirname(absolute))
+        codes = self._codes(config)
+        if not (config.per_file_ignores or config.exclude):
+            return FileSettings(codes=codes, excluded=False, config=config)
+        rel = config.relative(path, absolute)
+        # Per-file ignores always remove, whatever the selection's specificity (as ruff).
+        codes = codes - config._ignored(rel)
+        return FileSettings(codes=codes, excluded=config._excluded(rel), config=config)
+
+    def codes_for(self, path: str) -> frozenset:
+        return self.resolve(path).codes
+
+    def is_excluded(self, path: str) -> bool:
+        return self.config_for(path).is_excluded(path)
+
+    def cache_root(self) -> Path:
+        """Where ``.torchlint_cache`` lives: the folder of the config applying to the
+        current directory (or of ``--config``); the current directory without one."""
+        config = self.config_for_folder(os.getcwd())
+        return Path(config.root if config.source is not None else os.getcwd())
+
+
+def command_line(select: Optional[Iterable[str]], extend_select: Iterable[str],
+                 ignore: Iterable[str]) -> Optional[Selection]:
+    """The command line's layer (None when it names nothing), checked like a config's."""
+    layer = Selection(select=tuple(select) if select else None, extend_select=tuple(extend_select),
+                      ignore=tuple(ignore), where="--")
+    if layer == Selection(where="--"):
+        return None
+    layer.validate()
+    return layer

@@ -14,14 +14,17 @@ SKIP_DIRS = frozenset(
 SUFFIXES = (".py", ".ipynb")  # notebooks: their code cells, see notebook.py
 
 
-def discover(paths: Iterable[str], config) -> Tuple[List[str], List[str]]:
-    """(files to check in a stable order, paths that do not exist)."""
+def discover(paths: Iterable[str], settings) -> Tuple[List[str], List[str]]:
+    """(files to check in a stable order, paths that do not exist).
+
+    ``settings`` is a ``config.Settings``: each name found in a folder is matched
+    against the ``exclude`` of the config that applies to that folder."""
     files, missing = [], []
     for path in paths:
         if os.path.isfile(path):
             files.append(path)  # named explicitly: checked even if excluded or not .py
         elif os.path.isdir(path):
-            files.extend(_walk(path, config))
+            files.extend(_walk(path, settings))
         elif os.path.exists(path):
             files.append(path)  # a FIFO, socket or device: the runner says why it is not checked
         else:
@@ -40,11 +43,12 @@ def _unreadable(exc: OSError) -> None:
     sys.stderr.write(f"torchlint: {exc.filename}: cannot read directory: {exc.strerror or exc}\n")
 
 
-def _walk(top: str, config) -> Iterable[str]:
+def _walk(top: str, settings) -> Iterable[str]:
     # Symbolic links are not followed (os.walk's default, and islink below): a
     # link can point out of the tree or back into it (a loop). A link named on
     # the command line is checked like any other path given there.
     for folder, dirs, names in os.walk(top, onerror=_unreadable):
+        config = settings.config_for_folder(folder)
         dirs[:] = sorted(
             d for d in dirs
             if d not in SKIP_DIRS

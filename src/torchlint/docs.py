@@ -1,17 +1,47 @@
-"""Rule documentation, rendered from the rule modules (the only place it is written).
+"""Generated documentation: rule pages, rule tables and runtime evidence.
 
-``python -m torchlint.docs`` rewrites docs/rules/; a test fails when they are stale.
+    python -m torchlint.docs            # rewrite everything generated (charts when stale)
+    python -m torchlint.docs --check    # list what is stale, exit 1 if anything is
+
+Written from two sources, each the only place its facts live:
+
+* the rule modules (``src/torchlint/rules/``): ``docs/rules/TLxxx.md``,
+  ``docs/rules/index.md`` and the rule table in ``README.md``;
+* the harness reports (``docs/evidence/*.json``, one per device, written by
+  ``fixtures/harness.py --json``): the Evidence section of every rule page, the
+  results in ``docs/evidence.md``, the charts in ``docs/evidence/charts/`` and
+  ``src/torchlint/evidence.json``, the measured lines that ship with the
+  package so that ``torchlint rule TL301`` shows them without the repository.
+
+Tables embedded in hand-written files go between marker comments
+(``<!-- rules-table:start -->`` / ``<!-- rules-table:end -->``). Charts need
+matplotlib (``pip install 'torchlint[docs]'``); nothing else here does, and
+the linter never imports torch.
 """
 from __future__ import annotations
 
+import argparse
+import hashlib
+import json
+import statistics
 import sys
 import textwrap
 from pathlib import Path
+from typing import Optional
 
 from torchlint.rules import ALL_RULES
 
 _FIX = {"none": "no automatic fix", "safe": "safe fix", "unsafe": "unsafe fix (needs --unsafe-fixes)"}
 
+# Where the generated files live, relative to the repository root.
+RULE_PAGES = Path("docs/rules")
+EVIDENCE_DIR = Path("docs/evidence")
+CHARTS_DIR = EVIDENCE_DIR / "charts"
+EVIDENCE_PAGE = Path("docs/evidence.md")
+README = Path("README.md")
+PACKAGED = Path("src/torchlint/evidence.json")
+HARNESS = "fixtures/harness.py"
+HARNESS_DEFAULTS = {"iterations": 20, "timing_iterations": 100}
 
 # The first line of a rule's "Fix safety" section: what applies the fix.
 _SAFETY_NOTE = {
@@ -28,22 +58,172 @@ _SAFETY_NOTE = {
 _FIX_HEADING = "## Fix safety"
 
 
-def render(rule) -> str:
+# -- evidence: from the harness reports to the entries every surface renders -------------
+
+def load_reports(root: Path) -> list:
+    """[(file stem, report)] for every harness report in docs/evidence/, by name."""
+    reports = []
+    for path in sorted((root / EVIDENCE_DIR).glob("*.json")):
+        try:
+            report = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"torchlint.docs: cannot read {path}: {exc}") from None
+        if not isinstance(report, dict) or not isinstance(report.get("rules"), dict):
+            raise SystemExit(f"torchlint.docs: {path} is not a harness report (no 'rules')")
+        broken = [code for code, rule in report["rules"].items()
+                  if not isinstance(rule, dict) or not isinstance(rule.get("verdict"), str)]
+        if broken:
+            raise SystemExit(f"torchlint.docs: {path}: no verdict for {', '.join(sorted(broken))}")
+        reports.append((path.stem, report))
+    return reports
+
+
+def device_label(report: dict) -> str:
+    kind = "CUDA" if report.get("device") == "cuda" else "CPU"
+    details = [report.get("device_name") or "unknown"]
+    if kind == "CPU":
+        details.append(f"{report.get('cpu_cores')} cores, {report.get('torch_threads')} torch thread(s)")
+    else:
+        details.append(f"CUDA {report.get('cuda')}")
+    return f"{kind} ({', '.join(details)})"
+
+
+def harness_command(report: dict, code: Optional[str] = None, json_out: Optional[str] = None) -> str:
+    parts = ["python", HARNESS, "--device", report.get("device", "cpu")]
+    if code:
+        parts += ["--codes", code]
+    for key, default in HARNESS_DEFAULTS.items():
+        value = report.get(key) or 0
+        if value != default:
+            parts += ["--" + key.replace("_", "-"), str(value)]
+    if json_out:
+        parts += ["--json", json_out]
+    return " ".join(parts)
+
+
+def _size_text(sizes: dict) -> str:
+    def value(v):
+        if isinstance(v, list) and v and all(isinstance(x, list) for x in v):  # shapes
+            return ", ".join("x".join(map(str, x)) or "scalar" for x in v)
+        return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+    return "; ".join(f"{key.replace('_', ' ')} {value(v)}" for key, v in sizes.items())
+
+
+def chart_path(code: str, stem: str) -> Path:
+    return CHARTS_DIR / f"{code}-{stem}.png"
+
+
+def evidence_entry(stem: str, report: dict, code: str) -> dict:
+    rule = report["rules"][code]
+    return {
+        "source": (EVIDENCE_DIR / f"{stem}.json").as_posix(),
+        "device": report.get("device"),
+        "device_label": device_label(report),
+        "torch": report.get("torch"),
+        "fixture": rule.get("fixture"),
+        "claim": rule.get("claim"),
+        "advisory": bool(rule.get("advisory")),
+        "verdict": rule["verdict"],
+        "metrics": [[m["metric"], m.get("bad_text", str(m["bad"])), m.get("good_text", str(m["good"])),
+                     m["verdict"]] for m in rule.get("metrics", [])],
+        "sizes": _size_text(rule.get("sizes") or {}),
+        "chart": chart_path(code, stem).as_posix() if rule.get("series") else None,
+        "command": harness_command(report, code),
+    }
+
+
+def evidence_from_reports(reports: list) -> dict:
+    """What ships in the package: {code: [one entry per device report]}."""
+    rules = {}
+    for stem, report in reports:
+        for code in sorted(report["rules"]):
+            rules.setdefault(code, []).append(evidence_entry(stem, report, code))
+    return {"generated_by": "python -m torchlint.docs", "rules": rules}
+
+
+_PACKAGED_CACHE = {}
+
+
+def packaged_evidence() -> dict:
+    """The evidence shipped beside this module (empty when a build left it out)."""
+    if "data" not in _PACKAGED_CACHE:
+        path = Path(__file__).with_name("evidence.json")
+        try:
+            _PACKAGED_CACHE["data"] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            _PACKAGED_CACHE["data"] = {"rules": {}}
+    return _PACKAGED_CACHE["data"]
+
+
+def measured_line(entry: dict) -> str:
+    """One line for the terminal and the page: where, with what, and the verdict."""
+    return f"**Measured** on {entry['device_label']}, torch {entry['torch']}: {entry['verdict']}"
+
+
+# -- rule pages ---------------------------------------------------------------------------
+
+def render(rule, evidence: Optional[dict] = None) -> str:
+    """A rule's page; ``evidence`` defaults to the measurements shipped with the package."""
     status = "on by default" if rule.default else "opt-in (enable with extend-select)"
     head = (
         f"# {rule.code}: {rule.name}\n\n"
         f"**Status:** {status} · **Fix:** {_FIX[rule.fix_safety]}\n\n"
         f"Message: `{rule.code} {rule.message}`\n"
     )
-    return head + fix_safety_section(rule, textwrap.dedent(rule.docs).rstrip()) + "\n"
+    entries = (evidence if evidence is not None else packaged_evidence()).get("rules", {}).get(rule.code, [])
+    # the measured verdict up front: `torchlint rule` users read the top of the page
+    head += "".join(f"\n{measured_line(entry)}\n" for entry in entries)
+    body = fix_safety_section(rule, textwrap.dedent(rule.docs).rstrip())
+    return head + body + "\n\n" + evidence_section(rule, entries)
+
+
+def evidence_section(rule, entries: list) -> str:
+    lines = ["## Evidence"]
+    if not entries:
+        lines += ["Not measured yet: this rule has no fixture probe in a harness report.", ""]
+        return "\n".join(lines)
+    fixture = entries[0]["fixture"]
+    lines += [
+        f"The fixture pair [`fixtures/{fixture}/`](../../fixtures/{fixture}/) (`bad.py` has the hazard, "
+        f"`good.py` is the fix) runs under `{HARNESS}` with the same seed, sizes and iterations; "
+        f"`probe.py` beside it says how the claim is measured.",
+        "",
+        f"Claim: {entries[0]['claim']}.",
+    ]
+    if entries[0]["advisory"]:
+        lines += ["", "This rule is opt-in and its claim is about speed: the verdict is advisory, "
+                      "and a run that does not show the claim says so."]
+    for entry in entries:
+        lines += _device_block(entry)
+    if not any(entry["device"] == "cuda" for entry in entries):
+        lines += ["", "No CUDA measurement yet. On a GPU: "
+                      f"`python {HARNESS} --device cuda --json docs/evidence/<gpu>.json`, then "
+                      "`python -m torchlint.docs`."]
+    return "\n".join(lines) + "\n"
+
+
+def _device_block(entry: dict) -> list:
+    lines = ["", f"### {entry['device_label']}, torch {entry['torch']}", "",
+             "| measured | bad | good | verdict |", "|---|---|---|---|"]
+    for name, bad, good, verdict in entry["metrics"]:
+        lines.append(f"| {_cell(name)} | {_cell(bad)} | {_cell(good)} | {_cell(verdict)} |")
+    lines += ["", f"**Verdict:** {entry['verdict']}", "", f"Sizes: {entry['sizes']}."]
+    if entry["chart"]:
+        # pages live in docs/rules/, charts in docs/evidence/charts/
+        lines += ["", f"![{entry['fixture']}: bad against good](../{entry['chart'].split('/', 1)[1]})"]
+    lines += ["", f"Reproduce: `{entry['command']}` (all rules: `{entry['source']}`)."]
+    return lines
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|")
 
 
 def fix_safety_section(rule, body: str) -> str:
     """Give every rule a "Fix safety" section that opens with how (or whether) a fix is applied.
 
     The rule's own section (what the fix does, why it is safe or unsafe)
-    follows the note; a rule that wrote none gets the note alone, before
-    "Evidence" when there is one.
+    follows the note; a rule that wrote none gets the note alone, at the end.
     """
     note = _SAFETY_NOTE.get(rule.fix_safety)
     if note is None:
@@ -52,39 +232,277 @@ def fix_safety_section(rule, body: str) -> str:
     for index, line in enumerate(lines):
         if line.strip() == _FIX_HEADING:
             return "\n".join(lines[: index + 1] + [note, ""] + lines[index + 1:])
-    section = f"{_FIX_HEADING}\n{note}\n"
-    marker = "\n## Evidence"
-    if marker in body:
-        at = body.index(marker) + 1
-        return body[:at] + section + "\n" + body[at:]
-    return body + "\n\n" + section.rstrip("\n")
+    return body + "\n\n" + f"{_FIX_HEADING}\n{note}"
 
 
-def render_index() -> str:
+def _finds(rule) -> str:
+    """The message's first clause, cut before its explanation (": ", ", so ", ", which ")."""
+    summary = rule.message.split(";")[0]
+    for cut in (": ", ", so ", ", which "):
+        summary = summary.split(cut)[0]
+    return summary if rule.default else f"opt-in: {summary}"
+
+
+def _verdict_word(entries: list, device: str) -> str:
+    for entry in entries:
+        if entry["device"] == device:
+            return entry["verdict"].split(":")[0]
+    return "not measured"
+
+
+def render_index(evidence: dict) -> str:
     lines = [
         "# Rules\n",
-        "Generated from `src/torchlint/rules/`; run `python -m torchlint.docs` after editing a rule.\n",
-        "| code | name | default | what it finds |",
-        "|---|---|---|---|",
+        "Generated from `src/torchlint/rules/` and `docs/evidence/*.json`; run `python -m torchlint.docs` "
+        "after editing a rule or running the harness.\n",
+        "| code | name | default | what it finds | CPU evidence | CUDA evidence |",
+        "|---|---|---|---|---|---|",
     ]
     for rule in ALL_RULES:
-        summary = rule.message.split(";")[0]
+        entries = evidence.get("rules", {}).get(rule.code, [])
         default = "yes" if rule.default else "opt-in"
-        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {default} | {summary} |")
+        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {default} | {rule.message.split(';')[0]} "
+                     f"| {_verdict_word(entries, 'cpu')} | {_verdict_word(entries, 'cuda')} |")
     return "\n".join(lines) + "\n"
 
 
-def pages() -> dict:
-    out = {f"{rule.code}.md": render(rule) for rule in ALL_RULES}
-    out["index.md"] = render_index()
+def rules_table() -> str:
+    """The README's rule table (links into docs/rules/)."""
+    lines = ["| code | name | finds |", "|---|---|---|"]
+    for rule in ALL_RULES:
+        lines.append(f"| [{rule.code}](docs/rules/{rule.code}.md) | {rule.name} | {_finds(rule)} |")
+    return "\n".join(lines)
+
+
+# -- docs/evidence.md ---------------------------------------------------------------------
+
+def evidence_results(reports: list) -> str:
+    """One results table per device report, then every verdict."""
+    blocks = []
+    for stem, report in reports:
+        blocks.append(_report_block(stem, report))
+    if not any(report.get("device") == "cuda" for _, report in reports):
+        blocks.append(
+            "## Results: CUDA\n\n**No CUDA numbers exist yet.** The CUDA code path "
+            "(`--device cuda`, verdicts from `torch.cuda.memory_allocated()`) has not been run for "
+            f"this page. On a GPU: `python {HARNESS} --device cuda --json docs/evidence/<gpu>.json`, then "
+            "`python -m torchlint.docs`.")
+    return "\n\n".join(blocks)
+
+
+def _load_text(report: dict) -> str:
+    load = report.get("load_average_1min")
+    return "" if load is None else f", load average {load:g} when it started (times are noisy on a busy machine)"
+
+
+def _report_block(stem: str, report: dict) -> str:
+    kind = "CUDA" if report.get("device") == "cuda" else "CPU"
+    lines = [
+        f"## Results: {kind} (`{EVIDENCE_DIR.as_posix()}/{stem}.json`)", "",
+        f"{device_label(report)}, torch {report.get('torch')}, Python {report.get('python')}, "
+        f"{report.get('iterations')} iterations{_load_text(report)}. Command: "
+        f"`{harness_command(report, json_out=(EVIDENCE_DIR / (stem + '.json')).as_posix())}`.", "",
+        "| rule | metric | bad | good | verdict |", "|---|---|---|---|---|",
+    ]
+    for code, rule in sorted(report["rules"].items()):
+        for m in rule.get("metrics", []):
+            lines.append(f"| [{code}](rules/{code}.md) | {_cell(m['metric'])} | "
+                         f"{_cell(m.get('bad_text', m['bad']))} | {_cell(m.get('good_text', m['good']))} | "
+                         f"{_cell(m['verdict'])} |")
+    lines += ["", "Verdicts:", ""]
+    for code, rule in sorted(report["rules"].items()):
+        note = " (advisory)" if rule.get("advisory") else ""
+        lines.append(f"- {code}{note}: {rule['verdict']}")
+    return "\n".join(lines)
+
+
+# -- markers in hand-written files ---------------------------------------------------------
+
+def between_markers(text: str, name: str, block: str, where: str) -> str:
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise SystemExit(f"torchlint.docs: {where} needs one '{start}' before one '{end}'")
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    return f"{head}{start}\n{block.strip()}\n{end}{tail}"
+
+
+# -- everything generated -------------------------------------------------------------------
+
+def generated(root: Path) -> dict:
+    """{path relative to root: text} for every generated text file."""
+    reports = load_reports(root)
+    evidence = evidence_from_reports(reports)
+    out = {(RULE_PAGES / f"{rule.code}.md").as_posix(): render(rule, evidence) for rule in ALL_RULES}
+    out[(RULE_PAGES / "index.md").as_posix()] = render_index(evidence)
+    out[PACKAGED.as_posix()] = json.dumps(evidence, indent=1, ensure_ascii=False) + "\n"
+    for path, name, block in ((README, "rules-table", rules_table()),
+                              (EVIDENCE_PAGE, "evidence-results", evidence_results(reports))):
+        try:
+            text = (root / path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SystemExit(f"torchlint.docs: cannot read {root / path}: {exc}") from None
+        out[path.as_posix()] = between_markers(text, name, block, path.as_posix())
     return out
 
 
-def write(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in pages().items():
-        (folder / name).write_text(text, encoding="utf-8")
+def pages() -> dict:
+    """Rule pages by file name, from the packaged evidence (what ``torchlint rule`` prints)."""
+    out = {f"{rule.code}.md": render(rule) for rule in ALL_RULES}
+    out["index.md"] = render_index(packaged_evidence())
+    return out
+
+
+# -- charts ------------------------------------------------------------------------------------
+
+def chart_digest(code: str, stem: str, report: dict) -> str:
+    """What a chart shows, hashed; kept in the PNG so a test can tell a stale chart without matplotlib."""
+    shown = {"code": code, "series": report["rules"][code]["series"], "label": device_label(report),
+             "torch": report.get("torch"), "style": CHART_STYLE}
+    return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:20]
+
+
+CHART_STYLE = 3  # bump when the drawing code changes, so every chart is redrawn
+DIGEST_KEY = "Description"
+
+
+def png_text(path: Path) -> dict:
+    """The tEXt chunks of a PNG file (no imaging library needed)."""
+    data = path.read_bytes()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return {}
+    found, at = {}, 8
+    while at + 8 <= len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind = data[at + 4:at + 8]
+        if kind == b"tEXt":
+            key, _, value = data[at + 8:at + 8 + length].partition(b"\0")
+            found[key.decode("latin-1")] = value.decode("latin-1")
+        if kind == b"IEND":
+            break
+        at += 12 + length
+    return found
+
+
+def expected_charts(root: Path) -> dict:
+    """{chart path relative to root: digest} for every series in every report."""
+    out = {}
+    for stem, report in load_reports(root):
+        for code, rule in sorted(report["rules"].items()):
+            if rule.get("series"):
+                out[chart_path(code, stem).as_posix()] = chart_digest(code, stem, report)
+    return out
+
+
+def stale_charts(root: Path) -> list:
+    stale = []
+    for path, digest in expected_charts(root).items():
+        full = root / path
+        if not full.is_file() or png_text(full).get(DIGEST_KEY) != f"torchlint-series:{digest}":
+            stale.append(path)
+    return stale
+
+
+_SCALE = {"s": (1e6, "µs"), "bytes": (1 / 1024, "KiB")}
+
+
+def draw_chart(path: Path, code: str, report: dict, digest: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    series = report["rules"][code]["series"]
+    factor, unit = _SCALE.get(series["unit"], (1, series["unit"]))
+    fig, ax = plt.subplots(figsize=(8.6, 3.6), dpi=100)
+    timed = series["unit"] == "s"
+    for name, colour, marker in (("bad", "#c0392b", "o"), ("good", "#2471a3", "s")):
+        values = [v * factor if v is not None else None for v in series[name]]
+        steps = range(1, len(values) + 1)
+        if timed:
+            # times scatter (a busy machine adds spikes): points, log scale, and the median as a line
+            ax.plot(steps, values, color=colour, marker=marker, markersize=2.5, linestyle="none", alpha=0.6,
+                    label=f"{name}.py")
+            middle = statistics.median(v for v in values if v is not None)
+            ax.axhline(middle, color=colour, linestyle="--", linewidth=1.2,
+                       label=f"{name}.py median {middle:.4g} {unit}")
+        else:
+            ax.plot(steps, values, color=colour, marker=marker, markersize=3, linewidth=1.2, label=f"{name}.py")
+    if timed:
+        ax.set_yscale("log")
+    ax.set_xlabel(series["x"])
+    ax.set_ylabel(series["name"] if unit in ("count", "float") else f"{series['name']} ({unit})", fontsize=8)
+    ax.set_title(f"{code} {report['rules'][code]['fixture'].split('_', 1)[1]}: bad against good\n"
+                 f"{device_label(report)}, torch {report.get('torch')}", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps and forwards are counted
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never over the points
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png", metadata={DIGEST_KEY: f"torchlint-series:{digest}", "Software": None})
+    plt.close(fig)
+
+
+def draw_stale_charts(root: Path) -> list:
+    stale = stale_charts(root)
+    if not stale:
+        return []
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise SystemExit("torchlint.docs: charts need matplotlib: pip install 'torchlint[docs]' "
+                         f"({len(stale)} chart(s) to draw)") from None
+    reports = dict(load_reports(root))
+    for path in stale:
+        code, stem = Path(path).stem.split("-", 1)
+        draw_chart(root / path, code, reports[stem], chart_digest(code, stem, reports[stem]))
+    return stale
+
+
+# -- the command -------------------------------------------------------------------------------
+
+def stale(root: Path) -> list:
+    """Generated files (text and charts) that differ from what their sources give."""
+    out = []
+    for path, text in generated(root).items():
+        full = root / path
+        if not full.is_file() or full.read_text(encoding="utf-8") != text:
+            out.append(path)
+    return out + stale_charts(root)
+
+
+def write(root: Path, charts: bool = True) -> list:
+    changed = []
+    for path, text in generated(root).items():
+        full = root / path
+        if not full.is_file() or full.read_text(encoding="utf-8") != text:
+            full.parent.mkdir(parents=True, exist_ok=True)
+            full.write_text(text, encoding="utf-8")
+            changed.append(path)
+    _PACKAGED_CACHE.clear()
+    if charts:
+        changed += draw_stale_charts(root)
+    return changed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m torchlint.docs", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", type=Path, default=Path("."), help="the repository root (default: .)")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when anything is stale")
+    parser.add_argument("--no-charts", action="store_true", help="leave the charts alone (no matplotlib needed)")
+    args = parser.parse_args(argv)
+    if not (args.root / "pyproject.toml").is_file() or not (args.root / RULE_PAGES).is_dir():
+        parser.error(f"{args.root} is not the torchlint repository root (no pyproject.toml and docs/rules/)")
+    if args.check:
+        found = stale(args.root)
+        for path in found:
+            print(f"stale: {path}")
+        return 1 if found else 0
+    for path in write(args.root, charts=not args.no_charts):
+        print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":
-    write(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/rules"))
+    sys.exit(main())

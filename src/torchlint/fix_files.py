@@ -205,12 +205,7 @@ class FixRun:
         return [f for f in self.fixes if f.new is not None and f.error is None]
 
 
-def _codes_for(path, config, enabled) -> frozenset:
-    ignored = config.ignored_for(path) if getattr(config, "per_file_ignores", None) else set()
-    return frozenset(code for code in enabled if code not in ignored)
-
-
-def fix_files(files: Sequence[str], results: Sequence, config, enabled, *, unsafe: bool, write: bool) -> FixRun:
+def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool, write: bool) -> FixRun:
     """Fix the files whose check results hold an allowed fix; write them unless ``write`` is False.
 
     A notebook gets only its changed cells rewritten. A file that cannot be
@@ -222,8 +217,8 @@ def fix_files(files: Sequence[str], results: Sequence, config, enabled, *, unsaf
     allowed = allowed_fixes(unsafe)
     run = FixRun(results=list(results))
     for index, (path, result) in enumerate(zip(files, results)):
-        codes = _codes_for(path, config, enabled)
-        wanted = [d for d in result.diagnostics if d.code in codes and getattr(d, "fix", None) in allowed]
+        codes = settings.codes_for(path)  # the resolver `check` used (config.Settings)
+        wanted = [d for d in result.diagnostics if d.code in codes and d.fix in allowed]
         if not wanted:
             continue
         # Every enabled rule runs: a fix must not bring in a finding of another rule.
@@ -250,6 +245,6 @@ def fix_files(files: Sequence[str], results: Sequence, config, enabled, *, unsaf
                 fixed.error = f"cannot write fixed file: {exc.strerror or exc}"
                 run.errors.append(f"{path}: {fixed.error}")
             else:  # what remains is what the file now holds, checked the way `check` does
-                run.results[index] = lint_data(path, fixed.new, enabled)
+                run.results[index] = lint_data(path, fixed.new, codes)
         run.fixes.append(fixed)
     return run

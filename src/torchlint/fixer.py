@@ -200,15 +200,18 @@ def _verify(module, before, batch, path, rules):
     return parsed, text, after
 
 
-def fix_source(source: str, path: str, codes: Iterable[str], unsafe: bool = False) -> str:
+def fix_source(source: str, path: str, codes: Iterable[str], unsafe: bool = False,
+               enabled: Optional[Iterable[str]] = None) -> str:
     """The language server's quick fix: ``source`` with the fixes of ``codes`` applied.
 
-    The default rules (and ``codes``) check the result, as ``--fix`` does; the
-    text comes back unchanged when nothing applies.
+    The rules enabled for the file (``enabled``: the config's codes for it, as
+    ``--fix`` uses; the default rules when not given) and ``codes`` check the
+    result; the text comes back unchanged when nothing applies.
     """
     from torchlint.rules import ALL_RULES, DEFAULT_CODES
 
     codes = frozenset(codes)
-    rules = [rule for rule in ALL_RULES if rule.code in DEFAULT_CODES or rule.code in codes]
+    checking = codes | frozenset(DEFAULT_CODES if enabled is None else enabled)
+    rules = [rule for rule in ALL_RULES if rule.code in checking]
     outcome = fix_text(source, path, rules, allowed_fixes(unsafe), only=codes)
     return outcome.text if outcome.text is not None else source

@@ -1,42 +1,82 @@
-"""The flake8 entry point: ``flake8 --select=TL`` runs torchlint's default rules.
+"""The flake8 entry point: ``flake8`` (or ``flake8 --select=TL``) runs torchlint's rules.
 
-Opt-in rules run only when named: ``--extend-select=TL106`` or ``--select``
-with the code (or a prefix longer than ``TL``, such as ``TL10``), as
-flake8-bugbear does with its B9 codes. flake8 itself would let a plain
-``--select=TL`` enable them, so the plugin decides which rules run.
+Which rules run on a file is decided as for ``torchlint check``
+(docs/configuration.md): the torchlint config nearest the file, then, on top,
+flake8's ``--select``, ``--extend-select``, ``--ignore`` and ``--extend-ignore``
+where they name TL codes, as the CLI's options are. ``TL`` itself in a
+select list only switches the plugin on and keeps the config's choice.
+Opt-in rules run only when named (``TL106``, ``TL10``), never by ``TL``
+alone, as flake8-bugbear does with its B9 codes. flake8's ``--isolated`` is
+not visible to plugins: torchlint's config files are read even then.
 
 flake8 handles ``# noqa``, ``--per-file-ignores`` and syntax errors (E999)
 itself, so the plugin only reports findings. A rule that raises becomes a
-TL002 finding instead of aborting flake8's run.
+TL002 finding instead of aborting flake8's run; a broken torchlint config
+stops the run with its message, as it does for the CLI.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 from torchlint import __version__
+from torchlint import config as config_mod
 from torchlint.engine import INTERNAL_ERROR, lint_source
-from torchlint.rules import ALL_RULES
-
-_DEFAULT_RULES = tuple(rule for rule in ALL_RULES if rule.default)
-_OPT_IN_RULES = tuple(rule for rule in ALL_RULES if not rule.default)
+from torchlint.rules import RULES_BY_CODE
 
 
-def _named(code: str, chosen) -> bool:
-    return any(len(prefix) > 2 and code.startswith(prefix.upper()) for prefix in chosen)
+def _ours(selectors) -> tuple:
+    """The selectors of a flake8 option that name torchlint codes (E501 and TL9 do not)."""
+    ours = []
+    for selector in selectors or ():
+        selector = selector.strip()
+        if selector and "TL".startswith(selector):
+            ours.append("TL")  # flake8 matches by prefix: "T" covers every TL code
+        elif selector.upper() != "ALL" and config_mod.names_a_code(selector):
+            ours.append(selector)
+    return tuple(ours)
+
+
+def flake8_layer(options) -> Optional[config_mod.Selection]:
+    """flake8's options as a selection layer; None when they leave the torchlint config alone.
+
+    ``TL`` (or ``T``) in ``--select`` / ``--extend-select`` is how flake8 users
+    switch the plugin on (an explicit select list must hold it), so it keeps the
+    config's selection; narrower selectors (``TL3``, ``TL106``) decide as on the
+    command line. A ``--select`` naming no TL code means flake8 drops every TL
+    finding: nothing need run.
+    """
+    extend = _ours(getattr(options, "extend_select", None))
+    ignore = _ours(options.ignore) + _ours(getattr(options, "extend_ignore", None))
+    select = None
+    if options.select is not None:
+        chosen = _ours(options.select)
+        if "TL" in chosen:
+            extend += tuple(s for s in chosen if s != "TL")
+        else:
+            select = chosen
+    extend = tuple(s for s in extend if s != "TL")
+    if select is None and not extend and not ignore:
+        return None
+    return config_mod.Selection(select=select, extend_select=extend, ignore=ignore, where="flake8 --")
 
 
 class TorchlintChecker:
     name = "torchlint"
     version = __version__
 
-    rules = _DEFAULT_RULES
-
-    @staticmethod
-    def add_options(parser) -> None:
-        parser.extend_default_ignore([rule.code for rule in _OPT_IN_RULES])
+    _layer: Optional[config_mod.Selection] = None
+    _settings: Optional[config_mod.Settings] = None  # made on first use, in each process
 
     @classmethod
     def parse_options(cls, options) -> None:
-        chosen = [*(options.select or ()), *(getattr(options, "extend_select", None) or ())]
-        cls.rules = _DEFAULT_RULES + tuple(rule for rule in _OPT_IN_RULES if _named(rule.code, chosen))
+        cls._layer = flake8_layer(options)
+        cls._settings = None
+
+    @classmethod
+    def settings(cls) -> config_mod.Settings:
+        if cls._settings is None:
+            cls._settings = config_mod.Settings(cls._layer)
+        return cls._settings
 
     def __init__(self, tree, lines, filename) -> None:
         # ``tree`` makes flake8 treat us as an AST plugin (one call per file,
@@ -47,13 +87,23 @@ class TorchlintChecker:
         self.filename = filename
 
     def run(self):
+        # flake8 names stdin "stdin" (or --stdin-display-name): its config is the cwd's.
+        try:
+            resolved = self.settings().resolve(self.filename)
+        except config_mod.ConfigError as exc:
+            from flake8.exceptions import ExecutionError  # flake8 prints its message, exits 1
+
+            raise ExecutionError(f"torchlint: {exc}") from None
+        if resolved.excluded:
+            return
+        rules = [RULES_BY_CODE[code] for code in sorted(resolved.codes) if code in RULES_BY_CODE]
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        result = lint_source(source, self.filename, self.rules, apply_noqa=False,
+        result = lint_source(source, self.filename, rules, apply_noqa=False,
                              report_syntax_errors=False, tree=self.tree)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
         for error in result.errors:
-            if error.internal:
+            if error.internal and INTERNAL_ERROR in resolved.codes:
                 yield 1, 0, f"{INTERNAL_ERROR} {error.message}; please report it", type(self)

@@ -15,7 +15,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Iterable, List, Optional, Tuple, Union
+from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
@@ -77,12 +77,21 @@ def _content(data: bytes) -> str:
 
 def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str]) -> FileResult:
     """One file's content, already read (bytes from disk or stdin, or an editor's
-    text); notebooks are recognised by their suffix."""
+    text), linted for ``codes`` (``Settings.codes_for(path)``); notebooks are
+    recognised by their suffix."""
+    codes = frozenset(codes)
     if path.endswith(".ipynb"):
         from torchlint.notebook import lint_notebook
 
-        return lint_notebook(data.encode("utf-8") if isinstance(data, str) else data, path, _rules(codes))
-    return lint_source(data, path, _rules(codes))
+        data = data.encode("utf-8") if isinstance(data, str) else data
+        result = lint_notebook(data, path, _rules(codes))
+    else:
+        result = lint_source(data, path, _rules(codes))
+    if PARSE_ERROR not in codes:
+        # The engine reports an unreadable file whatever the rules; a config that
+        # ignores TL001 by name is the one case it must not be shown.
+        result.diagnostics = [d for d in result.diagnostics if d.code != PARSE_ERROR]
+    return result
 
 
 def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
@@ -151,22 +160,25 @@ class ResultCache:
             pass  # a read-only checkout still gets its results
 
 
-def check_files(files: List[str], codes: Iterable[str], *, jobs: int = 0,
+def check_files(files: List[str], codes_for: Callable[[str], Iterable[str]], *, jobs: int = 0,
                 cache_root: Optional[Path] = None) -> List[FileResult]:
-    codes = tuple(sorted(codes))
+    """Lint ``files``, each for its own codes (``codes_for(path)``, from ``config.Settings``)."""
+    keys: dict = {}  # frozenset of codes -> its sorted tuple: few distinct sets, many files
     cache = ResultCache(cache_root) if cache_root is not None else None
     results: List[Optional[FileResult]] = [None] * len(files)
     todo = []
     for index, path in enumerate(files):
+        wanted = frozenset(codes_for(path))
+        codes = keys.setdefault(wanted, tuple(sorted(wanted)))
         if cache is not None:
             data, _ = _read(path)  # unreadable files are reported by the worker
             hit = cache.get(_key(path, _content(data), codes)) if data is not None else None
             if hit is not None:
                 results[index] = hit
                 continue
-        todo.append(index)
-    outcomes = _run([(files[index], codes) for index in todo], jobs)
-    for index, (result, content) in zip(todo, outcomes):
+        todo.append((index, codes))
+    outcomes = _run([(files[index], codes) for index, codes in todo], jobs)
+    for (index, codes), (result, content) in zip(todo, outcomes):
         results[index] = result
         if cache is not None and content is not None:
             # The hash of what the worker read: a file edited meanwhile is

@@ -2,8 +2,8 @@
 
 It lints a Python document when it is opened, changed or saved and publishes
 the findings (severity warning, the rule code linked to its docs page, source
-``torchlint``). The configuration is the ``pyproject.toml`` nearest the file,
-as for ``torchlint check``: select/ignore, per-file-ignores and exclude apply.
+``torchlint``). The configuration is the one nearest the file, resolved as
+for ``torchlint check`` (docs/configuration.md); an excluded file shows nothing.
 
 Code actions, per finding: apply the rule's fix when the fixer module is
 installed and the rule has one (an unsafe fix says so in its title), and
@@ -14,7 +14,6 @@ Only this module imports pygls, and only ``torchlint server`` imports this modul
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import List, Optional
 
 from lsprotocol import types
@@ -33,16 +32,16 @@ server = LanguageServer("torchlint", __version__)
 # -- linting a document ------------------------------------------------------
 
 def _settings(path: str):
-    """(enabled codes, config) for a file, from the pyproject.toml nearest it."""
+    """What applies to a file (``config.FileSettings``): the config nearest it, as for
+    ``torchlint check``; a broken config is shown to the user and the defaults used."""
     from torchlint import config as config_mod
 
     try:
-        config = config_mod.load(start=Path(path).parent)
+        return config_mod.Settings().resolve(path)
     except config_mod.ConfigError as exc:
         server.window_show_message(types.ShowMessageParams(
             type=types.MessageType.Error, message=f"torchlint: {exc}; using the defaults"))
-        config = config_mod.Config()
-    return config.enabled_codes(), config
+        return config_mod.Settings(isolated=True).resolve(path)
 
 
 def lint_document(path: str, source: str) -> list:
@@ -51,14 +50,13 @@ def lint_document(path: str, source: str) -> list:
         return []
     from torchlint.runner import lint_data
 
-    enabled, config = _settings(path)
-    if config.exclude and config.is_excluded(path):
+    settings = _settings(path)
+    if settings.excluded:
         return []
-    ignored = config.ignored_for(path) if config.per_file_ignores else set()
-    result = lint_data(path, source, enabled)  # text, not bytes: no coding-line re-decoding
+    result = lint_data(path, source, settings.codes)  # text, not bytes: no coding-line re-decoding
     for error in result.errors:
         log.warning("%s: %s", error.path, error.message)
-    return [d for d in result.diagnostics if d.code in enabled and d.code not in ignored]
+    return result.diagnostics
 
 
 def _fix_record(d) -> Optional[dict]:
@@ -128,7 +126,7 @@ def _fixed_text(path: str, source: str, code: str, unsafe: bool) -> Optional[str
     from torchlint.fixer import fix_source
 
     try:
-        fixed = fix_source(source, path, codes=[code], unsafe=unsafe)
+        fixed = fix_source(source, path, codes=[code], unsafe=unsafe, enabled=_settings(path).codes)
     except Exception:
         log.exception("fixing %s in %s failed", code, path)
         return None
