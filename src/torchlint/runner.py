@@ -102,6 +102,8 @@ def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
     path, codes = args
     data, problem = _read(path)
     if data is None:  # reported like flake8's E902: a file that was not checked is a finding
+        if PARSE_ERROR not in codes:  # ignored by the config: still said, as a note
+            return FileResult(path, errors=[FileError(path, problem)]), None
         return FileResult(path, diagnostics=[Diagnostic(path, 1, 1, PARSE_ERROR, problem)]), None
     return lint_data(path, data, codes), _content(data)
 
