@@ -133,3 +133,148 @@ def test_a_fifo_named_on_the_command_line_is_not_called_missing(tmp_path, capsys
     out, err = capsys.readouterr()
     assert code == 1 and "pipe.py:1:1: TL001 not a regular file" in out
     assert "no such file" not in err
+
+
+# -- small lies (item 13) ---------------------------------------------------------------
+
+STORED = """\
+import torch
+
+def train(model, loader, optimizer, criterion):
+    running = 0
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss
+    print(running)
+"""
+
+
+@pytest.mark.parametrize("option", ["--select", "--extend-select", "--ignore"])
+@pytest.mark.parametrize("value", ["", " , "])
+def test_an_empty_selector_is_a_usage_error(tmp_path, capsys, option, value):
+    (tmp_path / "train.py").write_text(STORED)
+    code = main(["check", "--no-cache", option, value, str(tmp_path / "train.py")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "no rule selector given" in err
+
+
+def test_a_selector_matching_nothing_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / "train.py").write_text(STORED)
+    assert main(["check", "--no-cache", "--select", "TL999", str(tmp_path / "train.py")]) == 2
+    assert "unknown rule code 'TL999'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("code, name", [("TL001", "unreadable-file"), ("tl002", "internal-error")])
+def test_rule_explains_the_status_codes(capsys, code, name):
+    assert main(["rule", code]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"# {code.upper()}: {name}\n") and "Not a rule" in out
+
+
+def test_fix_keeps_the_final_line_end_of_a_lone_cr_file(tmp_path, capsys):
+    path = tmp_path / "train.py"
+    path.write_bytes(STORED.replace("\n", "\r").encode())
+    main(["check", "--no-cache", "--fix", "--unsafe-fixes", str(path)])
+    data = path.read_bytes()
+    assert b"running += loss.detach()\r" in data and data.endswith(b"print(running)\r")
+    assert b"\n" not in data
+
+
+def test_diff_refuses_an_output_format_it_would_ignore(tmp_path, capsys):
+    (tmp_path / "train.py").write_text(STORED)
+    code = main(["check", "--no-cache", "--diff", "--output-format", "json", str(tmp_path / "train.py")])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "cannot be combined with --output-format json" in err
+
+
+def test_stdin_fix_reports_what_remains_in_the_format_asked(tmp_path):
+    source = STORED.replace("running += loss", "losses.append(loss)").replace("running = 0", "losses = []")
+    proc = subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "--fix", "--output-format", "json", "--no-cache",
+         "--stdin-filename", "train.py", "-"],
+        input=source, capture_output=True, text=True, cwd=tmp_path, timeout=120,
+    )
+    assert proc.stdout == source  # the unsafe fix is not applied: the finding remains
+    assert [d["code"] for d in json.loads(proc.stderr)] == ["TL301"]
+
+
+@pytest.mark.parametrize("format_, pattern", [
+    ("github", "::error file=nb.ipynb,line={line},endLine={line},title=TL301::cell 2, line 10: TL301"),
+    ("gitlab", '"begin": {line},'),
+])
+def test_notebook_annotations_point_at_the_line_of_the_notebook_file(tmp_path, capsys, monkeypatch,
+                                                                      format_, pattern):
+    lines = STORED.splitlines(keepends=True)
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# train"]},
+                    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": lines}],
+          "metadata": {"kernelspec": {"language": "python", "name": "python3"}}, "nbformat": 4,
+          "nbformat_minor": 5}
+    text = json.dumps(nb, indent=1) + "\n"
+    (tmp_path / "nb.ipynb").write_text(text)
+    json_line = next(n for n, line in enumerate(text.splitlines(), 1) if "running += loss" in line)
+    monkeypatch.chdir(tmp_path)
+    main(["check", "--no-cache", "--output-format", format_, "nb.ipynb"])
+    out = capsys.readouterr().out
+    # the finding is on line 10 of cell 2: the JSON line of its 10th source string
+    assert pattern.format(line=json_line) in out, out
+
+
+def test_a_named_config_without_a_torchlint_table_is_an_error(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "train.py").write_text(STORED)
+    code = main(["check", "--no-cache", "--config", str(tmp_path / "pyproject.toml"), str(tmp_path / "train.py")])
+    assert code == 2 and "no [tool.torchlint] table" in capsys.readouterr().err
+
+
+NOQA_CASES = {
+    "codes are compared as written": "        running += loss  # NOQA: tl301\n",
+    "only the first noqa comment counts": "        running += loss  # noqa: E501  # noqa: TL301\n",
+    "a matching code silences": "        running += loss  # noqa: TL301\n",
+    "a prefix silences": "        running += loss  # noqa:TL3\n",
+    "a bare noqa silences": "        running += loss  # NoQA\n",
+}
+
+
+@pytest.mark.parametrize("line", NOQA_CASES.values(), ids=list(NOQA_CASES))
+def test_noqa_means_the_same_in_the_cli_and_in_flake8(tmp_path, line):
+    (tmp_path / "train.py").write_text(STORED.replace("        running += loss\n", line))
+    cli = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "--output-format",
+                          "concise", "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select=TL", "train.py"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    lines = lambda out: sorted(line.split(" ")[0] for line in out.splitlines() if " TL" in line)  # noqa: E731
+    assert lines(cli.stdout) == lines(flake8.stdout)
+
+
+def test_the_noqa_cases_above_differ(tmp_path):
+    from torchlint.noqa import suppressed
+
+    verdicts = {name: suppressed(line, "TL301") for name, line in NOQA_CASES.items()}
+    assert verdicts == {"codes are compared as written": False, "only the first noqa comment counts": False,
+                        "a matching code silences": True, "a prefix silences": True, "a bare noqa silences": True}
+
+
+def test_a_non_python_file_named_on_the_command_line_is_skipped(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("losses.append(loss)\n")
+    (tmp_path / "train").write_text("#!/usr/bin/env python3\n" + STORED)
+    code = main(["check", "--no-cache", "notes.txt", "train"])
+    out, err = capsys.readouterr()
+    assert "notes.txt: not a Python file" in err
+    assert "train:11:9: TL301" in out and "1 path not checked" in out and code == 1
+
+
+def test_the_editor_lints_python_documents_only():
+    pytest.importorskip("pygls")
+    from pygls.workspace import TextDocument
+
+    from torchlint import server
+
+    assert server._is_python(TextDocument("file:///a/notes.md", STORED, language_id="markdown"), "/a/notes.md") is False
+    assert server._is_python(TextDocument("file:///a/x.txt", STORED, language_id="python"), "/a/x.txt") is True
+    assert server._is_python(TextDocument("file:///a/t.py", STORED), "/a/t.py") is True
+    assert server._is_python(TextDocument("file:///a/t.txt", STORED), "/a/t.txt") is False

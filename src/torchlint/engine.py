@@ -24,6 +24,24 @@ from torchlint.tree_gate import TreeFacts
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
 INTERNAL_ERROR = "TL002"  # a rule raised; flake8 shows it, the CLI exits 2
 
+# The codes that are not rules, for reports and ``torchlint rule``: (name, one line, more).
+STATUS_CODES = {
+    PARSE_ERROR: (
+        "unreadable-file", "the file could not be read, decoded or parsed",
+        "The file was not checked: it cannot be read (permissions, not a regular file), "
+        "its bytes do not decode as Python source, Python's own parser refuses it (the "
+        "message, line and column are Python's), or it is a notebook that is not valid "
+        "JSON. Like flake8's E902/E999. Fix the file; `ignore = [\"TL001\"]` hides these "
+        "findings (an unreadable file is still noted on stderr).",
+    ),
+    INTERNAL_ERROR: (
+        "internal-error", "a rule failed on this file; please report it",
+        "A torchlint rule raised an exception on this file. The other rules' findings "
+        "are kept and the CLI exits 2. This is a bug in torchlint: please report it with "
+        "the file (or a piece of it that shows the failure).",
+    ),
+}
+
 # Guards against pathological input (see docs/robustness.md). libcst's native
 # parser recurses once per nesting level on the C stack: on the 8 MB main-thread
 # stack, ~10,000 chained ``and``s or ``not``s crash the process (SIGSEGV) instead

@@ -378,6 +378,25 @@ def _items(text: str, i: int):
         i = end
 
 
+def file_line(data: bytes, cell: int, line: int) -> Optional[int]:
+    """The line of the notebook *file* (its JSON) that holds line ``line`` of cell ``cell``,
+    for tools that annotate the file as text (GitHub, GitLab); None if it cannot be told."""
+    try:
+        text = data.decode("utf-8-sig")
+        start, end = _source_spans(text)[cell - 1]
+    except (NotebookError, UnicodeDecodeError, IndexError, KeyError, TypeError, ValueError):
+        return None
+    if start is None:
+        return None
+    at = start
+    if text[start] == "[":  # one JSON string per line, as Jupyter writes them
+        items, _ = _items(text, start)
+        if not items:
+            return None
+        at = items[min(line, len(items)) - 1][0]
+    return text.count("\n", 0, at) + 1
+
+
 def _source_spans(text: str) -> List[Tuple[int, int]]:
     top, _ = _members(text, 0)
     cells, _ = _items(text, top["cells"][0])
