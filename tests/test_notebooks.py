@@ -157,28 +157,39 @@ def test_directories_are_walked_for_notebooks(project, capsys):
     assert sorted(f[0] for f in found) == ["nbs/train.ipynb", "nbs/train.py"]
 
 
-@pytest.mark.parametrize("name, text, message", [
-    ("bad_json.ipynb", '{"cells": [', "not a valid notebook: invalid JSON at line 1 column 12"),
-    ("empty.ipynb", "", "not a valid notebook: the file is empty"),
-    ("list.ipynb", "[]", "not a valid notebook: the JSON is not an object"),
-    ("no_cells.ipynb", '{"metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "no 'cells' list"),
-    ("v3.ipynb", '{"nbformat": 3, "nbformat_minor": 0, "worksheets": [{"cells": []}], "metadata": {}}',
-     "nbformat 3 notebooks are not supported; upgrade it with `jupyter nbconvert"),
-    ("prose.ipynb", dumps([markdown("# Notes\n"), {"cell_type": "raw", "metadata": {}, "source": "x"}]),
-     "notebook has no code cells; nothing to check"),
+@pytest.mark.parametrize("name, text, finding", [
+    ("bad_json.ipynb", '{"cells": [', "bad_json.ipynb:1:12: TL001 not a valid notebook: invalid JSON at line 1 column 12"),
+    ("empty.ipynb", "", "empty.ipynb:1:1: TL001 not a valid notebook: the file is empty"),
+    ("list.ipynb", "[]", "list.ipynb:1:1: TL001 not a valid notebook: the JSON is not an object"),
+    ("no_cells.ipynb", '{"metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "TL001 not a valid notebook: no 'cells' list"),
     ("bad_source.ipynb", dumps([{"cell_type": "code", "metadata": {}, "outputs": [], "source": 3}]),
-     "cell 1 has a 'source' that is not text"),
-    ("r.ipynb", dumps([code("x <- 1")], metadata={"kernelspec": {"language": "R", "name": "ir"}}),
-     "notebook language is 'R', not Python; skipped"),
+     "TL001 not a valid notebook: cell 1 has a 'source' that is not text"),
 ])
-def test_broken_notebooks_are_reported_and_the_run_goes_on(project, capsys, name, text, message):
+def test_broken_notebooks_are_findings_and_the_run_goes_on(project, capsys, name, text, finding):
     write(project, name, text=text)
     (project / "bad.py").write_text(BAD_PY)
     code_, out, err = check(capsys, name, "bad.py")
-    assert code_ == 1  # the finding in bad.py; a notebook we cannot read is not an error exit
+    assert code_ == 1 and "Traceback" not in err
+    assert "bad.py:7:5: TL301" in out and finding in out, out
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("v3.ipynb", '{"nbformat": 3, "nbformat_minor": 0, "worksheets": [{"cells": []}], "metadata": {}}',
+     "nbformat 3 notebooks are not supported; upgrade it with `jupyter nbconvert"),
+    ("r.ipynb", dumps([code("x <- 1")], metadata={"kernelspec": {"language": "R", "name": "ir"}}),
+     "notebook language is 'R', not Python; skipped"),
+])
+def test_notebooks_torchlint_does_not_read_are_noted_and_not_passed(project, capsys, name, text, message):
+    write(project, name, text=text)
+    code_, out, err = check(capsys, name)
     assert f"torchlint: {name}: " in err and message in err, err
-    assert "Traceback" not in err
-    assert out.startswith("bad.py:7:5: TL301")
+    assert code_ == 0 and "All checks passed!" not in out and "1 path not checked" in out
+
+
+def test_a_notebook_of_prose_only_has_nothing_to_check(project, capsys):
+    write(project, "prose.ipynb", text=dumps([markdown("# Notes\n"), {"cell_type": "raw", "metadata": {}, "source": "x"}]))
+    code_, out, err = check(capsys, "prose.ipynb")
+    assert (code_, out, err) == (0, "All checks passed!\n", "")
 
 
 def test_cells_may_be_one_string_and_crlf(project, capsys):

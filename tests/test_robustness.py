@@ -210,7 +210,7 @@ def test_fifo_named_like_python_does_not_block(tmp_path):
     os.mkfifo(tmp_path / "pipe.py")
     proc = _check(tmp_path, ".")  # run_cli's timeout turns a hang into a failure
     assert proc.returncode == 1
-    assert "torchlint: pipe.py: not a regular file; skipped" in proc.stderr
+    assert "pipe.py:1:1: TL001 not a regular file; skipped" in proc.stdout
     _assert_sibling_reported(proc)
 
 
@@ -232,7 +232,7 @@ def test_file_that_vanishes_between_discovery_and_reading(tmp_path, monkeypatch,
     code = main(["check", "--no-cache", "."])
     out, err = capsys.readouterr()
     assert code == 1
-    assert "torchlint: gone.py: cannot read file: No such file or directory" in err
+    assert "gone.py:1:1: TL001 cannot read file: No such file or directory" in out
     assert SIBLING in out
 
 

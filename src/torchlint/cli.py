@@ -24,8 +24,18 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated()
 
 
-def _split(values: Optional[List[str]]) -> List[str]:
-    return [code for value in values or () for code in value.split(",") if code.strip()]
+def _split(values: Optional[List[str]], option: str) -> List[str]:
+    """``["TL1,TL301", "TL5"]`` -> the selectors; a value naming none (``--select ""``) is an error,
+    not a silent fall back to the defaults."""
+    out = []
+    for value in values or ():
+        codes = [code.strip() for code in value.split(",") if code.strip()]
+        if not codes:
+            from torchlint.config import ConfigError
+
+            raise ConfigError(f"{option} {value!r}: no rule selector given (e.g. TL301, TL3 or ALL)")
+        out.extend(codes)
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,6 +124,7 @@ def _server() -> int:
 
 def _rule(args, parser) -> int:
     from torchlint.docs import render
+    from torchlint.engine import STATUS_CODES
     from torchlint.rules import ALL_RULES, RULES_BY_CODE
 
     if args.all:
@@ -121,9 +132,15 @@ def _rule(args, parser) -> int:
         return EXIT_CLEAN
     if not args.code:
         return _error("name a rule (torchlint rule TL301) or use --all")
-    rule = RULES_BY_CODE.get(args.code.upper())
+    code = args.code.upper()
+    if code in STATUS_CODES:
+        name, line, more = STATUS_CODES[code]
+        sys.stdout.write(f"# {code}: {name}\n\nNot a rule: {line}.\n\n{more}\n")
+        return EXIT_CLEAN
+    rule = RULES_BY_CODE.get(code)
     if rule is None:
-        return _error(f"unknown rule code '{args.code}' (known: {', '.join(RULES_BY_CODE)})")
+        known = ", ".join([*STATUS_CODES, *RULES_BY_CODE])
+        return _error(f"unknown rule code '{args.code}' (known: {known})")
     sys.stdout.write(render(rule))
     return EXIT_CLEAN
 
@@ -152,7 +169,8 @@ def _settings(args):
     under the command line's select / extend-select / ignore."""
     from torchlint import config as config_mod
 
-    overrides = config_mod.command_line(_split(args.select), _split(args.extend_select), _split(args.ignore))
+    overrides = config_mod.command_line(_split(args.select, "--select"), _split(args.extend_select, "--extend-select"),
+                                        _split(args.ignore, "--ignore"))
     return config_mod.Settings(overrides, config_file=args.config)
 
 
@@ -163,6 +181,8 @@ def _check(args) -> int:
     stdin_name = _stdin_name(args)
     if stdin_name == "":
         return _error("'-' (read stdin) cannot be combined with other paths")
+    if args.diff and args.output_format != "text":
+        return _error(f"--diff prints a unified diff; it cannot be combined with --output-format {args.output_format}")
     try:
         settings = _settings(args)
         if stdin_name is not None:  # an editor's buffer: excluded names report nothing
@@ -218,9 +238,10 @@ def _lint(args, settings, stdin_name, files, missing) -> int:
             sys.stderr.write(f"torchlint: {kind}{err.path}: {err.message}\n")
     if fix_run is not None and args.diff:
         return _report_diff(fix_run, diagnostics, args, failed=bool(missing or internal))
-    context = {}
+    unchecked = len(missing) + sum(1 for result in results if any(not e.internal for e in result.errors))
+    context = {"unchecked": unchecked}
     if fix_run is not None:
-        context = {"fixed": max(0, before - len(diagnostics)), "hidden_fixes": _hidden_fixes(diagnostics, args)}
+        context.update(fixed=max(0, before - len(diagnostics)), hidden_fixes=_hidden_fixes(diagnostics, args))
     FORMATS[args.output_format](diagnostics, sys.stdout, sources=sources, **context)
     if missing or internal:
         return EXIT_ERROR
@@ -282,6 +303,11 @@ def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) ->
     sys.stdout.buffer.write(final)
     sys.stdout.flush()
     remaining = lint_data(name, final, codes).diagnostics if checked else []
-    for d in remaining:
-        sys.stderr.write(d.as_text() + "\n")
+    if args.output_format == "text":  # one line per finding, as editors read them
+        for d in remaining:
+            sys.stderr.write(d.as_text() + "\n")
+    else:  # stdout holds the source: the report goes to stderr, in the format asked for
+        from torchlint.reporters import FORMATS
+
+        FORMATS[args.output_format](remaining, sys.stderr, sources={name: _as_text(final)})
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN

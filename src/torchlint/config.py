@@ -213,6 +213,15 @@ def _section(path: Path) -> Optional[dict]:
     return section
 
 
+def _named_file(path: Path) -> Config:
+    """The file ``--config`` names: it must hold torchlint settings, or the user's intent is lost."""
+    path = Path(path)
+    section = _section(path)
+    if section is None:
+        raise ConfigError(f"{path}: no [tool.torchlint] table; nothing to configure torchlint with")
+    return _parsed(path, section)
+
+
 def load_file(path: Path) -> Config:
     """One config file, any of ``CONFIG_NAMES`` (or named with ``--config``), checked whole."""
     path = Path(path)
@@ -294,7 +303,7 @@ class Settings:
     def __init__(self, overrides: Optional[Selection] = None, config_file: Optional[Path] = None,
                  isolated: bool = False) -> None:
         self.overrides = overrides
-        self._fixed: Optional[Config] = load_file(config_file) if config_file is not None else None
+        self._fixed: Optional[Config] = _named_file(config_file) if config_file is not None else None
         if isolated and self._fixed is None:
             self._fixed = Config()
         self._nearest: Dict[str, Config] = {}  # folder -> the config that applies in it

@@ -25,6 +25,8 @@ def discover(paths: Iterable[str], settings) -> Tuple[List[str], List[str]]:
             files.append(path)  # named explicitly: checked even if excluded or not .py
         elif os.path.isdir(path):
             files.extend(_walk(path, settings))
+        elif os.path.exists(path):
+            files.append(path)  # a FIFO, socket or device: the runner says why it is not checked
         else:
             missing.append(path)
     seen, unique = set(), []

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.model.expr import dotted
+from torchlint.model.legacy import variable_data, volatile_flag
 from torchlint.model.names import from_import_bindings
 from torchlint.model.walk import walk
 
@@ -146,6 +147,33 @@ def _top_level_bindings(file_model: FileModel) -> Dict[str, str]:
     return module_bindings(file_model.module)
 
 
+def shadowed(scope, name: str) -> bool:
+    """Does a function around the edit rebind ``name`` (a parameter, an assignment, a loop
+    or ``with`` target), so that generated code naming the module's ``name`` would reach
+    the local value instead? ``scope`` is a ``model.Scope``."""
+    while scope is not None and not scope.is_module:
+        if name in scope.params:
+            return True
+        for a in scope.assignments:
+            if a.kind != "del" and any(
+                isinstance(target, cst.Name) and target.value == name for t in a.targets
+                for target in _bound_names(t)
+            ):
+                return True
+        scope = scope.parent
+    return False
+
+
+def _bound_names(target: cst.BaseExpression):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bound_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _bound_names(target.value)
+    else:
+        yield target
+
+
 def wrap_in_with(stmt: cst.BaseStatement, context: str) -> cst.With:
     """``with <context>:`` around ``stmt``; comments above ``stmt`` stay above the ``with``."""
     inner = stmt.with_changes(leading_lines=())
@@ -166,6 +194,11 @@ def insert_before(stmt: cst.CSTNode, *codes: str) -> cst.FlattenSentinel:
         smalls = [line.body[0].with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for line in lines]
         return cst.FlattenSentinel([*smalls, stmt])
     return cst.FlattenSentinel([*lines, stmt])
+
+
+def insert_after(stmt: cst.BaseStatement, *codes: str) -> cst.FlattenSentinel:
+    """Simple statements (``codes``) placed just after ``stmt``, a statement of a block."""
+    return cst.FlattenSentinel([stmt, *(cst.parse_statement(code) for code in codes)])
 
 
 def source_of(node: cst.CSTNode) -> str:
@@ -201,10 +234,12 @@ def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
 
 
 def suspends(node: cst.CSTNode) -> bool:
-    """Does ``node`` hold a ``yield`` or ``await`` of its own function (not of nested defs)?
+    """Does ``node`` suspend its own function (not nested defs): a ``yield``, an ``await``,
+    or an ``async for``/``async with``/async comprehension, which await implicitly?
 
     A ``with torch.no_grad()`` around one would leave grad mode off in the
-    caller while the generator or coroutine is suspended.
+    caller, or in whatever else runs while the generator or coroutine waits:
+    grad mode belongs to the thread, not to the coroutine.
     """
     found = []
     skip = []
@@ -215,7 +250,9 @@ def suspends(node: cst.CSTNode) -> bool:
             return
         if isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and n is not node:
             skip.append(n)
-        elif isinstance(n, (cst.Yield, cst.Await)):
+        elif isinstance(n, (cst.Yield, cst.Await)) or (
+            isinstance(n, (cst.For, cst.With, cst.CompFor)) and n.asynchronous is not None
+        ):
             found.append(n)
 
     def leave(n):
@@ -224,6 +261,60 @@ def suspends(node: cst.CSTNode) -> bool:
 
     walk(node, enter, leave)
     return bool(found)
+
+
+_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)
+
+
+class VolatileUnwrapper(cst.CSTTransformer):
+    """Replaces ``Variable(x, volatile=...)`` with ``x`` (parenthesised where needed).
+
+    ``flags`` says which calls go: literal ``volatile=True`` only (``{True}``),
+    or also a computed flag (``"unknown"``) where no_grad is being added anyway;
+    the flag has been a no-op since PyTorch 0.4, so ``x`` is the same tensor.
+    """
+
+    def __init__(self, file_model: FileModel, flags=frozenset({True})) -> None:
+        super().__init__()
+        self.file_model = file_model
+        self.flags = flags
+        self.replaced: set = set()
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        site = self.file_model.call_of(original)
+        if site is None or volatile_flag(self.file_model, site) not in self.flags:
+            return updated
+        data = variable_data(updated)
+        if data is None:
+            return updated
+        self.replaced.add(id(original))
+        if isinstance(data, _ATOMIC) or data.lpar:
+            return data
+        return data.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def is_self_assignment(stmt) -> bool:
+    """``images = images``: what ``images = Variable(images, volatile=True)`` unwraps to."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    assign = stmt.body[0]
+    return isinstance(assign, cst.Assign) and len(assign.targets) == 1 and (
+        dotted(assign.targets[0].target) is not None
+        and dotted(assign.targets[0].target) == dotted(assign.value)
+    )
+
+
+class _SelfAssignmentRemover(cst.CSTTransformer):
+    def leave_SimpleStatementLine(self, original, updated):
+        return cst.RemoveFromParent() if is_self_assignment(updated) else updated
+
+
+def without_volatile(file_model: FileModel, stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """``stmt`` with every ``Variable(x, volatile=...)`` in it replaced by ``x``, and the
+    ``x = x`` lines that leaves dropped: for a fix that puts ``stmt`` under no_grad."""
+    unwrapper = VolatileUnwrapper(file_model, frozenset({True, "unknown"}))
+    new = stmt.visit(unwrapper)
+    return new.visit(_SelfAssignmentRemover()) if unwrapper.replaced else new
 
 
 def apply_edits(module: cst.Module, edits: Dict[int, object], parents: Optional[dict] = None) -> cst.Module:

@@ -9,6 +9,7 @@ import sys
 import threading
 import tokenize
 import warnings
+from dataclasses import dataclass
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
@@ -22,6 +23,24 @@ from torchlint.tree_gate import TreeFacts
 
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
 INTERNAL_ERROR = "TL002"  # a rule raised; flake8 shows it, the CLI exits 2
+
+# The codes that are not rules, for reports and ``torchlint rule``: (name, one line, more).
+STATUS_CODES = {
+    PARSE_ERROR: (
+        "unreadable-file", "the file could not be read, decoded or parsed",
+        "The file was not checked: it cannot be read (permissions, not a regular file), "
+        "its bytes do not decode as Python source, Python's own parser refuses it (the "
+        "message, line and column are Python's), or it is a notebook that is not valid "
+        "JSON. Like flake8's E902/E999. Fix the file; `ignore = [\"TL001\"]` hides these "
+        "findings (an unreadable file is still noted on stderr).",
+    ),
+    INTERNAL_ERROR: (
+        "internal-error", "a rule failed on this file; please report it",
+        "A torchlint rule raised an exception on this file. The other rules' findings "
+        "are kept and the CLI exits 2. This is a bug in torchlint: please report it with "
+        "the file (or a piece of it that shows the failure).",
+    ),
+}
 
 # Guards against pathological input (see docs/robustness.md). libcst's native
 # parser recurses once per nesting level on the C stack: on the 8 MB main-thread
@@ -109,30 +128,26 @@ def _lint(
         try:
             source = decode(source)
         except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-            result.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, f"cannot decode file: {exc}"))
+            line, col = _byte_position(source, exc.start) if isinstance(exc, UnicodeDecodeError) else (1, 1)
+            result.diagnostics.append(Diagnostic(path, line, col, PARSE_ERROR, f"cannot decode file: {exc}"))
             return result
     applicable = [rule for rule in rules if rule.may_apply(source)]
-    # The stdlib tree (an eighth of libcst's cost; free under flake8) may
-    # spare the parse: see tree_gate.py.
-    if applicable:
-        tree = tree if tree is not None else _ast_tree(source)
-        if tree is not None:
-            applicable = _tree_gated(applicable, tree, source)
-            if not applicable:
-                return result
-    # Files no rule needs skip libcst; the C parser still catches their syntax
-    # errors, and libcst confirms them below (it accepts newer syntax than ast).
-    if not applicable and (not report_syntax_errors or _compiles(source)):
+    if not applicable and not report_syntax_errors:
         return result
-    python_accepts = tree is not None or None  # None: not asked yet
-    if tree is None and len(source) > _BIG_SOURCE:
-        tree, too_deep = _python_parse(source)
-        if too_deep:
+    # Python's own parser decides what is a syntax error, and where (TL001 at
+    # compile()'s line and column, with its message). Its tree (an eighth of
+    # libcst's cost; free under flake8) then may spare the libcst parse: see
+    # tree_gate.py. Files no rule needs stop here.
+    if tree is None:
+        tree, problem = _python_parse(source)
+        if problem is not None:
             if report_syntax_errors:
-                message = "syntax error: too deeply nested for Python's own parser; not analysed"
-                result.diagnostics.append(Diagnostic(path, 1, 1, PARSE_ERROR, message))
+                result.diagnostics.append(problem.diagnostic(path))
             return result
-        python_accepts = tree is not None
+    if applicable:
+        applicable = _tree_gated(applicable, tree, source)
+    if not applicable:
+        return result
     cuts = cut_lines(tree, source)
     # The stdlib tree is done with: freed before libcst builds its own, so the
     # two never take memory at once (a worker's peak is its biggest file's).
@@ -140,17 +155,10 @@ def _lint(
     try:
         module = parse_module(source, cuts)
     except cst.ParserSyntaxError as exc:
-        if python_accepts is None:
-            python_accepts = _ast_tree(source) is not None
-        if python_accepts:
-            # Python accepts what libcst refused (its own limits, e.g. 10,000
-            # adjacent string literals): not the user's syntax error.
-            message = f"libcst cannot parse this file, though Python can ({exc.message}); not analysed"
-            result.errors.append(FileError(path, message))
-            return result
-        if report_syntax_errors:
-            message = f"syntax error: {exc.message}"
-            result.diagnostics.append(Diagnostic(path, exc.raw_line, exc.raw_column + 1, PARSE_ERROR, message))
+        # Python accepts what libcst refused (its own limits, e.g. 10,000
+        # adjacent string literals): not the user's syntax error.
+        message = f"libcst cannot parse this file, though Python can ({exc.message}); not analysed"
+        result.errors.append(FileError(path, message))
         return result
     except (RecursionError, MemoryError, ValueError) as exc:
         result.errors.append(FileError(path, f"cannot parse: {type(exc).__name__}: {exc}"))
@@ -233,18 +241,49 @@ def _no_cyclic_gc():
             gc.enable()
 
 
-def _compiles(source: str) -> bool:
-    """A cheap syntax check for files no rule needs to parse (C parser, no tree kept)."""
-    return _ast_tree(source) is not None
+def _byte_position(data: bytes, offset: int) -> Tuple[int, int]:
+    """1-based (line, column in characters) of byte ``offset``, where decoding failed."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
+    return data.count(b"\n", 0, offset) + 1, column
 
 
-def _ast_tree(source: str) -> Optional[ast.Module]:
-    """The stdlib tree, or None where the C parser refuses the file (libcst then says why)."""
-    return _python_parse(source)[0]
+@dataclass(frozen=True)
+class SyntaxProblem:
+    """Why Python refuses a source, where it says so (1-based line and column, in characters)."""
+
+    message: str
+    line: int = 1
+    col: int = 1
+    end_line: Optional[int] = None
+    end_col: Optional[int] = None
+
+    def diagnostic(self, path: str) -> Diagnostic:
+        return Diagnostic(path, self.line, self.col, PARSE_ERROR, f"syntax error: {self.message}",
+                          self.end_line, self.end_col)
+
+    @classmethod
+    def of(cls, exc: SyntaxError, source: str) -> "SyntaxProblem":
+        if exc.lineno is None:  # no position given: a null byte, on the Pythons that say so
+            return cls.at_null_byte(exc.msg or str(exc), source)
+        line, col = exc.lineno, max(exc.offset or 1, 1)
+        end_line, end_col = exc.end_lineno, exc.end_offset
+        if end_line is None or end_col is None or (end_line, end_col) <= (line, col):
+            end_line = end_col = None
+        return cls(exc.msg, line, col, end_line, end_col)
+
+    @classmethod
+    def at_null_byte(cls, message: str, source: str) -> "SyntaxProblem":
+        at = source.find("\0")
+        if at < 0:
+            return cls(message)
+        line = source.count("\n", 0, at) + 1
+        col = at - (source.rfind("\n", 0, at) + 1) + 1
+        return cls(message, line, col, line, col + 1)
 
 
-def _python_parse(source: str):
-    """(tree or None, too deep?) as ``python file.py`` would parse it: at Python's
+def _python_parse(source: str) -> Tuple[Optional[ast.Module], Optional[SyntaxProblem]]:
+    """(tree, None), or (None, why not) as ``python file.py`` would parse it: at Python's
     default recursion limit (not the raised one libcst needs) and without printing
     its SyntaxWarnings (``1()``, ``x is 1``) on torchlint's stderr."""
     old = sys.getrecursionlimit()
@@ -255,11 +294,13 @@ def _python_parse(source: str):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.parse(source), False
+            return ast.parse(source), None
     except (RecursionError, MemoryError):
-        return None, True
-    except (SyntaxError, ValueError):
-        return None, False
+        return None, SyntaxProblem("too deeply nested for Python's own parser; not analysed")
+    except SyntaxError as exc:
+        return None, SyntaxProblem.of(exc, source)
+    except ValueError as exc:  # a null byte, on Pythons before 3.12
+        return None, SyntaxProblem.at_null_byte(str(exc), source)
     finally:
         sys.setrecursionlimit(old)
 

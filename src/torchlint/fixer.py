@@ -64,7 +64,14 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return outcome
-    current = text
+    # libcst prints back what it read, except a final lone-CR line end, which it
+    # drops: put that back at the end. Any other difference means a rewrite could
+    # change code no fix touched, so nothing is fixed.
+    if not text.startswith(module.code) or text[len(module.code):] not in ("", "\r"):
+        outcome.rejected.append(("TL001", 1, "libcst does not print this file back as it reads; not fixed"))
+        return outcome
+    tail = text[len(module.code):]
+    current = module.code
     refused: set = set()
     found = _lint(module, current, path, rules)
     for _ in range(MAX_PASSES):
@@ -92,6 +99,7 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
             current, found = after_text, found_now
             outcome.applied.append((d.code, d.edit.description))
             break  # the remaining fixes point into the old tree; the next pass rebuilds them
+    current += tail
     if current != text:
         outcome.text = current
     return outcome

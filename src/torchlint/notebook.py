@@ -27,7 +27,7 @@ import re
 from json.decoder import scanstring
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from torchlint.diagnostic import FileError, FileResult
+from torchlint.diagnostic import Diagnostic, FileError, FileResult
 
 _MARKER = "# %% torchlint cell {} %%"
 _MARKER_RE = re.compile(r"^# %% torchlint cell (\d+) %%$")
@@ -39,7 +39,16 @@ _PYTHON_NAMES = ("python", "python2", "python3", "ipython", "ipython2", "ipython
 
 
 class NotebookError(ValueError):
-    """A notebook torchlint cannot read; the message says why, for stderr."""
+    """A notebook torchlint cannot read; the message says why.
+
+    ``invalid`` notebooks (not JSON, not a notebook) are reported as TL001
+    findings at ``line``/``col`` of the file, as a syntax error is; others
+    (an nbformat torchlint does not read) only as a note.
+    """
+
+    def __init__(self, message: str, invalid: bool = True, line: int = 1, col: int = 1) -> None:
+        super().__init__(message)
+        self.invalid, self.line, self.col = invalid, line, col
 
 
 @dataclasses.dataclass
@@ -65,7 +74,8 @@ def load(data: bytes) -> dict:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
         raise NotebookError(
-            f"not a valid notebook: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            f"not a valid notebook: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            line=exc.lineno, col=exc.colno,
         ) from None
     except RecursionError:
         raise NotebookError("not a valid notebook: JSON nested too deep") from None
@@ -75,7 +85,7 @@ def load(data: bytes) -> dict:
     if "worksheets" in nb or (isinstance(major, int) and major < 4):
         raise NotebookError(
             f"nbformat {major or 3} notebooks are not supported; upgrade it with "
-            "`jupyter nbconvert --to notebook --nbformat 4 --inplace FILE`"
+            "`jupyter nbconvert --to notebook --nbformat 4 --inplace FILE`", invalid=False,
         )
     if not isinstance(nb.get("cells"), list):
         raise NotebookError("not a valid notebook: no 'cells' list (is it an nbformat 4 notebook?)")
@@ -202,7 +212,7 @@ def _locate(cells: Sequence[Cell], line: int) -> Tuple[Cell, int]:
 
 
 def lint_notebook(data: bytes, path: str, rules: Sequence[type], **options) -> FileResult:
-    from torchlint.engine import lint_source
+    from torchlint.engine import PARSE_ERROR, lint_source
 
     try:
         nb = load(data)
@@ -211,9 +221,11 @@ def lint_notebook(data: bytes, path: str, rules: Sequence[type], **options) -> F
             return FileResult(path, errors=[FileError(path, f"notebook language is {lang!r}, not Python; skipped")])
         cells = code_cells(nb)
     except NotebookError as exc:
+        if exc.invalid:
+            return FileResult(path, diagnostics=[Diagnostic(path, exc.line, exc.col, PARSE_ERROR, str(exc))])
         return FileResult(path, errors=[FileError(path, str(exc))])
     if not cells:
-        return FileResult(path, errors=[FileError(path, "notebook has no code cells; nothing to check")])
+        return FileResult(path)  # only markdown: nothing to check, as in an empty file
     inner = lint_source(module_source(cells), path, rules, **options)
     result = FileResult(path, errors=list(inner.errors))
     for d in inner.diagnostics:
@@ -364,6 +376,25 @@ def _items(text: str, i: int):
         end = _value_end(text, i)
         out.append((i, end))
         i = end
+
+
+def file_line(data: bytes, cell: int, line: int) -> Optional[int]:
+    """The line of the notebook *file* (its JSON) that holds line ``line`` of cell ``cell``,
+    for tools that annotate the file as text (GitHub, GitLab); None if it cannot be told."""
+    try:
+        text = data.decode("utf-8-sig")
+        start, end = _source_spans(text)[cell - 1]
+    except (NotebookError, UnicodeDecodeError, IndexError, KeyError, TypeError, ValueError):
+        return None
+    if start is None:
+        return None
+    at = start
+    if text[start] == "[":  # one JSON string per line, as Jupyter writes them
+        items, _ = _items(text, start)
+        if not items:
+            return None
+        at = items[min(line, len(items)) - 1][0]
+    return text.count("\n", 0, at) + 1
 
 
 def _source_spans(text: str) -> List[Tuple[int, int]]:

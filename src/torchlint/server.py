@@ -22,7 +22,7 @@ from pygls.uris import to_fs_path
 
 from torchlint import __version__
 from torchlint.links import rule_url
-from torchlint.noqa import _NOQA
+from torchlint.noqa import noqa_pattern
 
 SOURCE = "torchlint"
 log = logging.getLogger(__name__)
@@ -84,9 +84,21 @@ def to_lsp(d, document) -> types.Diagnostic:
     )
 
 
+def _is_python(document, path: str) -> bool:
+    """What the editor says the document is; its name where the editor does not say."""
+    if document.language_id:
+        return document.language_id.lower() in _PYTHON_IDS
+    return path.endswith((".py", ".pyi", ".pyw"))
+
+
+_PYTHON_IDS = frozenset(("python", "python3", "py"))
+
+
 def _publish(ls: LanguageServer, uri: str) -> None:
     document = ls.workspace.get_text_document(uri)
     path = to_fs_path(uri) or uri
+    if not _is_python(document, path):  # a Markdown file, a text file, a config file...
+        return
     try:
         diagnostics = [to_lsp(d, document) for d in lint_document(path, document.source)]
     except Exception as exc:  # never let one document take the server down
@@ -157,7 +169,7 @@ def _noqa_edit(document, line_number: int, code: str) -> Optional[types.TextEdit
     if line_number >= len(lines):
         return None
     line = lines[line_number].rstrip("\r\n")
-    match = next(iter(_NOQA.finditer(line)), None)
+    match = noqa_pattern().search(line)
     if match is not None and match.group("codes") is None:
         return None  # a bare noqa already silences everything
     if match is not None:

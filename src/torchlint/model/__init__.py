@@ -16,7 +16,7 @@ import libcst as cst
 from torchlint.model import vocab
 from torchlint.model.builder import ModelBuilder
 from torchlint.model.walk import walk
-from torchlint.model.expr import dotted, positional
+from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.expr import bound_paths, identifiers, referenced_paths
 from torchlint.model.facts import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
@@ -41,7 +41,7 @@ def memoized(method: Callable[..., T]) -> Callable[..., T]:
 def memoized_property(method: Callable[..., T]) -> property:
     return property(memoized(method))
 
-__all__ = ["FileModel", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span", "Assignment", "LoopRole"]
+__all__ = ["FileModel", "differentiated", "flow_back", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span", "Assignment", "LoopRole"]
 
 _CLEAR_WORDS = ("zero_grad", "clear_grad", "cleargrads", "reset_grad", "zero_gradients")
 _OPTIMIZER_CLASSES = frozenset(
@@ -59,6 +59,14 @@ _NOT_FORWARD = frozenset(
 _NOT_FORWARD_PREFIXES = ("get_", "set_", "init", "reset", "save", "load", "num_", "register",
                          "generate", "predict", "sample", "_")
 _MODULE_BASE_HINTS = ("Module", "Model", "Net", "Lightning", "Layer", "Block")
+
+
+def differentiated(call: CallSite) -> Optional[cst.BaseExpression]:
+    """The tensor a backward call differentiates: ``loss`` of ``loss.backward()``,
+    ``outputs`` of ``autograd.grad(outputs, inputs)``, ``loss`` of ``self.manual_backward(loss)``."""
+    if call.method == "backward" and isinstance(call.node.func, cst.Attribute):
+        return call.node.func.value
+    return positional(call.node, 0) or keyword(call.node, "outputs") or keyword(call.node, "tensors")
 
 
 def flow_back(paths: set, scope: Scope) -> set:

@@ -15,8 +15,12 @@ import importlib
 import json
 
 
-def summary(diagnostics, out, fixed: int = 0, hidden_fixes: int = 0) -> None:
-    """The closing line; after ``--fix``, how many were fixed and how many remain."""
+def summary(diagnostics, out, fixed: int = 0, hidden_fixes: int = 0, unchecked: int = 0) -> None:
+    """The closing line; after ``--fix``, how many were fixed and how many remain.
+
+    "All checks passed!" only when every file was checked: ``unchecked`` counts
+    paths that were missing or skipped (their notes are on stderr).
+    """
     count = len(diagnostics)
     if fixed:
         total = count + fixed
@@ -26,8 +30,12 @@ def summary(diagnostics, out, fixed: int = 0, hidden_fixes: int = 0) -> None:
         files = len({d.path for d in diagnostics})
         noun = "finding" if count == 1 else "findings"
         out.write(f"Found {count} {noun} in {files} file{'s' if files != 1 else ''}.\n")
-    else:
+    elif not unchecked:
         out.write("All checks passed!\n")
+    else:
+        out.write("No findings in the files checked.\n")
+    if unchecked:
+        out.write(f"{unchecked} path{'s' if unchecked != 1 else ''} not checked (see the notes above).\n")
     if hidden_fixes:
         out.write(f"{hidden_fixes} fix{'es' if hidden_fixes != 1 else ''} available with --unsafe-fixes.\n")
 
@@ -35,7 +43,7 @@ def summary(diagnostics, out, fixed: int = 0, hidden_fixes: int = 0) -> None:
 def text(diagnostics, out, **context) -> None:
     for d in diagnostics:
         out.write(d.as_text() + "\n")
-    summary(diagnostics, out, context.get("fixed", 0), context.get("hidden_fixes", 0))
+    summary(diagnostics, out, context.get("fixed", 0), context.get("hidden_fixes", 0), context.get("unchecked", 0))
 
 
 def as_json(diagnostics, out, **context) -> None:

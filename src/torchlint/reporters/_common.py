@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Dict, List, Optional
 from urllib.parse import quote
 
+from torchlint.engine import STATUS_CODES
+
 # TL001 and TL002 are not rules, but they do appear in reports.
-PSEUDO_RULES = {
-    "TL001": ("unreadable-file", "the file could not be decoded or parsed"),
-    "TL002": ("internal-error", "a rule failed on this file; please report it"),
-}
+PSEUDO_RULES = {code: (name, line) for code, (name, line, _) in STATUS_CODES.items()}
 
 
 def rule_name(code: str) -> Optional[str]:
@@ -69,6 +68,21 @@ class SourceLines:
     def line(self, d) -> Optional[str]:
         lines = self.lines(d.path, getattr(d, "cell", None))
         return lines[d.line - 1] if 0 < d.line <= len(lines) else None
+
+    def file_lines(self, d) -> tuple:
+        """(first, last) line of the *file* a finding spans, for tools that show a
+        notebook as its JSON text: the JSON lines holding the cell's lines."""
+        if d.cell is None:
+            return d.line, d.end_line or d.line
+        from torchlint.notebook import file_line
+
+        text = self.given.get(d.path)
+        try:
+            data = text.encode("utf-8") if text is not None else Path(d.path).read_bytes()
+        except OSError:
+            return 1, 1
+        first = file_line(data, d.cell, d.line) or 1
+        return first, file_line(data, d.cell, d.end_line or d.line) or first
 
     def _load(self, path: str, cell: Optional[int]) -> List[str]:
         text = self.given.get(path)

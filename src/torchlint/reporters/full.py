@@ -28,7 +28,7 @@ def report(diagnostics, out, sources=None, **context) -> None:
             what = fix.get("description") or "available"
             out.write(f"  = fix ({fix['safety']}): {what}\n")
         out.write("\n")
-    summary(diagnostics, out, context.get("fixed", 0), context.get("hidden_fixes", 0))
+    summary(diagnostics, out, context.get("fixed", 0), context.get("hidden_fixes", 0), context.get("unchecked", 0))
 
 
 def _snippet(d, src: str) -> str:

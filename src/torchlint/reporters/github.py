@@ -4,7 +4,7 @@
 """
 from __future__ import annotations
 
-from torchlint.reporters._common import relative_path
+from torchlint.reporters._common import SourceLines, relative_path
 
 
 def _data(value: str) -> str:
@@ -15,13 +15,17 @@ def _prop(value: str) -> str:
     return _data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def report(diagnostics, out, **context) -> None:
+def report(diagnostics, out, sources=None, **context) -> None:
+    lines = SourceLines(sources)
     for d in diagnostics:
-        props = [f"file={_prop(relative_path(d.path))}", f"line={d.line}", f"col={d.col}"]
-        if d.end_line is not None and d.end_col is not None:
-            props += [f"endLine={d.end_line}", f"endColumn={d.end_col}"]
-        cell = getattr(d, "cell", None)
-        # GitHub has no notion of notebook cells: the cell goes into the text.
+        cell = d.cell
+        if cell is None:
+            props = [f"file={_prop(relative_path(d.path))}", f"line={d.line}", f"col={d.col}"]
+            if d.end_line is not None and d.end_col is not None:
+                props += [f"endLine={d.end_line}", f"endColumn={d.end_col}"]
+        else:  # GitHub shows a notebook as its JSON: the lines there, the cell in the text
+            first, last = lines.file_lines(d)
+            props = [f"file={_prop(relative_path(d.path))}", f"line={first}", f"endLine={last}"]
         where = f"cell {cell}, line {d.line}: " if cell is not None else ""
         props.append(f"title={_prop(d.code)}")
         out.write(f"::error {','.join(props)}::{_data(where + d.code + ' ' + d.message)}\n")

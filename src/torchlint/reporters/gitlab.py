@@ -25,12 +25,13 @@ def report(diagnostics, out, sources=None, **context) -> None:
         seen[key] = seen.get(key, 0) + 1  # identical lines in one file stay distinct
         fingerprint = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()
         where = f"cell {cell}, line {d.line}: " if cell is not None else ""
+        begin, end = lines.file_lines(d)  # a notebook's lines are those of its JSON file
         records.append({
             "description": f"{where}{d.code} {d.message}",
             "check_name": d.code,
             "fingerprint": fingerprint,
             "severity": "major",
-            "location": {"path": path, "lines": {"begin": d.line, "end": d.end_line or d.line}},
+            "location": {"path": path, "lines": {"begin": begin, "end": end}},
         })
     json.dump(records, out, indent=2)
     out.write("\n")

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint import tree_gate
-from torchlint.edits import enclosing_statement, suspends, torch_reference, wrap_in_with
+from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import GradMode, Span, modes
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
@@ -137,9 +137,10 @@ the file lacks it. It is unsafe: code the loop calls in other modules, which
 torchlint does not read, may need gradients (input gradients, hooks, a
 helper that trains), and a caller may backpropagate through the outputs;
 under `no_grad` they no longer require grad, so such code raises or silently
-stops learning. No fix is offered for loops that `yield` or `await` (the
-`with` would leave grad mode off in the caller while they are suspended) or
-for one-line bodies.
+stops learning. No fix is offered for loops that `yield` or `await`, or are
+`async for` loops (the `with` would leave grad mode off in the caller, or in
+other coroutines, while they are suspended), for one-line bodies, or where a
+local name (a parameter called `torch`) hides the module the fix would name.
 """
 
     def check(self, model):
@@ -269,9 +270,13 @@ def _no_grad_fix(model, call):
     if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or suspends(target):
         return None  # a one-line suite, or a generator/coroutine that would leak no_grad to its caller
     name, imports = torch_reference(model, "no_grad")
+    if shadowed(call.scope, name.split(".")[0]):
+        return None  # ``def evaluate(model, torch)``: the name would not reach the module
     what = "loop" if loop is not None else "statement"
+    # Under the new no_grad a volatile Variable inside is dead code; left there, it
+    # would look fixed (TL105 is silent under no_grad) while still in the file.
     return Fix(f"wrap the evaluation {what} in `with {name}():`",
-               ((target, wrap_in_with(target, f"{name}()")),), imports)
+               ((target, wrap_in_with(without_volatile(model, target), f"{name}()")),), imports)
 
 
 def _handles_grad(scope) -> bool:

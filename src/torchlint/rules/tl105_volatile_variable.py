@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.edits import VolatileUnwrapper, is_self_assignment
 from torchlint.model import GradMode
-from torchlint.model.expr import dotted, keyword, literal_bool, positional
+from torchlint.model.legacy import variable_data, volatile_flag
 from torchlint.model.tree import contains, statement_in_block
-from torchlint.model.vocab import last_name
 from torchlint.rule import Fix, Rule
 
-_VARIABLE = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.Variable"))
-_ATOMIC = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst.Integer, cst.Float)
 
 
 class VolatileVariable(Rule):
@@ -73,7 +71,7 @@ module level, only the statement itself is wrapped.
             return
         covered: set = set()  # calls a previous finding's fix already rewrites
         for call in model.calls:
-            flag = _volatile_flag(model, call)
+            flag = volatile_flag(model, call)
             if flag is None or model.grad_at(call.site) is GradMode.NO_GRAD:
                 continue
             fix = None
@@ -82,7 +80,7 @@ module level, only the statement itself is wrapped.
             yield self.report(call.node, fix=fix)
 
     def _fix(self, model, call, covered: set):
-        if _data(call.node) is None:
+        if variable_data(call.node) is None:
             return None
         found = statement_in_block(model.module, call.node)
         if found is None:
@@ -91,10 +89,10 @@ module level, only the statement itself is wrapped.
         rest = list(block.body[index:])
         if isinstance(block, cst.Module) or contains(cst.IndentedBlock(body=rest), (cst.Yield,)):
             rest = rest[:1]  # keep the context from spanning a module or a generator's yields
-        rewriter = _Unwrap(model)
+        rewriter = VolatileUnwrapper(model)
         moved = [stmt.visit(rewriter) for stmt in rest]
         covered.update(rewriter.replaced)
-        moved = [stmt for stmt in moved if not _self_assignment(stmt)] or [cst.SimpleStatementLine([cst.Pass()])]
+        moved = [stmt for stmt in moved if not is_self_assignment(stmt)] or [cst.SimpleStatementLine([cst.Pass()])]
         torch = model.names.torch_alias
         wrapped = cst.With(
             items=[cst.WithItem(cst.Call(func=cst.Attribute(cst.Name(torch), cst.Name("no_grad"))))],
@@ -148,62 +146,3 @@ def embed(encoder, tokens):
     return encoder(batch).mean(1)
 """,
     )
-
-
-def _volatile_flag(model, call):
-    """True/False for a literal ``volatile=``, "unknown" for an expression, None if not a Variable."""
-    if call.callee is None or last_name(call.callee) != "Variable":
-        return None
-    volatile = keyword(call.node, "volatile")
-    if volatile is None:
-        return None
-    # Only torch's Variable: chainer's took ``volatile='on'`` and still does.
-    if model.qualify(call) not in _VARIABLE:
-        return None
-    flag = literal_bool(volatile)
-    if flag is False:
-        return None
-    return True if flag else "unknown"
-
-
-def _data(call: cst.Call):
-    """The tensor a ``Variable(...)`` wraps, when the call does nothing else."""
-    requires_grad = keyword(call, "requires_grad")
-    if requires_grad is not None and literal_bool(requires_grad) is not False:
-        return None
-    if any(a.keyword is None for a in call.args[1:]):
-        return None
-    return positional(call, 0) or keyword(call, "data")
-
-
-def _self_assignment(stmt) -> bool:
-    """``images = images``: what ``images = Variable(images, volatile=True)`` unwraps to."""
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return False
-    assign = stmt.body[0]
-    return isinstance(assign, cst.Assign) and len(assign.targets) == 1 and (
-        dotted(assign.targets[0].target) is not None
-        and dotted(assign.targets[0].target) == dotted(assign.value)
-    )
-
-
-
-class _Unwrap(cst.CSTTransformer):
-    """Replaces every ``Variable(x, volatile=True)`` with ``x`` (parenthesised where needed)."""
-
-    def __init__(self, model) -> None:
-        super().__init__()
-        self.model = model
-        self.replaced: set = set()
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        site = self.model.call_of(original)
-        if site is None or _volatile_flag(self.model, site) is not True:
-            return updated
-        data = _data(updated)
-        if data is None:
-            return updated
-        self.replaced.add(id(original))
-        if isinstance(data, _ATOMIC) or data.lpar:
-            return data
-        return data.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

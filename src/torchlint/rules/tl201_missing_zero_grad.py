@@ -1,7 +1,7 @@
 """TL201: a training loop steps the optimizer but never clears gradients."""
 from __future__ import annotations
 
-from torchlint.edits import first_statement, insert_before
+from torchlint.edits import enclosing_statement, first_statement, insert_after, insert_before, parent_map
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import BACKWARD_CALL
@@ -29,30 +29,53 @@ def _built_each_iteration(loop, optimizers) -> bool:
 
 
 def _zero_grad_fix(model, loop, role):
-    """``opt.zero_grad()`` as the first statement of the loop body, once per optimizer stepped.
+    """``opt.zero_grad()`` once per iteration for each optimizer the loop steps.
 
-    Only when every step is in the loop itself (a helper's optimizer may have
-    another name here) and the optimizer is bound before the iteration starts.
+    At the start of the loop body when every step runs on every iteration;
+    right after each step, in the same block, when a step is conditional
+    (``if (i + 1) % accum == 0: opt.step()``), so the gradients accumulated
+    until that step are kept. Only when every step is in the loop itself (a
+    helper's optimizer may have another name here) and the optimizer is bound
+    before the iteration starts.
     """
-    optimizers = []
+    steps = []
     for step in role.steps:
         name = model.stepped_optimizer(step) if loop.contains(step.order) else None
         if name is None:
             return None
-        if name not in optimizers:
-            optimizers.append(name)
+        steps.append((step, name))
+    optimizers = list(dict.fromkeys(name for _, name in steps))
     for a in loop.scope.assignments:
         if a.node is loop.node or not loop.contains(a.order):
             continue
         bound = [p for t in a.targets for p in bound_paths(t)]
         if any(opt == p or opt.startswith(p + ".") for opt in optimizers for p in bound):
             return None
+    statements = [enclosing_statement(model, step.node) for step, _ in steps]
+    if not optimizers or None in statements:
+        return None
+    parents = parent_map(model)
+    if any(parents.get(id(stmt)) is not loop.node.body for stmt in statements):
+        return _clear_after_each_step(steps, statements)
     first = first_statement(loop.node.body)
-    if not optimizers or first is None:
+    if first is None:
         return None
     calls = [f"{opt}.zero_grad()" for opt in optimizers]
     return Fix(f"call {', '.join(f'`{c}`' for c in calls)} at the start of each iteration",
                ((first, insert_before(first, *calls)),))
+
+
+def _clear_after_each_step(steps, statements):
+    """``opt.zero_grad()`` right after each statement that steps ``opt``."""
+    clears = {}
+    for (_, name), stmt in zip(steps, statements):
+        clears.setdefault(stmt, [])
+        if name not in clears[stmt]:
+            clears[stmt].append(name)
+    calls = [f"`{name}.zero_grad()`" for names in clears.values() for name in names]
+    edits = tuple((stmt, insert_after(stmt, *(f"{name}.zero_grad()" for name in names)))
+                  for stmt, names in clears.items())
+    return Fix(f"call {', '.join(dict.fromkeys(calls))} right after each step", edits)
 
 
 class MissingZeroGrad(Rule):
@@ -101,7 +124,10 @@ for x, y in loader:
 
 ## Fix safety
 The fix inserts `optimizer.zero_grad()` (one call per optimizer the loop
-steps) as the first statement of the loop body. It is offered only when
+steps) as the first statement of the loop body; where a `step()` runs only on
+some iterations (`if (i + 1) % accum == 0: optimizer.step()`, gradient
+accumulation), it goes right after that step, in the same branch, so the
+gradients accumulated until the step are kept. It is offered only when
 every `step()` is in the loop itself and the optimizer is bound before the
 iteration starts. It is unsafe because it changes the numbers training
 produces, on purpose: gradients a program deliberately carries into the

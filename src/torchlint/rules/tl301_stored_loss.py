@@ -6,7 +6,7 @@ import ast
 import libcst as cst
 
 from torchlint.edits import method_call, source_of
-from torchlint.model import flow_back
+from torchlint.model import differentiated, flow_back
 from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
@@ -16,11 +16,15 @@ _RESETS = frozenset(("clear",))
 
 
 def backprop_paths(model, scope) -> set:
-    """Names whose graph a backward() or autograd.grad() in ``scope`` consumes."""
+    """Names whose graph a backward() or autograd.grad() in ``scope`` consumes:
+    ``total`` of ``total.backward()`` (gradient accumulation), and what flows into it."""
     paths = set()
     for call in scope.calls:
         if model.is_backward(call) or model.is_autograd_grad(call):
             paths.update(referenced_paths(call.node))
+            source = differentiated(call)
+            if source is not None:
+                paths.update(referenced_paths(source))
     return flow_back(paths, scope)
 
 
@@ -35,6 +39,15 @@ def _may_store(node: ast.AST) -> bool:
     if isinstance(node, ast.AnnAssign):
         return isinstance(node.target, ast.Subscript) or isinstance(node.value, ast.BinOp)
     return False
+
+
+def _self_sum(a, container: str) -> bool:
+    """``total = total + x`` (or ``x + total``): the accumulating spelling of ``total += x``."""
+    return (
+        a.kind == "assign" and len(a.targets) == 1 and dotted(a.targets[0]) == container
+        and isinstance(a.value, cst.BinaryOperation) and isinstance(a.value.operator, cst.Add)
+        and container in (dotted(a.value.left), dotted(a.value.right))
+    )
 
 
 class StoredLoss(Rule):
@@ -156,9 +169,7 @@ is offered for `extend(...)` or for literals such as tuples.
             elif a.kind == "assign" and len(a.targets) == 1:
                 target = a.targets[0]
                 path = dotted(target)
-                if path and isinstance(a.value, cst.BinaryOperation) and isinstance(
-                    a.value.operator, cst.Add
-                ) and path in (dotted(a.value.left), dotted(a.value.right)):
+                if path and _self_sum(a, path):
                     yield a.node, path, a.value, a.order, "accumulate"
                 elif isinstance(target, cst.Subscript) and dotted(target.value):
                     keys = [s.slice.value for s in target.slice if isinstance(s.slice, cst.Index)]
@@ -320,8 +331,8 @@ class _ScopeContext:
 
     def _outlives_uncached(self, container: str, loop) -> bool:
         for a in self.scope.assignments:
-            if not loop.contains(a.order) or a.kind == "aug":
-                continue
+            if not loop.contains(a.order) or a.kind == "aug" or _self_sum(a, container):
+                continue  # adding to the container is not resetting it
             for t in a.targets:
                 if a.kind == "del":  # del losses[:]
                     if isinstance(t, cst.Subscript) and dotted(t.value) == container:

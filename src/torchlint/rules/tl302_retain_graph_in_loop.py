@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.model import differentiated
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.edits import without_arg
 from torchlint.model.vocab import GRAPH_FREE_FACTORIES
@@ -41,13 +42,6 @@ def graph_roots(expr) -> set:
     return set()
 
 
-def _backward_source(call):
-    """The tensor a backward call differentiates: ``loss`` of ``loss.backward()`` or ``grad(loss, x)``."""
-    if call.method == "backward" and isinstance(call.node.func, cst.Attribute):
-        return call.node.func.value
-    return positional(call.node, 0) or keyword(call.node, "outputs") or keyword(call.node, "tensors")
-
-
 def graph_origin(call, loop):
     """Where the graph a retained backward differentiates comes from, as (shared, carried).
 
@@ -56,7 +50,7 @@ def graph_origin(call, loop):
     carried: a tensor the loop feeds back into itself (an RNN hidden state, a
     running total); each iteration's graph then links to the previous one.
     """
-    source = _backward_source(call)
+    source = differentiated(call)
     if source is None:
         return False, False
     targets = set(bound_paths(loop.node.target)) if isinstance(loop.node, cst.For) else set()
