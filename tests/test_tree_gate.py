@@ -12,12 +12,12 @@ from torchlint.engine import _tree_gated, lint_source
 from torchlint.model.vocab import is_loader_name
 from torchlint.rule import Rule
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
-from torchlint.tree_gate import TreeFacts
+from torchlint.tree_gate import TreeIndex
 
 
-def facts(source: str) -> TreeFacts:
+def facts(source: str) -> TreeIndex:
     source = textwrap.dedent(source)
-    return TreeFacts(ast.parse(source), source)
+    return TreeIndex(ast.parse(source), source)
 
 
 def test_code_text_blanks_the_inside_of_docstrings_only():
@@ -35,7 +35,7 @@ def test_code_text_blanks_the_inside_of_docstrings_only():
 
 def test_code_text_leaves_sources_with_carriage_returns_whole():
     source = 'def f():\r\n    """a\r\n    loss.backward()\r\n    """\r\n'
-    assert TreeFacts(ast.parse(source), source).code_text() == source
+    assert TreeIndex(ast.parse(source), source).code_text() == source
 
 
 GAN_DOCSTRING_ONLY = '''

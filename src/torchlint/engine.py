@@ -19,7 +19,7 @@ from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.model import FileModel
 from torchlint.noqa import suppressed
 from torchlint.positions import node_positions
-from torchlint.tree_gate import TreeFacts
+from torchlint.tree_gate import TreeIndex
 
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
 INTERNAL_ERROR = "TL002"  # a rule raised; flake8 shows it, the CLI exits 2
@@ -210,9 +210,9 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
 def _tree_gated(rules: list, tree: ast.Module, source: str) -> list:
     """The rules that still may find something, asked of the tree: their text
     gates again, on the code without its docstrings, then their own questions."""
-    facts = TreeFacts(tree, source)
-    code = facts.code_text()
-    return [rule for rule in rules if (code is source or rule.may_apply(code)) and rule.needs_tree(facts)]
+    tree_index = TreeIndex(tree, source)
+    code = tree_index.code_text()
+    return [rule for rule in rules if (code is source or rule.may_apply(code)) and rule.needs_tree(tree_index)]
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ from torchlint.diagnostic import Applicability
 from torchlint.text_gate import compile_gate, gate_matches
 
 if TYPE_CHECKING:
+    from torchlint.tree_gate import TreeIndex
     from torchlint.model import FileModel
 
 
@@ -72,13 +73,13 @@ class Rule:
         return gate_matches(compiled, source)
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """The second gate, asked of files that pass ``gate``: could this rule find
-        anything in this stdlib ast tree (a ``tree_gate.TreeFacts``)? Only shapes the
+        anything in this stdlib ast tree (a ``tree_gate.TreeIndex``)? Only shapes the
         rule's findings require; True when unsure."""
         return True
 
-    def check(self, model: FileModel) -> Iterator[Finding]:
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         raise NotImplementedError
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> Finding:

@@ -36,7 +36,7 @@ _STEPS = text_search(r"\.step\(")
 _TRAINING_HOOK = text_search(r"def training_step\b")
 
 
-class TreeFacts:
+class TreeIndex:
     """What the rules' tree gates read, from one statement-level pass over an ast tree:
     indexes (loops, bodies, import-time code, docstring-blanked text) and the
     questions more than one rule asks."""

@@ -18,7 +18,7 @@ from torchlint.model.builder import ModelBuilder
 from torchlint.model.walk import walk
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.expr import bound_paths, identifiers, referenced_paths
-from torchlint.model.facts import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
+from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
 
@@ -41,7 +41,8 @@ def memoized(method: Callable[..., T]) -> Callable[..., T]:
 def memoized_property(method: Callable[..., T]) -> property:
     return property(memoized(method))
 
-__all__ = ["FileModel", "differentiated", "flow_back", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span", "Assignment", "LoopRole"]
+__all__ = ["FileModel", "differentiated", "flow_back", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span",
+           "Assignment", "LoopRole"]
 
 _CLEAR_WORDS = ("zero_grad", "clear_grad", "cleargrads", "reset_grad", "zero_gradients")
 _OPTIMIZER_CLASSES = frozenset(

@@ -1,13 +1,16 @@
-"""One pass over the libcst tree that records the facts of ``facts.py``."""
+"""One pass over the libcst tree that fills the records of ``records.py``."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from torchlint.model.expr import dotted
-from torchlint.model.facts import Assignment, CallSite, Loop, Scope, Site
+from torchlint.model.records import Assignment, CallSite, Loop, Scope, Site
 from torchlint.model.grad import classify, classify_statement_call
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 _BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
 _STATEMENTS = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
@@ -25,10 +28,10 @@ def _params(node: cst.FunctionDef) -> tuple:
 class ModelBuilder:
     """Fills a FileModel, driven by ``walk.walk``. Dispatch is by type in ``on_visit`` for speed."""
 
-    def __init__(self, model) -> None:
-        self.model = model
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model = file_model
         self.order = 0
-        self.scope: Scope = model.module_scope
+        self.scope: Scope = file_model.module_scope
         self.frames: list = []  # enclosing ClassDef/FunctionDef nodes
         self.loops: list = [[]]  # a loop stack per open scope
         self.grad: list = []  # lexical grad modes of open with-blocks
@@ -51,7 +54,7 @@ class ModelBuilder:
     def _assign(self, node, kind, targets, value, op=None) -> None:
         assignment = Assignment(node, self._site(), kind, tuple(targets), value, op)
         self.scope.assignments.append(assignment)
-        self.model.assignments.append(assignment)
+        self.file_model.assignments.append(assignment)
 
     # -- dispatch ------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> None:
@@ -85,7 +88,7 @@ class ModelBuilder:
         lexical = next((g for g in reversed(self.grad) if g is not None), None)
         scope = Scope(node, node.name.value, self.scope, class_name, _params(node), dec,
                       lexical, start=self._tick())
-        self.model.add_scope(scope)
+        self.file_model.add_scope(scope)
         self.frames.append(node)
         self.scope = scope
         self.loops.append([])
@@ -97,7 +100,7 @@ class ModelBuilder:
         self.loops.pop()
 
     def visit_class(self, node: cst.ClassDef) -> None:
-        self.model.class_bases[node.name.value] = tuple(
+        self.file_model.class_bases[node.name.value] = tuple(
             b for b in (dotted(a.value) for a in node.bases) if b
         )
         self.frames.append(node)
@@ -130,7 +133,7 @@ class ModelBuilder:
     def leave_with(self, node: cst.With) -> None:
         self.grad.pop()
 
-    # -- facts ---------------------------------------------------------
+    # -- records -------------------------------------------------------
     def visit_call(self, node: cst.Call) -> None:
         callee = dotted(node.func)
         method = receiver = None
@@ -141,7 +144,7 @@ class ModelBuilder:
             method = node.func.value
         call = CallSite(node, self._site(), callee, method, receiver)
         self.scope.calls.append(call)
-        self.model.calls.append(call)
+        self.file_model.calls.append(call)
         if method == "set_grad_enabled" and isinstance(self.stmt, cst.Expr) and self.stmt.value is node:
             mode = classify_statement_call(node)
             if mode is not None:
@@ -166,10 +169,10 @@ class ModelBuilder:
             self.scope.returns.append((self._site(), node.value))
 
     def visit_import(self, node: cst.Import) -> None:
-        self.model.names.add_import(node)
+        self.file_model.names.add_import(node)
 
     def visit_import_from(self, node: cst.ImportFrom) -> None:
-        self.model.names.add_import_from(node)
+        self.file_model.names.add_import_from(node)
 
 
 _VISIT = {

@@ -13,7 +13,7 @@ missed finding costs less than a false alarm.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
@@ -21,6 +21,9 @@ from torchlint.model import vocab
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.model.grad import GradMode
 from torchlint.model.taint import KILL_ATTRS, KILL_BUILTINS, KILL_METHODS, KILL_TORCH, PROPAGATE_BUILTINS
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 # How a value relates to the names followed: not at all, through views and
 # arithmetic only, or through a call that builds new graph on top of it.
@@ -51,8 +54,8 @@ def is_recurrent_call(call) -> bool:
 class Flow:
     """Follows the graph held by some names through one file's expressions."""
 
-    def __init__(self, model) -> None:
-        self.model = model
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model = file_model
         self._helpers: dict = {}
 
     # -- expressions ---------------------------------------------------
@@ -98,23 +101,23 @@ class Flow:
             receiver = self.level(func.value, paths)
             if receiver:  # h.to(device), h.view(...), out.chunk(2)
                 return receiver
-        call = self.model.call_of(expr)
-        if call is None or self.model.grad_at(call.site) is GradMode.NO_GRAD:
+        call = self.file_model.call_of(expr)
+        if call is None or self.file_model.grad_at(call.site) is GradMode.NO_GRAD:
             return NONE
         args = max((self.level(arg.value, paths) for arg in expr.args), default=NONE)
         if not args:
             return NONE
-        model = self.model
-        qualified = model.qualify(call)
+        file_model = self.file_model
+        qualified = file_model.qualify(call)
         if qualified is not None:
             return args if vocab.last_name(qualified) not in KILL_TORCH else NONE
         if call.callee in KILL_BUILTINS:
             return NONE
         if call.callee in PROPAGATE_BUILTINS:
             return args
-        if model.is_forward(call) or model.is_submodule_forward(call) or is_recurrent_call(call):
+        if file_model.is_forward(call) or file_model.is_submodule_forward(call) or is_recurrent_call(call):
             return NEW_GRAPH
-        target = model.resolve(call)
+        target = file_model.resolve(call)
         if target is not None and target is not call.scope:
             return self._helper_level(call, target, paths)
         return NONE  # a function we cannot read (an imported repackage_hidden)
@@ -179,7 +182,7 @@ class Flow:
                     on_bind(a, path, level)
 
 
-def carried_states(model, flow: Flow, scope, span) -> list:
+def carried_states(file_model: FileModel, flow: Flow, scope, span) -> list:
     """(assignment, path) for each recurrent state ``span`` carries from one iteration to the next.
 
     ``span`` is a loop of ``scope``, or ``scope`` itself for a hook such as
@@ -198,7 +201,7 @@ def carried_states(model, flow: Flow, scope, span) -> list:
         if a.kind != "assign":
             continue
         for path in (p for t in a.targets for p in bound_paths(t)):
-            if path in seen or not is_state_name(path) or not _bound_before(model, scope, span, path):
+            if path in seen or not is_state_name(path) or not _bound_before(file_model, scope, span, path):
                 continue
             seen.add(path)
             events = []
@@ -206,12 +209,12 @@ def carried_states(model, flow: Flow, scope, span) -> list:
             if not all(level for _, level in events):
                 continue
             built = [b for b, level in events if level == NEW_GRAPH and b.kind == "assign"]
-            if built and not _reset_elsewhere(model, scope, span, path):
+            if built and not _reset_elsewhere(file_model, scope, span, path):
                 found.append((built[0], path))
     return found
 
 
-def _bound_before(model, scope, span, path: str) -> bool:
+def _bound_before(file_model: FileModel, scope, span, path: str) -> bool:
     if path.startswith("self."):
         return True
     if span is scope:
@@ -222,16 +225,16 @@ def _bound_before(model, scope, span, path: str) -> bool:
                for a in scope.assignments)
 
 
-def _reset_elsewhere(model, scope, span, path: str) -> bool:
+def _reset_elsewhere(file_model: FileModel, scope, span, path: str) -> bool:
     """Another function rebinds ``self.`` state: a helper the iteration calls
     (``self.reset_hidden()``) or, for a hook, any other method of its class
     (a framework may call ``on_train_batch_start`` between steps)."""
     if not path.startswith("self."):
         return False
     if span is scope:
-        others = [a for (cls, name), method in model.methods.items()
+        others = [a for (cls, name), method in file_model.methods.items()
                   if cls == scope.class_name and method is not scope and name != "__init__"
                   for a in method.assignments]
     else:
-        others = [a for a in model.reachable_assignments(span) if a.site.scope is not scope]
+        others = [a for a in file_model.reachable_assignments(span) if a.site.scope is not scope]
     return any(path in (p for t in a.targets for p in bound_paths(t)) for a in others)

@@ -8,10 +8,15 @@ A device the file cannot see (``args.device``) does not count.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.walk import walk
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 
 def mentions_cuda(expr: cst.CSTNode) -> bool:
@@ -28,10 +33,10 @@ def mentions_cuda(expr: cst.CSTNode) -> bool:
     return bool(found)
 
 
-def _cuda_names(model) -> set:
+def _cuda_names(file_model: FileModel) -> set:
     """Dotted names (and their last parts) bound anywhere in the file to a CUDA device."""
     names = set()
-    for a in model.assignments:
+    for a in file_model.assignments:
         if a.kind in ("assign", "with") and a.value is not None and mentions_cuda(a.value):
             for target in a.targets:
                 path = dotted(target)
@@ -40,33 +45,33 @@ def _cuda_names(model) -> set:
     return names
 
 
-def moves_to_cuda(model) -> bool:
-    return model.derived(_moves_to_cuda)
+def moves_to_cuda(file_model: FileModel) -> bool:
+    return file_model.derived(_moves_to_cuda)
 
 
-def _moves_to_cuda(model) -> bool:
-    names = _LazyNames(model)
-    return any(_puts_on_cuda(model, call, names) for call in model.calls)
+def _moves_to_cuda(file_model: FileModel) -> bool:
+    names = _LazyNames(file_model)
+    return any(_puts_on_cuda(file_model, call, names) for call in file_model.calls)
 
 
 class _LazyNames:
     """The CUDA-bound names, read only when a ``.to(name)`` asks."""
 
-    def __init__(self, model) -> None:
-        self.model, self.names = model, None
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model, self.names = file_model, None
 
     def __contains__(self, path: str) -> bool:
         if self.names is None:
-            self.names = _cuda_names(self.model)
+            self.names = _cuda_names(self.file_model)
         return path in self.names or path.rsplit(".", 1)[-1] in self.names
 
 
-def _puts_on_cuda(model, call, cuda_names) -> bool:
+def _puts_on_cuda(file_model: FileModel, call, cuda_names) -> bool:
     """``x.cuda()``, ``x.to("cuda")``, ``x.to(device)`` with a CUDA ``device``, ``f(device="cuda")``."""
     device = keyword(call.node, "device")
     if device is not None and mentions_cuda(device):
         return True
-    if not isinstance(call.node.func, cst.Attribute) or model.names.qualify(call.receiver) is not None:
+    if not isinstance(call.node.func, cst.Attribute) or file_model.names.qualify(call.receiver) is not None:
         return False  # a plain function, or torch's own API (torch.cuda.is_available())
     if call.method == "cuda":
         return True

@@ -9,12 +9,15 @@ report only what they can see.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.vocab import DEFAULT_DTYPE_FACTORIES, LIKE_FACTORIES, tokens
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 LOW = frozenset("float float32 half float16 bfloat16 cfloat complex64 chalf complex32".split())
 HIGH = frozenset("double float64 cdouble complex128".split())
@@ -40,26 +43,26 @@ class Origin:
     requires_grad: bool = False
 
 
-def dtype_precision(model, expr: Optional[cst.BaseExpression]) -> Optional[str]:
+def dtype_precision(file_model: FileModel, expr: Optional[cst.BaseExpression]) -> Optional[str]:
     """"low" for ``torch.float32``/``torch.half``, "high" for ``torch.double``, else None."""
-    qualified = model.names.qualify(dotted(expr)) if expr is not None else None
+    qualified = file_model.names.qualify(dotted(expr)) if expr is not None else None
     if qualified is None or not qualified.startswith("torch.") or qualified.count(".") != 1:
         return None
     name = qualified.split(".", 1)[1]
     return "low" if name in LOW else "high" if name in HIGH else None
 
 
-def default_dtype_changed(model) -> bool:
+def default_dtype_changed(file_model: FileModel) -> bool:
     """The file changes the default dtype, so ``torch.randn(3)`` may be float64."""
-    return any(c.method in ("set_default_dtype", "set_default_tensor_type") for c in model.calls)
+    return any(c.method in ("set_default_dtype", "set_default_tensor_type") for c in file_model.calls)
 
 
 class DtypeReader:
     """Answers ``origin(expr, scope, order)`` for the values of one file."""
 
-    def __init__(self, model) -> None:
-        self.model = model
-        self.default_known = not default_dtype_changed(model)
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model = file_model
+        self.default_known = not default_dtype_changed(file_model)
 
     def origin(self, expr, scope, order, depth=0) -> Optional[Origin]:
         if depth > 8:
@@ -99,7 +102,7 @@ class DtypeReader:
 
     def _call_origin(self, call: cst.Call, scope, order, depth) -> Optional[Origin]:
         func = call.func
-        qualified = self.model.names.qualify(dotted(func))
+        qualified = self.file_model.names.qualify(dotted(func))
         if qualified is not None and qualified.startswith("torch.") and qualified.count(".") == 1:
             return self._factory_origin(call, qualified.split(".", 1)[1], scope, order, depth)
         if not isinstance(func, cst.Attribute):
@@ -124,7 +127,7 @@ class DtypeReader:
         grad = literal_bool(keyword(call, "requires_grad")) is True
         dtype = keyword(call, "dtype")
         if dtype is not None:
-            precision = dtype_precision(self.model, dtype)
+            precision = dtype_precision(self.file_model, dtype)
             return Origin(precision, dtype, "dtype", grad) if precision else None
         if name in DEFAULT_DTYPE_FACTORIES:
             return Origin("low", call, "factory", grad) if self.default_known else None
@@ -136,7 +139,7 @@ class DtypeReader:
     def _to_origin(self, call, scope, order, depth) -> Optional[Origin]:
         """``x.to(torch.float32)`` decides the dtype; ``x.to(device)`` keeps ``x``'s."""
         for target in (keyword(call, "dtype"), positional(call, 0), positional(call, 1)):
-            precision = dtype_precision(self.model, target)
+            precision = dtype_precision(self.file_model, target)
             if precision is not None:
                 return Origin(precision, target, "dtype")
         target = positional(call, 0) or keyword(call, "device")

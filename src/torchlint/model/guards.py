@@ -6,22 +6,27 @@ debugging aid left on asks this before reporting. ``if __name__ ==
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from torchlint.model.expr import identifiers
 from torchlint.model.walk import walk
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     return "__name__" in set(identifiers(test))
 
 
-def conditional_calls(model) -> frozenset:
+def conditional_calls(file_model: FileModel) -> frozenset:
     """ids of the Call nodes that run only when some ``if`` test holds."""
-    return model.derived(_conditional_calls)
+    return file_model.derived(_conditional_calls)
 
 
-def _conditional_calls(model) -> frozenset:
+def _conditional_calls(file_model: FileModel) -> frozenset:
     found, depth = set(), [0]
 
     def enter(node):
@@ -34,5 +39,5 @@ def _conditional_calls(model) -> frozenset:
         if isinstance(node, cst.If) and not _is_main_guard(node.test) or isinstance(node, cst.IfExp):
             depth[0] -= 1
 
-    walk(model.module, enter, leave)
+    walk(file_model.module, enter, leave)
     return frozenset(found)

@@ -10,14 +10,19 @@ model's per-scope assignments and calls.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, keyword, positional, referenced_paths
 from torchlint.model.grad import GradMode
 from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS, LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES
 
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
-def known_grad_scope(model, scope, _seen=None) -> bool:
+
+def known_grad_scope(file_model: FileModel, scope, _seen=None) -> bool:
     """Does autograd surely record in ``scope``, whoever calls it?
 
     Module-level code does, and so does a function that itself backpropagates
@@ -32,13 +37,13 @@ def known_grad_scope(model, scope, _seen=None) -> bool:
         return True
     if scope.decorator_grad is not None:
         return scope.decorator_grad is GradMode.GRAD
-    if any(model.is_backward(c) or model.is_autograd_grad(c) for c in scope.calls):
+    if any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in scope.calls):
         return True
     if scope.class_name is not None and scope.name == "training_step":
         return True  # Lightning runs it with grad enabled
-    callers = model.callers.get(scope)
+    callers = file_model.callers.get(scope)
     return bool(callers) and all(
-        model.grad_at(c.site) is GradMode.GRAD and known_grad_scope(model, c.scope, seen) for c in callers
+        file_model.grad_at(c.site) is GradMode.GRAD and known_grad_scope(file_model, c.scope, seen) for c in callers
     )
 
 
@@ -96,7 +101,7 @@ def method_chain(expr):
             return expr, methods[::-1]
 
 
-def is_leaf_factory(model, expr) -> bool:
+def is_leaf_factory(file_model: FileModel, expr) -> bool:
     """``torch.zeros(...)``, ``torch.tensor(v).to(device)``, ``Variable(x)``, ``nn.Parameter(w)``."""
     base, methods = method_chain(expr)
     if not isinstance(base, cst.Call) and not methods:
@@ -106,26 +111,26 @@ def is_leaf_factory(model, expr) -> bool:
         last = callee.rsplit(".", 1)[-1]
         if last in LEAF_WRAPPERS:
             return True
-        qualified = model.names.qualify(callee)
+        qualified = file_model.names.qualify(callee)
         if qualified is not None and last in TENSOR_FACTORIES:
             return True
     return False
 
 
-def produced_by_graph_call(model, expr) -> bool:
+def produced_by_graph_call(file_model: FileModel, expr) -> bool:
     """Is ``expr`` a forward pass or a loss call, maybe reduced or moved (``model(x).mean()``)?"""
     base, methods = method_chain(expr)
     if not isinstance(base, cst.Call) or any(m not in SHAPE_METHODS for m in methods):
         return False
     if positional(base, 0) is None:
         return False  # ``resnet18(pretrained=True)`` builds a model; a forward pass takes an input
-    call = model.call_of(base)
+    call = file_model.call_of(base)
     return call is not None and (
-        model.is_forward(call) or model.is_submodule_forward(call) or model.is_loss_call(call)
+        file_model.is_forward(call) or file_model.is_submodule_forward(call) or file_model.is_loss_call(call)
     )
 
 
-def wants_its_gradient(model, scope, path: str) -> bool:
+def wants_its_gradient(file_model: FileModel, scope, path: str) -> bool:
     """The code uses ``path`` as a leaf it differentiates with respect to: it reads
     ``path.grad``, calls ``path.retain_grad()``/``register_hook``, or passes it as
     ``inputs`` to ``torch.autograd.grad`` (saliency maps, attacks, feature gradients)."""
@@ -133,7 +138,7 @@ def wants_its_gradient(model, scope, path: str) -> bool:
     for call in scope.calls:
         if call.receiver == path and call.method in ("retain_grad", "register_hook"):
             return True
-        if model.is_autograd_grad(call):
+        if file_model.is_autograd_grad(call):
             inputs = keyword(call.node, "inputs") or positional(call.node, 1)
             if inputs is not None and path in set(referenced_paths(inputs)):
                 return True
@@ -158,17 +163,17 @@ def _all_paths(expr):
             yield ".".join(parts[:i])
 
 
-def file_freezes(model) -> bool:
+def file_freezes(file_model: FileModel) -> bool:
     """Does the file turn off ``requires_grad`` anywhere (``p.requires_grad = False``,
     ``net.requires_grad_(False)``, ``set_requires_grad(net, False)``, ``freeze(...)``)?"""
-    return model.derived(_file_freezes)
+    return file_model.derived(_file_freezes)
 
 
-def _file_freezes(model) -> bool:
-    return any(_freeze_call(c) for c in model.calls) or any(
+def _file_freezes(file_model: FileModel) -> bool:
+    return any(_freeze_call(c) for c in file_model.calls) or any(
         a.kind == "assign" and literal_false(a.value)
         and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
-        for a in model.assignments
+        for a in file_model.assignments
     )
 
 

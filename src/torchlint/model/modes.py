@@ -8,13 +8,16 @@ mode share these readers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, literal_bool, positional, referenced_paths
-from torchlint.model.facts import CallSite
+from torchlint.model.records import CallSite
 from torchlint.model.vocab import last_name, tokens
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 # Words of helpers that switch modes for a caller: monai's ``eval_mode(model)``,
 # ``set_bn_eval``, ``model_eval(model)``, ``switch_to_train(model)``.
@@ -50,9 +53,9 @@ def mode_switch(call: CallSite) -> Optional[ModeSwitch]:
     return ModeSwitch(call, call.receiver, None if value is None else not value)
 
 
-def mode_switches(model, calls: Iterable[CallSite]) -> list:
+def mode_switches(file_model: FileModel, calls: Iterable[CallSite]) -> list:
     """The switches among ``calls``; ``self.eval()`` that runs a method of this module is none."""
-    return [s for s in map(mode_switch, calls) if s is not None and model.resolve(s.call) is None]
+    return [s for s in map(mode_switch, calls) if s is not None and file_model.resolve(s.call) is None]
 
 
 def model_key(path: str) -> str:
@@ -90,7 +93,7 @@ def passes_model(call: CallSite, target: str) -> bool:
     return False
 
 
-def calls_in_node(model, node: cst.CSTNode) -> list:
+def calls_in_node(file_model: FileModel, node: cst.CSTNode) -> list:
     """The model's CallSites for every call inside ``node`` (an expression or statement)."""
     from torchlint.model.walk import walk
 
@@ -98,7 +101,7 @@ def calls_in_node(model, node: cst.CSTNode) -> list:
 
     def enter(n):
         if type(n) is cst.Call:
-            site = model.call_of(n)
+            site = file_model.call_of(n)
             if site is not None:
                 found.append(site)
 

@@ -8,6 +8,8 @@ its updates under ``no_grad``), and we cannot see which.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from functools import cached_property
 
 import libcst as cst
@@ -16,21 +18,24 @@ from torchlint.model.carry import Flow
 from torchlint.model.expr import dotted, positional, referenced_paths
 from torchlint.model.vocab import CONTAINER_METHODS
 
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
+
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign"))
 
 
 class Meters:
     """Which classes of this file accumulate which method arguments, and which names hold them."""
 
-    def __init__(self, model) -> None:
-        self.model = model
-        self.flow = Flow(model)
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model = file_model
+        self.flow = Flow(file_model)
 
     @cached_property
     def accumulating(self) -> dict:
         """{(class, method): ((index, parameter), ...)} for arguments a method sums into ``self``."""
         out = {}
-        for (cls, name), scope in self.model.methods.items():
+        for (cls, name), scope in self.file_model.methods.items():
             params = scope.params[1:]  # after self
             kept = tuple((i, p) for i, p in enumerate(params) if self._accumulates(scope, p))
             if kept:
@@ -67,9 +72,9 @@ class Meters:
     def instances(self) -> dict:
         """{path: class} for names bound to an instance of an accumulating class."""
         classes = {cls for cls, _ in self.accumulating}
-        classes |= {cls for cls, bases in self.model.class_bases.items() if classes.intersection(bases)}
+        classes |= {cls for cls, bases in self.file_model.class_bases.items() if classes.intersection(bases)}
         found, other = {}, set()
-        for a in self.model.assignments:
+        for a in self.file_model.assignments:
             if a.kind != "assign" or not isinstance(a.value, cst.Call):
                 continue
             cls = dotted(a.value.func)
@@ -94,7 +99,7 @@ class Meters:
         return out
 
     def _inherited(self, cls: str, method: str) -> tuple:
-        for base in self.model.class_bases.get(cls, ()):
+        for base in self.file_model.class_bases.get(cls, ()):
             if (base, method) in self.accumulating:
                 return self.accumulating[(base, method)]
         return ()

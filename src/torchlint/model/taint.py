@@ -9,13 +9,16 @@ functions are assumed to end it: a missed leak costs less than a false alarm.
 from __future__ import annotations
 
 import bisect
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.model.grad import GradMode
 from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 # Methods and attributes whose result never carries a graph.
 KILL_METHODS = frozenset(
@@ -37,8 +40,8 @@ _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideA
 class Taint:
     """Replays a scope's assignments in order, keeping the graph-carrying names."""
 
-    def __init__(self, facts, scope) -> None:
-        self.facts = facts
+    def __init__(self, file_model: FileModel, scope) -> None:
+        self.file_model = file_model
         self.scope = scope
         self._orders: list = [0]
         self._states: list = [frozenset()]
@@ -93,12 +96,12 @@ class Taint:
         if isinstance(expr, cst.Tuple):
             return tuple(self._tainted(el.value, names) for el in expr.elements)
         if isinstance(expr, cst.Call):
-            call = self.facts.call_of(expr)
-            target = self.facts.resolve(call) if call is not None else None
+            call = self.file_model.call_of(expr)
+            target = self.file_model.resolve(call) if call is not None else None
             if target is not None and target is not self.scope:
-                if self.facts.grad_at(call.site) is GradMode.NO_GRAD:
+                if self.file_model.grad_at(call.site) is GradMode.NO_GRAD:
                     return False
-                return self.facts.returns_graph(target)
+                return self.file_model.returns_graph(target)
         return self._tainted(expr, names)
 
     def _bind(self, target, tainted: bool, current: set) -> None:
@@ -167,22 +170,22 @@ class Taint:
                 return False
             if self._tainted(func.value, names) and func.attr.value not in CONTAINER_METHODS:
                 return True
-        call = self.facts.call_of(expr)
-        if call is None or self.facts.grad_at(call.site) is GradMode.NO_GRAD:
+        call = self.file_model.call_of(expr)
+        if call is None or self.file_model.grad_at(call.site) is GradMode.NO_GRAD:
             return False
-        facts = self.facts
-        if facts.is_forward(call) or facts.is_submodule_forward(call) or facts.is_loss_call(call):
+        file_model = self.file_model
+        if file_model.is_forward(call) or file_model.is_submodule_forward(call) or file_model.is_loss_call(call):
             return True
         args_tainted = any(self._tainted(arg.value, names) for arg in expr.args)
-        qualified = self.facts.qualify(call)
+        qualified = self.file_model.qualify(call)
         if qualified is not None:
             return args_tainted and qualified.rsplit(".", 1)[-1] not in KILL_TORCH
         if call.callee in KILL_BUILTINS:
             return False
         if call.callee in PROPAGATE_BUILTINS:
             return args_tainted
-        target = self.facts.resolve(call)
+        target = self.file_model.resolve(call)
         if target is None or target is self.scope:
             return False
-        shape = self.facts.returns_graph(target)
+        shape = self.file_model.returns_graph(target)
         return any(shape) if isinstance(shape, tuple) else shape

@@ -13,13 +13,16 @@ indexing into one. Anything else is unknown, and unknown is not a tensor.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from torchlint.model.expr import dotted, positional
 from torchlint.model.vocab import DATA_FACTORIES
 from torchlint.model.walk import walk
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
 
 TENSOR_ONLY_METHODS = frozenset(
     "contiguous view view_as size dim numel new_zeros new_empty new_ones new_full new_tensor "
@@ -51,9 +54,9 @@ _TENSOR_TYPES = frozenset(("Tensor", "torch.Tensor", "Optional[Tensor]", "Option
 _COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 
-def torch_op(model, func) -> Optional[str]:
+def torch_op(file_model: FileModel, func) -> Optional[str]:
     """``tanh`` for ``torch.tanh``/``F.tanh``: a torch operation returning tensors, else None."""
-    qualified = model.names.qualify(dotted(func))
+    qualified = file_model.names.qualify(dotted(func))
     if qualified is None:
         return None
     name = qualified.rsplit(".", 1)[-1]
@@ -67,8 +70,8 @@ def torch_op(model, func) -> Optional[str]:
 class TensorNames:
     """The tensor-holding names of one function, replayed in source order."""
 
-    def __init__(self, model, scope, skip_params: int = 0) -> None:
-        self.model = model
+    def __init__(self, file_model: FileModel, scope, skip_params: int = 0) -> None:
+        self.file_model = file_model
         self.scope = scope
         self.params = self._tensor_params(scope.params[skip_params:])
 
@@ -82,7 +85,7 @@ class TensorNames:
                 seen.add(call.receiver)
             elif call.method in ("save_for_backward", "mark_dirty", "mark_non_differentiable"):
                 seen.update(dotted(a.value) for a in call.node.args)
-            elif torch_op(self.model, call.node.func) is not None:
+            elif torch_op(self.file_model, call.node.func) is not None:
                 first = positional(call.node, 0)
                 seen.add(dotted(first) if first is not None else None)
         seen |= self._attribute_evidence(candidates)
@@ -183,6 +186,6 @@ class TensorNames:
         func = call.func
         if isinstance(func, cst.Attribute) and self.is_tensor(func.value, known):
             return func.attr.value not in NOT_TENSOR_METHODS
-        if torch_op(self.model, func) is None:
+        if torch_op(self.file_model, func) is None:
             return False
         return any(self.is_tensor(arg.value, known) for arg in call.args)

@@ -6,20 +6,21 @@ from typing import Optional
 
 import libcst as cst
 
+from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
-from torchlint.model import GradMode, Span, modes
+from torchlint.model import FileModel, GradMode, Span, modes
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
 
-def mode_switches(model, scope) -> list:
+def mode_switches(file_model: FileModel, scope) -> list:
     """``(order, receiver, is_eval)`` for each ``x.eval()`` / ``x.train(...)`` in ``scope``.
     A ``train(flag)`` that cannot be read counts as a switch back to training: the
     code may evaluate with gradients on purpose, and silence costs less than a false alarm."""
-    return [(s.order, s.receiver, s.to_eval is True) for s in modes.mode_switches(model, scope.calls)]
+    return [(s.order, s.receiver, s.to_eval is True) for s in modes.mode_switches(file_model, scope.calls)]
 
 
 def _covers(receiver: str, target: str) -> bool:
@@ -29,13 +30,13 @@ def _covers(receiver: str, target: str) -> bool:
 _EVAL_SWITCH = text_search(EVAL_SWITCH_CALL)
 
 
-def _switches_and_runs(facts) -> bool:
+def _switches_and_runs(tree_index: TreeIndex) -> bool:
     """A function (or the module) that switches something to eval mode and calls
     it, ``self`` or a model-named callee: the calls ``FileModel.is_forward`` takes
     for forward passes, given the switched models."""
-    if not _EVAL_SWITCH(facts.code_text()):
+    if not _EVAL_SWITCH(tree_index.code_text()):
         return False
-    for body in facts.bodies:
+    for body in tree_index.bodies:
         switched, calls = set(), []
         for node in tree_gate.own_nodes(body):
             if isinstance(node, ast.Call):
@@ -76,10 +77,10 @@ class EvalWithoutNoGrad(Rule):
             r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)",)
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """Code that switches a model to eval mode and runs it, or a loop that runs a
         model-named call over evaluation data or in a function named like evaluation."""
-        return _switches_and_runs(facts) or facts.evaluation_loops()
+        return _switches_and_runs(tree_index) or tree_index.evaluation_loops()
 
     docs = """
 ## What it does
@@ -143,31 +144,31 @@ other coroutines, while they are suspended), for one-line bodies, or where a
 local name (a parameter called `torch`) hides the module the fix would name.
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        for scope in model.scopes:
-            if not scope.calls or _handles_grad(scope) or model.part_of_forward(scope):
+        for scope in file_model.scopes:
+            if not scope.calls or _handles_grad(scope) or file_model.part_of_forward(scope):
                 continue
-            if model.is_test_function(scope):
+            if file_model.is_test_function(scope):
                 continue
-            switches = mode_switches(model, scope)
+            switches = mode_switches(file_model, scope)
             # A transform put in eval mode (botorch's outcome_transform) is not a model.
             models = {receiver for _, receiver, is_eval in switches if is_eval and not is_transform_name(receiver)}
             for call in scope.calls:
-                if not model.is_forward(call, models):
+                if not file_model.is_forward(call, models):
                     continue
-                if model.grad_at(call.site) is not GradMode.GRAD:
+                if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
-                if call.site.loop is None and model.flows_to_return(call):
+                if call.site.loop is None and file_model.flows_to_return(call):
                     continue  # one forward handed back: the caller may want its graph
-                span = self._evaluation_span(model, scope, call, switches)
-                if span is not None and not self._needs_grad(model, span):
-                    yield self.report(call.node, fix=_no_grad_fix(model, call))
+                span = self._evaluation_span(file_model, scope, call, switches)
+                if span is not None and not self._needs_grad(file_model, span):
+                    yield self.report(call.node, fix=_no_grad_fix(file_model, call))
 
-    def _evaluation_span(self, model, scope, call, switches):
+    def _evaluation_span(self, file_model: FileModel, scope, call, switches):
         """The stretch of code that makes this call evaluation, as (start, end), or None."""
-        target = model.forward_target(call)
+        target = file_model.forward_target(call)
         last = None
         for order, receiver, is_eval in switches:
             if order < call.order and _covers(receiver, target):
@@ -182,17 +183,17 @@ local name (a parameter called `torch`) hides the module the fix would name.
             if loop.iter is not None and any(is_eval_loader_name(n) for n in identifiers(loop.iter)):
                 return (loop.start, loop.end)
             loop = loop.parent
-        if not scope.is_module and is_eval_function_name(scope.name) and _in_data_loop(model, scope, call):
+        if not scope.is_module and is_eval_function_name(scope.name) and _in_data_loop(file_model, scope, call):
             return (scope.start, scope.end)
         return None
 
     @staticmethod
-    def _needs_grad(model, span) -> bool:
+    def _needs_grad(file_model: FileModel, span) -> bool:
         """Gradients are wanted here: input gradients, attacks, test-time training."""
         window = Span(*span)
         return any(
-            model.computes_gradients(call) or model.stepped_optimizer(call)
-            for call in model.reachable_calls(window)
+            file_model.computes_gradients(call) or file_model.stepped_optimizer(call)
+            for call in file_model.reachable_calls(window)
         )
 
     valid = (
@@ -263,20 +264,20 @@ def predict(model, batches):
     )
 
 
-def _no_grad_fix(model, call):
+def _no_grad_fix(file_model: FileModel, call):
     """Wrap the loop around the forward pass (or its statement, outside loops) in ``no_grad``."""
     loop = call.site.loop
-    target = loop.node if loop is not None else enclosing_statement(model, call.node)
+    target = loop.node if loop is not None else enclosing_statement(file_model, call.node)
     if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or suspends(target):
         return None  # a one-line suite, or a generator/coroutine that would leak no_grad to its caller
-    name, imports = torch_reference(model, "no_grad")
+    name, imports = torch_reference(file_model, "no_grad")
     if shadowed(call.scope, name.split(".")[0]):
         return None  # ``def evaluate(model, torch)``: the name would not reach the module
     what = "loop" if loop is not None else "statement"
     # Under the new no_grad a volatile Variable inside is dead code; left there, it
     # would look fixed (TL105 is silent under no_grad) while still in the file.
     return Fix(f"wrap the evaluation {what} in `with {name}():`",
-               ((target, wrap_in_with(without_volatile(model, target), f"{name}()")),), imports)
+               ((target, wrap_in_with(without_volatile(file_model, target), f"{name}()")),), imports)
 
 
 def _handles_grad(scope) -> bool:
@@ -289,11 +290,11 @@ def _handles_grad(scope) -> bool:
     )
 
 
-def _in_data_loop(model, scope, call) -> bool:
+def _in_data_loop(file_model: FileModel, scope, call) -> bool:
     """Inside a loop over a loader, or over data the function was given."""
     loop = call.site.loop
     while loop is not None:
-        if model.loop_role(loop).data:
+        if file_model.loop_role(loop).data:
             return True
         if loop.iter is not None and not _is_range(loop.iter):
             if set(identifiers(loop.iter)) & set(scope.params):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.model import GradMode, flow_back
+from torchlint.tree_gate import TreeIndex
+from torchlint.model import FileModel, GradMode, flow_back
 from torchlint.model.expr import bound_paths, positional, referenced_paths
 from torchlint.model.modes import calls_in_node
 from torchlint.model.vocab import is_optimizer_name
@@ -21,8 +22,8 @@ class BackwardUnderNoGrad(Rule):
     gate = (r"no_grad|inference_mode|set_grad_enabled", BACKWARD_CALL + "|autograd")
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
-        return facts.computes_gradients()
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        return tree_index.computes_gradients()
 
     docs = """
 ## What it does
@@ -70,15 +71,15 @@ def train_step(model, optimizer, x, y):
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
             return
-        for call in model.calls:
-            if not (model.is_backward(call) or model.is_autograd_grad(call)):
+        for call in file_model.calls:
+            if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
                 continue
-            if model.grad_at(call.site) is not GradMode.NO_GRAD or _in_optimizer(model, call):
+            if file_model.grad_at(call.site) is not GradMode.NO_GRAD or _in_optimizer(file_model, call):
                 continue
-            if _graph_made_without_grad(model, call):
+            if _graph_made_without_grad(file_model, call):
                 yield self.report(call.node)
 
     valid = (
@@ -149,35 +150,35 @@ def finetune_step(model, x, y, optimizer):
     )
 
 
-def _in_optimizer(model, call) -> bool:
+def _in_optimizer(file_model: FileModel, call) -> bool:
     """An optimizer's own ``step`` runs under no_grad and calls its closure under enable_grad."""
-    cls = model.enclosing_class(call.scope) or ""
+    cls = file_model.enclosing_class(call.scope) or ""
     return call.scope.name == "step" or is_optimizer_name(cls)
 
 
-def _differentiated(model, call):
+def _differentiated(file_model: FileModel, call):
     """The expression whose graph the call walks: ``loss`` in ``loss.backward()`` / ``grad(loss, w)``."""
-    if call.method == "backward" and model.qualify(call) is None and isinstance(call.node.func, cst.Attribute):
+    if call.method == "backward" and file_model.qualify(call) is None and isinstance(call.node.func, cst.Attribute):
         return call.node.func.value
     return positional(call.node, 0)
 
 
-def _graph_made_without_grad(model, call) -> bool:
+def _graph_made_without_grad(file_model: FileModel, call) -> bool:
     """Did a forward pass or loss feeding the differentiated tensor run with grad off?"""
-    expr = _differentiated(model, call)
+    expr = _differentiated(file_model, call)
     if expr is None:
         return False
     scope = call.scope
-    sources = list(calls_in_node(model, expr))
+    sources = list(calls_in_node(file_model, expr))
     paths = flow_back(set(referenced_paths(expr)), scope)
     for a in scope.assignments:
         if a.order < call.order and a.value is not None and any(
             p in paths for t in a.targets for p in bound_paths(t)
         ):
-            sources.extend(calls_in_node(model, a.value))
-    producing = [c for c in sources if _records_graph(model, c)]
-    return bool(producing) and all(model.grad_at(c.site) is GradMode.NO_GRAD for c in producing)
+            sources.extend(calls_in_node(file_model, a.value))
+    producing = [c for c in sources if _records_graph(file_model, c)]
+    return bool(producing) and all(file_model.grad_at(c.site) is GradMode.NO_GRAD for c in producing)
 
 
-def _records_graph(model, call) -> bool:
-    return model.is_forward(call) or model.is_submodule_forward(call) or model.is_loss_call(call)
+def _records_graph(file_model: FileModel, call) -> bool:
+    return file_model.is_forward(call) or file_model.is_submodule_forward(call) or file_model.is_loss_call(call)

@@ -1,7 +1,8 @@
 """TL103: evaluation under no_grad with the model still in training mode."""
 from __future__ import annotations
 
-from torchlint.model import GradMode
+from torchlint.tree_gate import TreeIndex
+from torchlint.model import FileModel, GradMode
 from torchlint.model.expr import bound_paths, identifiers
 from torchlint.model.modes import EVAL_WORDS, is_mode_helper, model_key, mode_switches, same_model
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name
@@ -18,8 +19,8 @@ class NoGradEvalInTrainMode(Rule):
     gate = (r"no_grad|inference_mode|set_grad_enabled", r"\.train\(|backward")
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
-        return facts.evaluation_loops()
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        return tree_index.evaluation_loops()
 
     docs = """
 ## What it does
@@ -74,22 +75,22 @@ def evaluate(model, val_loader):
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        context = _FileModes(model)
-        for scope in model.scopes:
-            if scope.name in FORWARD_METHODS or model.is_test_function(scope) or _external_base(model, scope):
+        context = _FileModes(file_model)
+        for scope in file_model.scopes:
+            if scope.name in FORWARD_METHODS or file_model.is_test_function(scope) or _external_base(file_model, scope):
                 continue
             done = set()
             for call in scope.calls:
-                target = model.forward_target(call)
-                if target in (None, "self") or not model.is_forward(call):
+                target = file_model.forward_target(call)
+                if target in (None, "self") or not file_model.is_forward(call):
                     continue
                 key = model_key(target)
-                if key in done or model.grad_at(call.site) is not GradMode.NO_GRAD:
+                if key in done or file_model.grad_at(call.site) is not GradMode.NO_GRAD:
                     continue
-                if not _evaluation_loop(model, scope, call) or _built_in(scope, target, call.order):
+                if not _evaluation_loop(file_model, scope, call) or _built_in(scope, target, call.order):
                     continue
                 if context.managed(target) or not context.trained(target):
                     continue
@@ -180,12 +181,12 @@ def test(net, test_loader, loss_fn):
 class _FileModes:
     """How the file handles module modes, read once."""
 
-    def __init__(self, model) -> None:
-        self.model = model
-        self.switches = mode_switches(model, model.calls)
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model = file_model
+        self.switches = mode_switches(file_model, file_model.calls)
         # An eval-mode helper we cannot read might switch any model: trust it.
         self.helpers = any(
-            is_mode_helper(c, EVAL_WORDS) and model.resolve(c) is None for c in model.calls
+            is_mode_helper(c, EVAL_WORDS) and file_model.resolve(c) is None for c in file_model.calls
         )
 
     def managed(self, target: str) -> bool:
@@ -198,29 +199,29 @@ class _FileModes:
         """Does the file call ``target.train()`` or backpropagate through a forward of it?"""
         if any(s.to_eval is False and same_model(s.receiver, target) for s in self.switches):
             return True
-        model = self.model
-        for call in model.calls:
-            ran = model.forward_target(call) if model.is_forward(call) else None
-            if ran is None or not same_model(ran, target) or model.grad_at(call.site) is not GradMode.GRAD:
+        file_model = self.file_model
+        for call in file_model.calls:
+            ran = file_model.forward_target(call) if file_model.is_forward(call) else None
+            if ran is None or not same_model(ran, target) or file_model.grad_at(call.site) is not GradMode.GRAD:
                 continue
-            if any(model.is_backward(c) for c in call.scope.calls):
+            if any(file_model.is_backward(c) for c in call.scope.calls):
                 return True
         return False
 
 
-def _external_base(model, scope) -> bool:
+def _external_base(file_model: FileModel, scope) -> bool:
     """A method of a class built on a base from elsewhere (a trainer, a callback, a runner)."""
-    cls = model.enclosing_class(scope)
-    if cls is None or model.is_module_class(cls):
+    cls = file_model.enclosing_class(scope)
+    if cls is None or file_model.is_module_class(cls):
         return cls is not None
-    return any(base not in model.class_bases and base != "object" for base in model.class_bases.get(cls, ()))
+    return any(base not in file_model.class_bases and base != "object" for base in file_model.class_bases.get(cls, ()))
 
 
-def _evaluation_loop(model, scope, call) -> bool:
+def _evaluation_loop(file_model: FileModel, scope, call) -> bool:
     """In a loop over evaluation data, or over data in an evaluation function; never in one that trains."""
     loop, evaluates = call.site.loop, False
     while loop is not None:
-        role = model.loop_role(loop)
+        role = file_model.loop_role(loop)
         if role.trains:
             return False
         names = set(identifiers(loop.iter)) if loop.iter is not None else set()

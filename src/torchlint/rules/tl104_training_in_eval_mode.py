@@ -1,7 +1,7 @@
 """TL104: a loop trains a model that its evaluation left in eval mode."""
 from __future__ import annotations
 
-from torchlint.model import GradMode
+from torchlint.model import FileModel, GradMode
 from torchlint.model.modes import TRAIN_WORDS, is_mode_helper, model_key, mode_switches, passes_model, same_model
 from torchlint.model.vocab import is_eval_function_name, tokens
 from torchlint.rule import Rule
@@ -63,17 +63,17 @@ for epoch in range(epochs):
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
         reported = set()
-        for scope in model.scopes:
+        for scope in file_model.scopes:
             for loop in scope.loops:
-                role = model.loop_role(loop)
+                role = file_model.loop_role(loop)
                 if not role.trains:
                     continue
-                for switch in _forgotten_evals(model, role.calls):
-                    node = _entry(model, loop, switch)
+                for switch in _forgotten_evals(file_model, role.calls):
+                    node = _entry(file_model, loop, switch)
                     if id(node) not in reported:
                         reported.add(id(node))
                         yield self.report(node)
@@ -152,52 +152,52 @@ def fit(model, loader, val_batch, optimizer, criterion, steps):
     )
 
 
-def _forgotten_evals(model, calls):
-    switches = mode_switches(model, calls)
+def _forgotten_evals(file_model: FileModel, calls):
+    switches = mode_switches(file_model, calls)
     for switch in switches:
         target = switch.receiver
         if switch.to_eval is not True or _FROZEN_WORDS & set(tokens(model_key(target))):
             continue
         if any(s.to_eval is not True and same_model(s.receiver, target) for s in switches):
             continue  # train() comes back somewhere in the iteration
-        if any(_may_restore(model, c, target) for c in calls):
+        if any(_may_restore(file_model, c, target) for c in calls):
             continue
-        if _trains(model, calls, target) and _for_evaluation(model, switch, target):
+        if _trains(file_model, calls, target) and _for_evaluation(file_model, switch, target):
             yield switch
 
 
-def _may_restore(model, call, target) -> bool:
+def _may_restore(file_model: FileModel, call, target) -> bool:
     """A helper we cannot read that gets the model, or one named for switching modes.
 
     Same-module helpers are not guessed at: the loop's calls include theirs.
     """
-    if model.resolve(call) is not None or model.qualify(call) is not None or call.callee in _BUILTINS:
+    if file_model.resolve(call) is not None or file_model.qualify(call) is not None or call.callee in _BUILTINS:
         return False
     if is_mode_helper(call, TRAIN_WORDS) and (call.receiver is None or same_model(call.receiver, target)):
         return True
     return passes_model(call, target)
 
 
-def _forward_of(model, call):
-    if model.is_forward(call):
-        return model.forward_target(call)
-    if model.is_submodule_forward(call):
+def _forward_of(file_model: FileModel, call):
+    if file_model.is_forward(call):
+        return file_model.forward_target(call)
+    if file_model.is_submodule_forward(call):
         return call.receiver
     return None
 
 
-def _trains(model, calls, target) -> bool:
+def _trains(file_model: FileModel, calls, target) -> bool:
     """A forward pass of ``target`` that records a graph, in a function that backpropagates."""
     for call in calls:
-        ran = _forward_of(model, call)
-        if ran is None or not same_model(ran, target) or model.grad_at(call.site) is not GradMode.GRAD:
+        ran = _forward_of(file_model, call)
+        if ran is None or not same_model(ran, target) or file_model.grad_at(call.site) is not GradMode.GRAD:
             continue
-        if any(model.is_backward(c) or model.is_loss_call(c) for c in call.scope.calls):
+        if any(file_model.is_backward(c) or file_model.is_loss_call(c) for c in call.scope.calls):
             return True
     return False
 
 
-def _for_evaluation(model, switch, target) -> bool:
+def _for_evaluation(file_model: FileModel, switch, target) -> bool:
     """Is this eval() for evaluating, not for freezing batch-norm while training?
 
     It is in an evaluation function, or the model's next forward pass in the
@@ -209,23 +209,23 @@ def _for_evaluation(model, switch, target) -> bool:
     for call in scope.calls:
         if call.order <= switch.order:
             continue
-        ran = _forward_of(model, call)
+        ran = _forward_of(file_model, call)
         if ran is not None and same_model(ran, target):
-            return model.grad_at(call.site) is not GradMode.GRAD
-        helper = model.resolve(call)
+            return file_model.grad_at(call.site) is not GradMode.GRAD
+        helper = file_model.resolve(call)
         if helper is not None and is_eval_function_name(helper.name):
             return True
     return False
 
 
-def _entry(model, loop, switch):
+def _entry(file_model: FileModel, loop, switch):
     """The call in the loop's own code that leads to the eval(): itself, or the helper call."""
     if switch.call.scope is loop.scope and loop.contains(switch.order):
         return switch.call.node
-    for call in model.calls_in(loop):
+    for call in file_model.calls_in(loop):
         if call.scope is not loop.scope:
             continue
-        target = model.resolve(call)
-        if target is not None and any(s <= switch.order < e for s, e in model.reachable_ranges(target)):
+        target = file_model.resolve(call)
+        if target is not None and any(s <= switch.order < e for s, e in file_model.reachable_ranges(target)):
             return call.node
     return switch.call.node

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.edits import VolatileUnwrapper, is_self_assignment
-from torchlint.model import GradMode
+from torchlint.model import FileModel, GradMode
 from torchlint.model.legacy import variable_data, volatile_flag
 from torchlint.model.tree import contains, statement_in_block
 from torchlint.rule import Fix, Rule
@@ -66,34 +66,34 @@ not depend on the variable now runs without grad too. In a generator, or at
 module level, only the statement itself is wrapped.
 """
 
-    def check(self, model):
-        if not model.is_torch_code:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
             return
         covered: set = set()  # calls a previous finding's fix already rewrites
-        for call in model.calls:
-            flag = volatile_flag(model, call)
-            if flag is None or model.grad_at(call.site) is GradMode.NO_GRAD:
+        for call in file_model.calls:
+            flag = volatile_flag(file_model, call)
+            if flag is None or file_model.grad_at(call.site) is GradMode.NO_GRAD:
                 continue
             fix = None
             if flag is True and id(call.node) not in covered:
-                fix = self._fix(model, call, covered)
+                fix = self._fix(file_model, call, covered)
             yield self.report(call.node, fix=fix)
 
-    def _fix(self, model, call, covered: set):
+    def _fix(self, file_model: FileModel, call, covered: set):
         if variable_data(call.node) is None:
             return None
-        found = statement_in_block(model.module, call.node)
+        found = statement_in_block(file_model.module, call.node)
         if found is None:
             return None
         block, index = found
         rest = list(block.body[index:])
         if isinstance(block, cst.Module) or contains(cst.IndentedBlock(body=rest), (cst.Yield,)):
             rest = rest[:1]  # keep the context from spanning a module or a generator's yields
-        rewriter = VolatileUnwrapper(model)
+        rewriter = VolatileUnwrapper(file_model)
         moved = [stmt.visit(rewriter) for stmt in rest]
         covered.update(rewriter.replaced)
         moved = [stmt for stmt in moved if not is_self_assignment(stmt)] or [cst.SimpleStatementLine([cst.Pass()])]
-        torch = model.names.torch_alias
+        torch = file_model.names.torch_alias
         wrapped = cst.With(
             items=[cst.WithItem(cst.Call(func=cst.Attribute(cst.Name(torch), cst.Name("no_grad"))))],
             body=cst.IndentedBlock(body=[moved[0].with_changes(leading_lines=())] + moved[1:]),

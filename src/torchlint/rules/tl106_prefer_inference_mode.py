@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.model import FileModel
 from torchlint.model.expr import bound_paths, dotted, root_name
 from torchlint.model.vocab import GRAD_FREE_HOOKS, tokens
 from torchlint.model.walk import walk
@@ -72,16 +73,16 @@ modifies the returned tensors in place, or uses them in a loss it
 backpropagates, would now raise.
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file or _trains(model):
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file or _trains(file_model):
             return
-        for scope in model.scopes:
-            if not _serves(model, scope):
+        for scope in file_model.scopes:
+            if not _serves(file_model, scope):
                 continue
-            for node, region in _no_grad_uses(model, scope):
-                if _keeps_state(model, scope, region) or _inplace_after(model, scope, region):
+            for node, region in _no_grad_uses(file_model, scope):
+                if _keeps_state(file_model, scope, region) or _inplace_after(file_model, scope, region):
                     continue
-                yield self.report(node, fix=_rename(model, node))
+                yield self.report(node, fix=_rename(file_model, node))
 
     valid = (
         """\
@@ -135,25 +136,26 @@ def predict(model, images):
     )
 
 
-def _trains(model) -> bool:
+def _trains(file_model: FileModel) -> bool:
     return any(
-        model.computes_gradients(c) or model.stepped_optimizer(c) or model.clears_grad(c) for c in model.calls
+        file_model.computes_gradients(c) or file_model.stepped_optimizer(c) or file_model.clears_grad(c)
+        for c in file_model.calls
     )
 
 
-def _serves(model, scope) -> bool:
+def _serves(file_model: FileModel, scope) -> bool:
     if scope.is_module or scope.name in GRAD_FREE_HOOKS:
         return False  # evaluation hooks of a trainer, not serving
-    cls_words = set(tokens(model.enclosing_class(scope) or ""))
+    cls_words = set(tokens(file_model.enclosing_class(scope) or ""))
     if cls_words & _TRAINING_CLASS_WORDS:
         return False
     if _SERVING_FUNCTION_WORDS & set(tokens(scope.name)):
         return True
-    cls = model.enclosing_class(scope)
+    cls = file_model.enclosing_class(scope)
     return scope.name == "__call__" and cls is not None and bool(_SERVING_CLASS_WORDS & set(tokens(cls)))
 
 
-def _keeps_state(model, scope, region) -> bool:
+def _keeps_state(file_model: FileModel, scope, region) -> bool:
     """The region stores tensors on ``self``: they would outlive inference mode."""
     ids = _node_ids(region) if region is not None else None
     for a in scope.assignments:
@@ -165,31 +167,31 @@ def _keeps_state(model, scope, region) -> bool:
     return False
 
 
-def _is_no_grad(model, expr) -> bool:
+def _is_no_grad(file_model: FileModel, expr) -> bool:
     func = expr.func if isinstance(expr, cst.Call) else expr
-    return model.names.qualify(dotted(func)) in _NO_GRAD
+    return file_model.names.qualify(dotted(func)) in _NO_GRAD
 
 
-def _no_grad_uses(model, scope):
+def _no_grad_uses(file_model: FileModel, scope):
     """``(node, region)`` for each no_grad decorator (region: the function) or with item (the with)."""
     for decorator in scope.node.decorators:
-        if _is_no_grad(model, decorator.decorator):
+        if _is_no_grad(file_model, decorator.decorator):
             yield decorator.decorator, None
     for call in scope.calls:
         stmt = call.site.stmt
         if isinstance(stmt, cst.With) and any(item.item is call.node for item in stmt.items):
-            if _is_no_grad(model, call.node):
+            if _is_no_grad(file_model, call.node):
                 yield call.node, stmt
 
 
-def _inplace_after(model, scope, region) -> bool:
+def _inplace_after(file_model: FileModel, scope, region) -> bool:
     """Tensors made under inference_mode cannot be changed in place outside it.
 
     Looks for in-place changes, after the region, of the names a ``with``
     block binds, and of the names same-module callers bind to the
     function's result.
     """
-    uses = [(c.scope, c.order, _roots(_bound_by(c.site.stmt))) for c in model.callers.get(scope, ())]
+    uses = [(c.scope, c.order, _roots(_bound_by(c.site.stmt))) for c in file_model.callers.get(scope, ())]
     if region is not None:
         ids = _node_ids(region)
         inside = [a for a in scope.assignments if id(a.node) in ids]
@@ -226,11 +228,11 @@ def _inplace_method(name) -> bool:
     return bool(name) and name.endswith("_") and not name.startswith("_")
 
 
-def _rename(model, node) -> Fix:
+def _rename(file_model: FileModel, node) -> Fix:
     """``torch.no_grad()`` -> ``torch.inference_mode()``, with the file's alias of torch."""
     func = node.func if isinstance(node, cst.Call) else node
     head = dotted(func).split(".", 1)[0]
-    torch = head if model.names.aliases.get(head) == "torch" else model.names.torch_alias
+    torch = head if file_model.names.aliases.get(head) == "torch" else file_model.names.torch_alias
     new_func = cst.Attribute(cst.Name(torch), cst.Name("inference_mode"))
     new = node.with_changes(func=new_func) if isinstance(node, cst.Call) else cst.Call(func=new_func)
     return Fix("use torch.inference_mode()", ((node, new),), imports=("torch",) if torch == "torch" else ())

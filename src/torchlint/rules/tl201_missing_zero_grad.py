@@ -1,6 +1,7 @@
 """TL201: a training loop steps the optimizer but never clears gradients."""
 from __future__ import annotations
 
+from torchlint.model import FileModel
 from torchlint.edits import enclosing_statement, first_statement, insert_after, insert_before, parent_map
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.rule import Fix, Rule
@@ -10,10 +11,10 @@ from torchlint.text_gate import BACKWARD_CALL
 _PASSIVE = frozenset("step unscale_ update clip_grad_norm_ clip_grad_value_ state_dict".split())
 
 
-def _optimizer_handed_off(model, calls, optimizers) -> bool:
+def _optimizer_handed_off(file_model: FileModel, calls, optimizers) -> bool:
     """The optimizer goes to code we cannot see (another module), which may clear it."""
     for call in calls:
-        if call.method in _PASSIVE or model.resolve(call) is not None:
+        if call.method in _PASSIVE or file_model.resolve(call) is not None:
             continue
         if any(dotted(arg.value) in optimizers for arg in call.node.args):
             return True
@@ -28,7 +29,7 @@ def _built_each_iteration(loop, optimizers) -> bool:
     )
 
 
-def _zero_grad_fix(model, loop, role):
+def _zero_grad_fix(file_model: FileModel, loop, role):
     """``opt.zero_grad()`` once per iteration for each optimizer the loop steps.
 
     At the start of the loop body when every step runs on every iteration;
@@ -40,7 +41,7 @@ def _zero_grad_fix(model, loop, role):
     """
     steps = []
     for step in role.steps:
-        name = model.stepped_optimizer(step) if loop.contains(step.order) else None
+        name = file_model.stepped_optimizer(step) if loop.contains(step.order) else None
         if name is None:
             return None
         steps.append((step, name))
@@ -51,10 +52,10 @@ def _zero_grad_fix(model, loop, role):
         bound = [p for t in a.targets for p in bound_paths(t)]
         if any(opt == p or opt.startswith(p + ".") for opt in optimizers for p in bound):
             return None
-    statements = [enclosing_statement(model, step.node) for step, _ in steps]
+    statements = [enclosing_statement(file_model, step.node) for step, _ in steps]
     if not optimizers or None in statements:
         return None
-    parents = parent_map(model)
+    parents = parent_map(file_model)
     if any(parents.get(id(stmt)) is not loop.node.body for stmt in statements):
         return _clear_after_each_step(steps, statements)
     first = first_statement(loop.node.body)
@@ -135,24 +136,24 @@ loop, or accumulates across iterations through code torchlint cannot see
 (another module clears them every N steps), are discarded.
 """
 
-    def check(self, model):
-        if not model.is_torch_code:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
             return
         training = {}
-        for loop in model.loops():
-            role = model.loop_role(loop)
+        for loop in file_model.loops():
+            role = file_model.loop_role(loop)
             if role.backward and role.steps:
                 training[loop] = role
         for loop, role in training.items():
-            if role.clears or any(child in training for child in model.loop_children(loop)):
+            if role.clears or any(child in training for child in file_model.loop_children(loop)):
                 continue
-            if any(model.is_closure_step(s) for s in role.steps):
+            if any(file_model.is_closure_step(s) for s in role.steps):
                 continue  # step(closure): the closure owns the gradients
-            optimizers = {model.stepped_optimizer(s) for s in role.steps}
-            if _optimizer_handed_off(model, role.calls, optimizers) or _built_each_iteration(loop, optimizers):
+            optimizers = {file_model.stepped_optimizer(s) for s in role.steps}
+            if _optimizer_handed_off(file_model, role.calls, optimizers) or _built_each_iteration(loop, optimizers):
                 continue
             own = [s for s in role.steps if loop.contains(s.order)]
-            yield self.report((own or role.steps)[0].node, fix=_zero_grad_fix(model, loop, role))
+            yield self.report((own or role.steps)[0].node, fix=_zero_grad_fix(file_model, loop, role))
 
     valid = (
         """\

@@ -1,14 +1,15 @@
 """TL202: zero_grad() between backward() and step() throws the gradients away."""
 from __future__ import annotations
 
+from torchlint.model import FileModel
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
 
-def _backward_in_helper(model, call) -> bool:
+def _backward_in_helper(file_model: FileModel, call) -> bool:
     """A same-module function called here that runs a backward."""
-    target = model.resolve(call)
-    return target is not None and any(model.is_backward(c) for c in model.reachable_calls(target))
+    target = file_model.resolve(call)
+    return target is not None and any(file_model.is_backward(c) for c in file_model.reachable_calls(target))
 
 
 class ZeroGradBeforeStep(Rule):
@@ -49,54 +50,54 @@ optimizer.step()
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
             return
-        for scope in model.scopes:
-            steps = [c for c in scope.calls if model.stepped_optimizer(c) and not model.is_closure_step(c)]
+        for scope in file_model.scopes:
+            steps = [c for c in scope.calls if file_model.stepped_optimizer(c) and not file_model.is_closure_step(c)]
             if not steps:
                 continue
-            optimizers = {model.stepped_optimizer(s) for s in steps}
+            optimizers = {file_model.stepped_optimizer(s) for s in steps}
             zeros = [c for c in scope.calls if c.method and "zero_grad" in c.method]
             for zero in zeros:
-                step = self._next_step(model, scope, zero, steps, optimizers, zeros)
-                if step is not None and self._backward_before(model, scope, zero, step):
+                step = self._next_step(file_model, scope, zero, steps, optimizers, zeros)
+                if step is not None and self._backward_before(file_model, scope, zero, step):
                     yield self.report(zero.node)
 
     @staticmethod
-    def _clears(model, zero, optimizer, optimizers, zeros) -> bool:
+    def _clears(file_model: FileModel, zero, optimizer, optimizers, zeros) -> bool:
         """Does this zero_grad() clear the gradients ``optimizer`` is about to use?"""
         if zero.receiver == optimizer:
             return True
-        if zero.receiver is None or model.is_optimizer(zero.receiver):
+        if zero.receiver is None or file_model.is_optimizer(zero.receiver):
             return False
         # model.zero_grad(): only sure when one optimizer and one model are in play.
-        modules = {z.receiver for z in zeros if not model.is_optimizer(z.receiver)}
+        modules = {z.receiver for z in zeros if not file_model.is_optimizer(z.receiver)}
         return len(optimizers) == 1 and len(modules) == 1
 
-    def _next_step(self, model, scope, zero, steps, optimizers, zeros):
+    def _next_step(self, file_model: FileModel, scope, zero, steps, optimizers, zeros):
         for step in steps:
             same_block = step.site.block == zero.site.block and step.site.index > zero.site.index
-            if same_block and self._clears(model, zero, model.stepped_optimizer(step), optimizers, zeros):
+            if same_block and self._clears(file_model, zero, file_model.stepped_optimizer(step), optimizers, zeros):
                 return step
         return None
 
     @staticmethod
-    def _backward_before(model, scope, zero, step) -> bool:
+    def _backward_before(file_model: FileModel, scope, zero, step) -> bool:
         """A backward earlier in this iteration, none between zero_grad and step."""
         loop = zero.site.loop
-        optimizer = model.stepped_optimizer(step)
+        optimizer = file_model.stepped_optimizer(step)
         found = False
         for call in scope.calls:
             if call.order >= step.order:
                 break
-            if call.order > zero.order and _backward_in_helper(model, call):
+            if call.order > zero.order and _backward_in_helper(file_model, call):
                 return False  # CycleGAN: zero_grad(); self.backward_D(); step()
-            if model.is_backward(call):
+            if file_model.is_backward(call):
                 if call.order > zero.order:
                     return False
                 found = loop is None or loop.contains(call.order)
-            elif call.order < zero.order and model.stepped_optimizer(call) == optimizer:
+            elif call.order < zero.order and file_model.stepped_optimizer(call) == optimizer:
                 found = False  # that backward was already consumed by an earlier step
         return found
 

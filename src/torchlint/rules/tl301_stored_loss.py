@@ -6,21 +6,21 @@ import ast
 import libcst as cst
 
 from torchlint.edits import method_call, source_of
-from torchlint.model import differentiated, flow_back
+from torchlint.model import FileModel, differentiated, flow_back
 from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
-from torchlint.tree_gate import iterable_names, loop_nodes
+from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
 
 _RESETS = frozenset(("clear",))
 
 
-def backprop_paths(model, scope) -> set:
+def backprop_paths(file_model: FileModel, scope) -> set:
     """Names whose graph a backward() or autograd.grad() in ``scope`` consumes:
     ``total`` of ``total.backward()`` (gradient accumulation), and what flows into it."""
     paths = set()
     for call in scope.calls:
-        if model.is_backward(call) or model.is_autograd_grad(call):
+        if file_model.is_backward(call) or file_model.is_autograd_grad(call):
             paths.update(referenced_paths(call.node))
             source = differentiated(call)
             if source is not None:
@@ -66,16 +66,16 @@ class StoredLoss(Rule):
     )
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """Could some loop be a training, data or evaluation iteration that stores values?"""
-        trains = facts.trains()
-        for function, loop in facts.loops:
+        trains = tree_index.trains()
+        for function, loop in tree_index.loops:
             if function in FORWARD_METHODS:
                 continue
             iteration = trains or is_eval_function_name(function) or any(map(is_loader_name, iterable_names(loop)))
             if iteration and any(_may_store(n) for n in loop_nodes(loop)):
                 return True
-        return facts.has_training_step()
+        return tree_index.has_training_step()
 
     docs = """
 ## What it does
@@ -133,17 +133,17 @@ backward raises or those terms silently stop contributing gradients. No fix
 is offered for `extend(...)` or for literals such as tuples.
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        for scope in model.scopes:
+        for scope in file_model.scopes:
             hook = scope.class_name is not None and scope.name == "training_step"
-            if not scope.loops and not hook or model.part_of_forward(scope):
+            if not scope.loops and not hook or file_model.part_of_forward(scope):
                 continue
-            context = _ScopeContext(model, scope, hook)
+            context = _ScopeContext(file_model, scope, hook)
             for node, container, value, order, kind in self._stores(scope):
                 loop = context.iteration(order, container)
-                if loop is None or not model.taint(scope).carries_graph(value, order):
+                if loop is None or not file_model.taint(scope).carries_graph(value, order):
                     continue
                 if container in context.backprop or not context.outlives(container, loop):
                     continue
@@ -286,8 +286,8 @@ def _detach_fix(node, container, value):
 class _ScopeContext:
     """Facts about one scope that every store in it shares, computed on demand."""
 
-    def __init__(self, model, scope, hook: bool) -> None:
-        self.model = model
+    def __init__(self, file_model: FileModel, scope, hook: bool) -> None:
+        self.file_model = file_model
         self.scope = scope
         self.hook = hook
         self._iteration = {}
@@ -297,14 +297,14 @@ class _ScopeContext:
     @property
     def backprop(self) -> set:
         if self._backprop is None:
-            self._backprop = backprop_paths(self.model, self.scope)
+            self._backprop = backprop_paths(self.file_model, self.scope)
         return self._backprop
 
     def is_iteration(self, loop) -> bool:
         if loop not in self._iteration:
-            model = self.model
-            role = model.loop_role(loop)
-            evaluates = is_eval_function_name(self.scope.name) and any(model.is_forward(c) for c in role.calls)
+            file_model = self.file_model
+            role = file_model.loop_role(loop)
+            evaluates = is_eval_function_name(self.scope.name) and any(file_model.is_forward(c) for c in role.calls)
             self._iteration[loop] = role.trains or role.data or evaluates
         return self._iteration[loop]
 
@@ -352,8 +352,8 @@ class _ScopeContext:
         ``total += loss; return total`` or ``outs.append(enc(c)); return cat(outs)``:
         the caller owns that graph and may backpropagate it.
         """
-        if loop is self.scope or self.model.loop_role(loop).trains:
+        if loop is self.scope or self.file_model.loop_role(loop).trains:
             return False
         if is_eval_function_name(self.scope.name):
             return False
-        return container in self.model.returned_paths(self.scope)
+        return container in self.file_model.returned_paths(self.scope)

@@ -3,21 +3,21 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.model import differentiated
+from torchlint.model import FileModel, differentiated
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.edits import without_arg
 from torchlint.model.vocab import GRAPH_FREE_FACTORIES
 from torchlint.rule import Fix, Rule
 
 
-def _later_backward(model, call, loop) -> bool:
+def _later_backward(file_model: FileModel, call, loop) -> bool:
     """Another backward through the graph later in the same iteration (maybe in a helper)."""
-    for later in model.calls_between(call.order + 1, loop.end):
-        if model.is_backward(later) or model.is_autograd_grad(later):
+    for later in file_model.calls_between(call.order + 1, loop.end):
+        if file_model.is_backward(later) or file_model.is_autograd_grad(later):
             return True
-        target = model.resolve(later)
+        target = file_model.resolve(later)
         if target is not None and any(
-            model.is_backward(c) or model.is_autograd_grad(c) for c in model.reachable_calls(target)
+            file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in file_model.reachable_calls(target)
         ):
             return True
     return False
@@ -103,12 +103,12 @@ def _computed(value) -> bool:
     return not name[:1].isupper() and name not in _NOT_TENSOR_BUILTINS and name not in GRAPH_FREE_FACTORIES
 
 
-def _drop_retain_graph(model, node: cst.Call, loop):
+def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop):
     """Remove ``retain_graph=True``, unless the loop carries recurrent state (TL303's
     ``out, h = rnn(x, h)``): the next backward then goes through this graph."""
     from torchlint.model.carry import Flow, carried_states
 
-    if carried_states(model, Flow(model), loop.scope, loop):
+    if carried_states(file_model, Flow(file_model), loop.scope, loop):
         return None
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "retain_graph":
@@ -179,25 +179,25 @@ that backward then raises "Trying to backward through the graph a second
 time".
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        for call in model.calls:
+        for call in file_model.calls:
             loop = call.site.loop
-            if loop is None or not (model.is_backward(call) or model.is_autograd_grad(call)):
+            if loop is None or not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
                 continue
             if literal_bool(keyword(call.node, "retain_graph")) is not True:
                 continue
             if literal_bool(keyword(call.node, "create_graph")) is True:
                 continue
-            if _later_backward(model, call, loop):
+            if _later_backward(file_model, call, loop):
                 continue
             shared, carried = graph_origin(call, loop)
             if shared:
                 continue
-            if not carried and not model.loop_role(loop).steps:
+            if not carried and not file_model.loop_role(loop).steps:
                 continue  # nothing links iterations and no step changes the weights
-            yield self.report(call.node, fix=None if carried else _drop_retain_graph(model, call.node, loop))
+            yield self.report(call.node, fix=None if carried else _drop_retain_graph(file_model, call.node, loop))
 
     valid = (
         """\

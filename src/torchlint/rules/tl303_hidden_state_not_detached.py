@@ -1,6 +1,8 @@
 """TL303: an RNN hidden state is carried into the next batch with its graph."""
 from __future__ import annotations
 
+from torchlint.tree_gate import TreeIndex
+from torchlint.model import FileModel
 from torchlint.model.carry import Flow, carried_states, is_state_name
 from torchlint.rule import Rule
 
@@ -16,9 +18,9 @@ class HiddenStateNotDetached(Rule):
     gate = (r"backward|\.step\(|training_step",)
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
         # A training loop (or Lightning step) that rebinds a state-named variable.
-        return facts.has_training_step() or (facts.trains() and facts.loop_assigns(is_state_name))
+        return tree_index.has_training_step() or (tree_index.trains() and tree_index.loop_assigns(is_state_name))
 
     docs = """
 ## What it does
@@ -81,24 +83,24 @@ for x, y in batches:
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        flow, reported = Flow(model), set()
-        for scope, span in self._iterations(model):
-            for assignment, _ in carried_states(model, flow, scope, span):
+        flow, reported = Flow(file_model), set()
+        for scope, span in self._iterations(file_model):
+            for assignment, _ in carried_states(file_model, flow, scope, span):
                 if id(assignment.node) not in reported:
                     reported.add(id(assignment.node))
                     yield self.report(assignment.node)
 
     @staticmethod
-    def _iterations(model):
+    def _iterations(file_model: FileModel):
         """Training iterations: loops that backpropagate or step, and Lightning's training_step."""
-        for scope in model.scopes:
+        for scope in file_model.scopes:
             if scope.class_name is not None and scope.name == "training_step":
                 yield scope, scope
             for loop in scope.loops:
-                if model.loop_role(loop).trains:
+                if file_model.loop_role(loop).trains:
                     yield scope, loop
 
     valid = (

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.model import flow_back
+from torchlint.tree_gate import TreeIndex
+from torchlint.model import FileModel, flow_back
 from torchlint.model.expr import bound_paths, referenced_paths
 from torchlint.model.sinks import Meters
 from torchlint.model.vocab import CONTAINER_METHODS, is_loader_name
@@ -21,7 +22,7 @@ class GraphInMeter(Rule):
     )
     fix_safety = "safe"
     gate = (
-        # Training (see TreeFacts.trains) or a loop over loader-named data.
+        # Training (see TreeIndex.trains) or a loop over loader-named data.
         r"backward|\.step\(|\bgrad\s*\(|vjp|torch\.autograd import|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b",
         r"class\s",
         r"self\.[\w.]+\s*[-+*]=|self\.[\w.]+\s*=[^=\n]*self\.|"
@@ -29,9 +30,9 @@ class GraphInMeter(Rule):
     )
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
         # Meter calls count once per training or data iteration.
-        return facts.trains() or facts.loop_iterates(is_loader_name)
+        return tree_index.trains() or tree_index.loop_iterates(is_loader_name)
 
     docs = """
 ## What it does
@@ -99,30 +100,30 @@ graph, so the meter's numbers are unchanged. It is safe: a meter is not
 something to backpropagate through.
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        meters = Meters(model)
+        meters = Meters(file_model)
         if not meters.accumulating:
             return
-        for call in model.calls:
+        for call in file_model.calls:
             if call.receiver is None or call.receiver not in meters.instances:
                 continue
             for arg in meters.kept_arguments(call):
-                if not model.taint(call.scope).carries_graph(arg, call.order):
+                if not file_model.taint(call.scope).carries_graph(arg, call.order):
                     continue
-                if self._per_iteration(model, call) and not _backpropagated(model, call):
+                if self._per_iteration(file_model, call) and not _backpropagated(file_model, call):
                     yield self.report(call.node, fix=_detach(arg))
 
     @staticmethod
-    def _per_iteration(model, call) -> bool:
+    def _per_iteration(file_model: FileModel, call) -> bool:
         """Is the call made once per training or data iteration, into a meter that outlives it?"""
         scope, receiver = call.scope, call.receiver
         loops = [loop for loop in scope.loops if loop.contains(call.order)]
-        loops = [loop for loop in loops if model.loop_role(loop).trains or model.loop_role(loop).data]
+        loops = [loop for loop in loops if file_model.loop_role(loop).trains or file_model.loop_role(loop).data]
         if not loops:
             # a training step method called once per iteration by a loop we cannot see
-            hook = scope.name == "training_step" or any(model.is_backward(c) for c in scope.calls)
+            hook = scope.name == "training_step" or any(file_model.is_backward(c) for c in scope.calls)
             return scope.class_name is not None and receiver.startswith("self.") and hook
         inner = max(loops, key=lambda loop: loop.start)
         for a in scope.assignments:
@@ -221,12 +222,12 @@ def train(model, loader, optimizer, criterion):
     )
 
 
-def _backpropagated(model, call) -> bool:
+def _backpropagated(file_model: FileModel, call) -> bool:
     """A backward() through what the object holds (``acc.total.backward()``): an
     accumulator of losses for one backward pass, which needs the graphs."""
     paths = set()
     for c in call.scope.calls:
-        if model.is_backward(c) or model.is_autograd_grad(c):
+        if file_model.is_backward(c) or file_model.is_autograd_grad(c):
             paths.update(referenced_paths(c.node))
     receiver = call.receiver
     return any(p == receiver or p.startswith(receiver + ".") for p in flow_back(paths, call.scope))

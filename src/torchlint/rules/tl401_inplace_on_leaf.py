@@ -5,18 +5,18 @@ import ast
 
 import libcst as cst
 
-from torchlint.model import GradMode
+from torchlint.model import FileModel, GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
-from torchlint.tree_gate import called_name
+from torchlint.tree_gate import TreeIndex, called_name
 
 # In-place by name (trailing underscore) but harmless on a leaf.
 _NOT_WRITES = frozenset("requires_grad_ share_memory_ detach_ retain_grad_ record_stream_".split())
 _PARAM_ITERATORS = {"parameters": None, "named_parameters": 1}
 
 
-def _makes_leaf(model, value) -> bool:
+def _makes_leaf(file_model: FileModel, value) -> bool:
     """``nn.Parameter(...)``, ``torch.zeros(..., requires_grad=True)``, ``x.requires_grad_()``."""
     if not isinstance(value, cst.Call):
         return False
@@ -25,15 +25,15 @@ def _makes_leaf(model, value) -> bool:
         return True
     if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
         flag = value.args[0].value if value.args else None
-        return (flag is None or literal_bool(flag) is True) and _is_factory(model, value.func.value)
-    return _is_factory(model, value) and literal_bool(keyword(value, "requires_grad")) is True
+        return (flag is None or literal_bool(flag) is True) and _is_factory(file_model, value.func.value)
+    return _is_factory(file_model, value) and literal_bool(keyword(value, "requires_grad")) is True
 
 
-def _is_factory(model, value) -> bool:
-    return isinstance(value, cst.Call) and model.names.qualify(dotted(value.func)) is not None
+def _is_factory(file_model: FileModel, value) -> bool:
+    return isinstance(value, cst.Call) and file_model.names.qualify(dotted(value.func)) is not None
 
 
-def leaf_bindings(model, scope) -> dict:
+def leaf_bindings(file_model: FileModel, scope) -> dict:
     """path -> [(order, is a leaf that requires grad)] for every binding in ``scope``.
 
     Kept in order so a write sees the binding that reaches it:
@@ -44,7 +44,7 @@ def leaf_bindings(model, scope) -> dict:
         if a.kind == "aug" or a.kind == "del":
             continue
         leaves = set()
-        if a.kind == "assign" and _makes_leaf(model, a.value):
+        if a.kind == "assign" and _makes_leaf(file_model, a.value):
             leaves = {p for p in map(dotted, a.targets) if p}
         elif a.kind == "for" and isinstance(a.value, cst.Call):
             leaves = _parameter_targets(a)
@@ -72,20 +72,20 @@ def is_leaf_at(bindings: dict, path: str, order: int) -> bool:
     return bool(reaching) and reaching[-1]
 
 
-def class_parameters(model, cls) -> set:
+def class_parameters(file_model: FileModel, cls) -> set:
     """``self.w`` attributes a method of ``cls`` binds to an ``nn.Parameter``."""
     found = set()
-    for scope in model.scopes:
+    for scope in file_model.scopes:
         if scope.class_name == cls:
-            for path, seen in leaf_bindings(model, scope).items():
+            for path, seen in leaf_bindings(file_model, scope).items():
                 if path.startswith("self.") and any(leaf for _, leaf in seen):
                     found.add(path)
     return found
 
 
-def _import_time_leaf_writes(facts) -> bool:
+def _import_time_leaf_writes(tree_index: TreeIndex) -> bool:
     """For the tree gate: a leaf made and written in place when the module runs (scripts, notebooks)."""
-    nodes = facts.import_time_nodes()
+    nodes = tree_index.import_time_nodes()
     return any(map(_writes_in_place, nodes)) and any(map(_makes_a_leaf, nodes))
 
 
@@ -119,9 +119,9 @@ class InplaceOnLeaf(Rule):
     gate = (r"requires_grad|Parameter\(|parameters\(\)", r"_\(|\+=|-=|\*=|/=|\]\s*=[^=]")
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
         # Only module-level code and functions that compute gradients are checked.
-        return facts.computes_gradients() or _import_time_leaf_writes(facts)
+        return tree_index.computes_gradients() or _import_time_leaf_writes(tree_index)
 
     docs = """
 ## What it does
@@ -168,30 +168,30 @@ for x, y in data:
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
         params_of = {}
-        for scope in model.scopes:
-            if not self._grad_enabled_code(model, scope):
+        for scope in file_model.scopes:
+            if not self._grad_enabled_code(file_model, scope):
                 continue
-            bindings = leaf_bindings(model, scope)
-            cls = model.enclosing_class(scope)
+            bindings = leaf_bindings(file_model, scope)
+            cls = file_model.enclosing_class(scope)
             if cls is not None and cls not in params_of:
-                params_of[cls] = class_parameters(model, cls)
+                params_of[cls] = class_parameters(file_model, cls)
             params = params_of.get(cls, set())
             for node, path, site in self._writes(scope):
-                if path is None or model.grad_at(site) is not GradMode.GRAD:
+                if path is None or file_model.grad_at(site) is not GradMode.GRAD:
                     continue
                 if is_leaf_at(bindings, path, site.order) or (path in params and path not in bindings):
                     yield self.report(node)
 
     @staticmethod
-    def _grad_enabled_code(model, scope) -> bool:
+    def _grad_enabled_code(file_model: FileModel, scope) -> bool:
         """Code whose grad mode we know: module level, or a function that computes gradients."""
         if scope.is_module:
             return True
-        return any(model.is_backward(c) or model.is_autograd_grad(c) for c in scope.calls)
+        return any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in scope.calls)
 
     @staticmethod
     def _writes(scope):

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.tree_gate import TreeIndex
 from torchlint.edits import method_call
-from torchlint.model import GradMode
+from torchlint.model import FileModel, GradMode
 from torchlint.model.leaves import file_freezes, known_grad_scope
 from torchlint.rule import Fix, Rule
 
@@ -32,11 +33,12 @@ class NumpyOnGradTensor(Rule):
     gate = (r"\.numpy\(",)
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
         # Code known to record: a function that backpropagates, training_step,
         # enable_grad, or module-level script code and the helpers it calls.
-        return (facts.computes_gradients() or facts.has_training_step() or facts.import_time_calls("numpy")
-                or "enable_grad" in facts.source or "set_grad_enabled" in facts.source)
+        return (tree_index.computes_gradients() or tree_index.has_training_step()
+                or tree_index.import_time_calls("numpy")
+                or "enable_grad" in tree_index.source or "set_grad_enabled" in tree_index.source)
 
     docs = """
 ## What it does
@@ -86,20 +88,20 @@ Safe: `.detach()` returns the same values without the graph, which is what
 a `.cpu()` that directly precedes `.numpy()`, else right before `.numpy()`.
 """
 
-    def check(self, model):
-        if not model.is_torch_code or not model.names.imports_torch or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or not file_model.names.imports_torch or file_model.is_test_file:
             return
-        for scope in model.scopes:
+        for scope in file_model.scopes:
             calls = [c for c in scope.calls if c.method == "numpy" and isinstance(c.node.func, cst.Attribute)]
-            if not calls or not known_grad_scope(model, scope):
+            if not calls or not known_grad_scope(file_model, scope):
                 continue
-            backprops = any(model.is_backward(c) or model.is_autograd_grad(c) for c in scope.calls)
-            if not backprops and file_freezes(model):
+            backprops = any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in scope.calls)
+            if not backprops and file_freezes(file_model):
                 continue
             starts = _statement_orders(scope)
-            taint = model.taint(scope)
+            taint = file_model.taint(scope)
             for call in calls:
-                if call.node.args or model.grad_at(call.site) is not GradMode.GRAD:
+                if call.node.args or file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue  # numpy(force=True) detaches itself
                 order = min(call.order, starts.get(id(call.site.stmt), call.order))
                 if taint.carries_graph(call.node.func.value, order):

@@ -5,6 +5,8 @@ import ast
 
 import libcst as cst
 
+from torchlint.tree_gate import TreeIndex
+from torchlint.model import FileModel
 from torchlint import tree_gate
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.leaves import is_leaf_factory, produced_by_graph_call, reaching_value, wants_its_gradient
@@ -96,10 +98,10 @@ class ForcedRequiresGrad(Rule):
     gate = (r"requires_grad\s*=\s*True|requires_grad_\(\s*(?:(?:requires_grad\s*=\s*)?True\s*)?\)",)
 
     @classmethod
-    def needs_tree(cls, facts) -> bool:
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """``x.requires_grad = True`` / ``x.requires_grad_()`` where ``x`` is a call's result:
         bound from a call in the same function, named like a loss, or the call itself."""
-        for body in facts.bodies_mentioning("requires_grad"):
+        for body in tree_index.bodies_mentioning("requires_grad"):
             nodes = list(tree_gate.own_nodes(body))
             forced = [target for target in map(_forced_in_tree, nodes) if target is not None]
             if forced and any(map(_computed_in_tree(nodes), forced)):
@@ -151,12 +153,12 @@ optimizer.step()
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        for scope in model.scopes:
+        for scope in file_model.scopes:
             for node, subject, order in self._sites(scope):
-                if self._computed(model, scope, subject, order):
+                if self._computed(file_model, scope, subject, order):
                     yield self.report(node)
 
     @staticmethod
@@ -172,19 +174,19 @@ optimizer.step()
                 yield call.node, subject, call.order
 
     @staticmethod
-    def _computed(model, scope, subject, order) -> bool:
+    def _computed(file_model: FileModel, scope, subject, order) -> bool:
         path = dotted(subject)
         if path is None:  # criterion(out, y).requires_grad_()
-            return produced_by_graph_call(model, subject)
-        if is_model_name(path.rsplit(".", 1)[-1]) or wants_its_gradient(model, scope, path):
+            return produced_by_graph_call(file_model, subject)
+        if is_model_name(path.rsplit(".", 1)[-1]) or wants_its_gradient(file_model, scope, path):
             return False  # ``model.requires_grad_()`` unfreezes a module
         reaching = reaching_value(scope, path, order)
         if reaching is None or reaching[0].kind != "assign":
             return False  # a parameter, a loop variable, state set elsewhere
         value = reaching[1]
-        if produced_by_graph_call(model, value):
+        if produced_by_graph_call(file_model, value):
             return True
-        return is_loss_value_name(path) and not is_leaf_factory(model, value)
+        return is_loss_value_name(path) and not is_leaf_factory(file_model, value)
 
     valid = (
         """\

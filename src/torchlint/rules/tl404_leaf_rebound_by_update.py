@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.model import GradMode
+from torchlint.model import FileModel, GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, referenced_paths
 from torchlint.model.leaves import is_leaf_factory, known_grad_scope, method_chain
 from torchlint.model.vocab import FRESH_METHODS, PARAMETER_ITERATORS
@@ -103,21 +103,21 @@ for x, y in batches:
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        for scope in model.scopes:
+        for scope in file_model.scopes:
             updates = [(a, path) for a in scope.assignments if a.kind == "assign"
                        for path, value in _pairs(a) if is_gradient_step(value, path)]
-            if not updates or not known_grad_scope(model, scope) or _higher_order(scope):
+            if not updates or not known_grad_scope(file_model, scope) or _higher_order(scope):
                 continue
             reported = set()  # ``w, b = w - .., b - ..`` is one finding
             for a, path in updates:
-                if id(a) in reported or model.grad_at(a.site) is not GradMode.GRAD:
+                if id(a) in reported or file_model.grad_at(a.site) is not GradMode.GRAD:
                     continue
-                if _training_loop(model, a) is None:
+                if _training_loop(file_model, a) is None:
                     continue  # one step and done (FGSM): there is no next step to break
-                if not _made_leaf_again(model, scope, a, path):
+                if not _made_leaf_again(file_model, scope, a, path):
                     reported.add(id(a))
                     yield self.report(a.node)
 
@@ -177,21 +177,21 @@ def _higher_order(scope) -> bool:
     return any(keyword(c.node, "create_graph") is not None for c in scope.calls)
 
 
-def _training_loop(model, update):
+def _training_loop(file_model: FileModel, update):
     """The innermost loop around the update that also backpropagates: the "next step"."""
     loop = update.site.loop
-    while loop is not None and not model.loop_role(loop).backward and not any(
-            model.is_autograd_grad(c) for c in model.loop_role(loop).calls):
+    while loop is not None and not file_model.loop_role(loop).backward and not any(
+            file_model.is_autograd_grad(c) for c in file_model.loop_role(loop).calls):
         loop = loop.parent
     return loop
 
 
-def _made_leaf_again(model, scope, update, path: str) -> bool:
+def _made_leaf_again(file_model: FileModel, scope, update, path: str) -> bool:
     """Somewhere in the loop the name becomes a leaf again before the next backward:
     ``w = w.detach().requires_grad_()``, ``w = Variable(w.data, ...)``, ``w.detach_()``,
     a fresh binding each iteration (``for x, y in loader``, ``x_adv = x.clone()``), or
     ``w.requires_grad = True``, which raises on a non-leaf, so working code re-leafs it."""
-    loop = _training_loop(model, update)
+    loop = _training_loop(file_model, update)
     for a in scope.assignments:
         if a is update or not loop.contains(a.order):
             continue
@@ -203,14 +203,14 @@ def _made_leaf_again(model, scope, update, path: str) -> bool:
         if any(isinstance(t, cst.Attribute) and dotted(t) == path + ".requires_grad" for t in a.targets):
             return True
         for bound, value in _pairs(a):
-            if bound == path and _fresh(model, value, path):
+            if bound == path and _fresh(file_model, value, path):
                 return True
     return any(c.receiver == path and c.method in _RELEAF_CALLS and loop.contains(c.order) for c in scope.calls)
 
 
-def _fresh(model, value, path: str) -> bool:
+def _fresh(file_model: FileModel, value, path: str) -> bool:
     _, methods = method_chain(value)
-    if any(m in FRESH_METHODS for m in methods) or is_leaf_factory(model, value):
+    if any(m in FRESH_METHODS for m in methods) or is_leaf_factory(file_model, value):
         return True
     return path not in set(referenced_paths(value)) and not is_gradient_step(value, path)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.model import GradMode
+from torchlint.model import FileModel, GradMode
 from torchlint.model.expr import dotted, identifiers, positional, referenced_paths
 from torchlint.model.gan import is_discriminator_name, is_generator_name, optimizer_role
 from torchlint.model.leaves import reaching_value, wants_its_gradient
@@ -22,19 +22,19 @@ def _last(callee) -> str:
 class _Scope:
     """One function's GAN steps, read backwards from each ``backward()``."""
 
-    def __init__(self, model, scope) -> None:
-        self.model = model
+    def __init__(self, file_model: FileModel, scope) -> None:
+        self.file_model = file_model
         self.scope = scope
 
     # -- which backward is the discriminator's step ---------------------
     def is_d_step(self, backward) -> bool:
         """The first optimizer step after ``backward`` is D's, and no G step shares it."""
-        model, span = self.model, backward.site.loop or self.scope
+        file_model, span = self.file_model, backward.site.loop or self.scope
         later = [c for c in self.scope.calls if c.order > backward.order and span.contains(c.order)]
-        steps = [(c, model.stepped_optimizer(c)) for c in later if model.stepped_optimizer(c)]
+        steps = [(c, file_model.stepped_optimizer(c)) for c in later if file_model.stepped_optimizer(c)]
         if not steps or optimizer_role(steps[0][1]) != "D":
             return False
-        next_backward = next((c.order for c in later if c.order > steps[0][0].order and model.is_backward(c)),
+        next_backward = next((c.order for c in later if c.order > steps[0][0].order and file_model.is_backward(c)),
                              span.end)
         return not any(optimizer_role(opt) == "G" for c, opt in steps if c.order < next_backward)
 
@@ -89,7 +89,7 @@ class _Scope:
             path = dotted(expr)
             if path is None:
                 return self.carries_fake(expr.value, order, depth + 1)
-            if wants_its_gradient(self.model, self.scope, path):
+            if wants_its_gradient(self.file_model, self.scope, path):
                 return False  # WGAN-GP interpolates: differentiated on purpose
             reaching = reaching_value(self.scope, path, order)
             if reaching is None or reaching[0].kind != "assign":
@@ -112,17 +112,17 @@ class _Scope:
                 return False
             if self.carries_fake(func.value, order, depth + 1):
                 return True  # fake.view(-1), fake.to(device)
-        call = self.model.call_of(expr)
-        if call is None or self.model.grad_at(call.site) is not GradMode.GRAD:
+        call = self.file_model.call_of(expr)
+        if call is None or self.file_model.grad_at(call.site) is not GradMode.GRAD:
             return False
         if is_generator_name(_last(call.callee)):
             return True
-        if self.model.qualify(call) is not None:  # torch.cat([real, fake])
+        if self.file_model.qualify(call) is not None:  # torch.cat([real, fake])
             return any(self.carries_fake(arg.value, order, depth + 1) for arg in expr.args)
         return False  # a function we cannot read (an image pool, an augmentation)
 
 
-def _loss_of(model, call):
+def _loss_of(file_model: FileModel, call):
     """The tensor a backward call differentiates: ``loss`` in ``loss.backward()``,
     ``scaler.scale(loss).backward()``, ``self.manual_backward(loss)``, ``autograd.backward(loss)``."""
     if call.method == "backward" and isinstance(call.node.func, cst.Attribute) and call.receiver != "torch.autograd":
@@ -133,7 +133,7 @@ def _loss_of(model, call):
     return positional(call.node, 0)
 
 
-def _generator_frozen(model, scope) -> bool:
+def _generator_frozen(file_model: FileModel, scope) -> bool:
     """The code switches requires_grad around the steps: ``requires_grad(generator, False)``,
     ``set_requires_grad(netG, False)``, Lightning's ``toggle_optimizer``, or
     ``p.requires_grad = False`` in a loop over the generator's parameters."""
@@ -214,20 +214,20 @@ optimizerD.step()
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        for scope in model.scopes:
-            backwards = [c for c in scope.calls if model.is_backward(c)]
-            if not backwards or _generator_frozen(model, scope):
+        for scope in file_model.scopes:
+            backwards = [c for c in scope.calls if file_model.is_backward(c)]
+            if not backwards or _generator_frozen(file_model, scope):
                 continue
-            gan, reported = _Scope(model, scope), set()
+            gan, reported = _Scope(file_model, scope), set()
             for call in backwards:
-                loss = _loss_of(model, call)
+                loss = _loss_of(file_model, call)
                 if loss is None or not gan.is_d_step(call):
                     continue
                 for d_call in gan.discriminator_calls(loss, call.order):
-                    site = model.call_of(d_call)
+                    site = file_model.call_of(d_call)
                     if id(d_call) in reported or site is None:
                         continue
                     if any(gan.carries_fake(arg.value, site.order) for arg in d_call.args):

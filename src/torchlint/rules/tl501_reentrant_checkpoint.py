@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.model import FileModel
 from torchlint.model.expr import dotted, keyword, literal_bool
 from torchlint.rule import Fix, Rule
 
@@ -12,13 +13,13 @@ _CHECKPOINTS = frozenset(
 _NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-def shadowed(model, call) -> bool:
+def shadowed(file_model: FileModel, call) -> bool:
     """The callee's first name is rebound in this file: a local ``def checkpoint``, a
     fallback ``checkpoint = deepspeed...checkpoint``, a parameter of the function."""
     head = (call.callee or "").split(".", 1)[0]
-    if head in model.functions or head in call.scope.params:
+    if head in file_model.functions or head in call.scope.params:
         return True
-    return any(dotted(t) == head for a in model.module_scope.assignments for t in a.targets)
+    return any(dotted(t) == head for a in file_model.module_scope.assignments for t in a.targets)
 
 
 def _add_use_reentrant(call: cst.Call, current) -> tuple:
@@ -97,11 +98,11 @@ that expect the reentrant backward, and PyTorch older than 1.11, which has
 no `use_reentrant` argument.
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        for call in model.calls:
-            if model.qualify(call) not in _CHECKPOINTS or shadowed(model, call):
+        for call in file_model.calls:
+            if file_model.qualify(call) not in _CHECKPOINTS or shadowed(file_model, call):
                 continue
             if any(arg.star == "**" for arg in call.node.args):
                 continue  # **kwargs may carry use_reentrant

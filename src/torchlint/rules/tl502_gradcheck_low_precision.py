@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.model import FileModel
 from torchlint.model.dtypes import DtypeReader
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.rule import Fix, Rule
@@ -26,16 +27,16 @@ def input_elements(scope, call_site, inputs):
     return [inputs]
 
 
-def torch_alias(model) -> str:
+def torch_alias(file_model: FileModel) -> str:
     """How this file spells ``torch`` (``torch``, or ``T`` after ``import torch as T``)."""
-    if model.names.aliases.get("torch") == "torch":
+    if file_model.names.aliases.get("torch") == "torch":
         return "torch"
-    return next((local for local, path in model.names.aliases.items() if path == "torch"), "torch")
+    return next((local for local, path in file_model.names.aliases.items() if path == "torch"), "torch")
 
 
-def _to_double(model, origin):
+def _to_double(file_model: FileModel, origin):
     """The edit that makes ``origin`` float64 (complex128 for complex dtypes)."""
-    node, torch = origin.node, torch_alias(model)
+    node, torch = origin.node, torch_alias(file_model)
     if origin.kind == "cast":
         complex_cast = node.func.attr.value == "cfloat"
         return node.func.attr, cst.Name("cdouble" if complex_cast else "double")
@@ -102,18 +103,18 @@ function under test may not support float64 (a custom kernel written for
 float32 only), and the tensor may be used elsewhere in single precision.
 """
 
-    def check(self, model):
-        if not model.is_torch_code:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
             return
         reader = None
         fixed = set()  # an input shared by several checks is fixed once
-        for call in model.calls:
-            if model.qualify(call) not in _GRADCHECKS or keyword(call.node, "eps") is not None:
+        for call in file_model.calls:
+            if file_model.qualify(call) not in _GRADCHECKS or keyword(call.node, "eps") is not None:
                 continue
             inputs = positional(call.node, 1) or keyword(call.node, "inputs")
             if inputs is None:
                 continue
-            reader = reader or DtypeReader(model)
+            reader = reader or DtypeReader(file_model)
             low = []
             for element in input_elements(call.scope, call.site, inputs):
                 origin = reader.origin(element, call.scope, call.order)
@@ -121,9 +122,9 @@ float32 only), and the tensor may be used elsewhere in single precision.
                     low.append(origin)
             if not low:
                 continue
-            edits = tuple(_to_double(model, o) for o in low if id(o.node) not in fixed)
+            edits = tuple(_to_double(file_model, o) for o in low if id(o.node) not in fixed)
             fixed.update(id(o.node) for o in low)
-            imports = () if "torch" in model.names.aliases.values() else ("torch",)
+            imports = () if "torch" in file_model.names.aliases.values() else ("torch",)
             fix = Fix("make gradcheck's inputs float64", edits, imports) if edits else None
             yield self.report(call.node, fix=fix)
 

@@ -1,6 +1,7 @@
 """TL503: autograd anomaly detection switched on unconditionally in training code."""
 from __future__ import annotations
 
+from torchlint.model import FileModel
 from torchlint.model.expr import keyword, literal_bool, positional
 from torchlint.model.guards import conditional_calls
 from torchlint.model.vocab import tokens
@@ -15,25 +16,25 @@ _DEBUG_WORDS = frozenset("debug debugging anomaly anomalies nan nans sanity chec
 _DEBUG_FILE_WORDS = frozenset(("debug", "debugging"))
 
 
-def _switches_on(model, call) -> bool:
+def _switches_on(file_model: FileModel, call) -> bool:
     """``detect_anomaly()`` always does; ``set_detect_anomaly`` only with a literal True."""
-    if model.qualify(call).endswith(".detect_anomaly"):
+    if file_model.qualify(call).endswith(".detect_anomaly"):
         return True
     flag = positional(call.node, 0) or keyword(call.node, "mode")
     return literal_bool(flag) is True
 
 
-def _trains(model) -> bool:
+def _trains(file_model: FileModel) -> bool:
     """The file backpropagates, steps an optimizer or hands a model to a Lightning Trainer."""
     return any(
-        model.is_backward(c) or model.stepped_optimizer(c)
+        file_model.is_backward(c) or file_model.stepped_optimizer(c)
         or (c.method == "fit" and "trainer" in (c.receiver or "").lower())
-        for c in model.calls
-    ) or any(name == "training_step" for _, name in model.methods)
+        for c in file_model.calls
+    ) or any(name == "training_step" for _, name in file_model.methods)
 
 
-def _debug_named(model, scope) -> bool:
-    base = model.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+def _debug_named(file_model: FileModel, scope) -> bool:
+    base = file_model.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
     if any(t in _DEBUG_FILE_WORDS for t in tokens(base)):
         return True
     return any(t in _DEBUG_WORDS for s in _enclosing(scope) for t in tokens(s.name))
@@ -94,15 +95,15 @@ for x, y in loader:
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        candidates = [c for c in model.calls if model.qualify(c) in _ANOMALY and _switches_on(model, c)]
-        if not candidates or not _trains(model):
+        candidates = [c for c in file_model.calls if file_model.qualify(c) in _ANOMALY and _switches_on(file_model, c)]
+        if not candidates or not _trains(file_model):
             return
-        guarded = conditional_calls(model)
+        guarded = conditional_calls(file_model)
         for call in candidates:
-            if id(call.node) in guarded or _debug_named(model, call.scope):
+            if id(call.node) in guarded or _debug_named(file_model, call.scope):
                 continue
             yield self.report(call.node)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.model import FileModel
 from torchlint.model.expr import dotted
 from torchlint.model.tensors import TensorNames
 from torchlint.rule import Rule
@@ -12,12 +13,12 @@ _FUNCTION_BASES = frozenset(
 )
 
 
-def is_autograd_function(model, cls, seen=()) -> bool:
+def is_autograd_function(file_model: FileModel, cls, seen=()) -> bool:
     """``cls`` derives from torch.autograd.Function, directly or through classes of this file."""
-    for base in model.class_bases.get(cls, ()):
-        if model.names.qualify(base) in _FUNCTION_BASES:
+    for base in file_model.class_bases.get(cls, ()):
+        if file_model.names.qualify(base) in _FUNCTION_BASES:
             return True
-        if base in model.class_bases and base not in seen and is_autograd_function(model, base, (*seen, cls)):
+        if base in file_model.class_bases and base not in seen and is_autograd_function(file_model, base, (*seen, cls)):
             return True
     return False
 
@@ -124,18 +125,18 @@ class ScaledTanh(torch.autograd.Function):
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
             return
-        for cls in model.class_bases:
-            forward = model.methods.get((cls, "forward"))
+        for cls in file_model.class_bases:
+            forward = file_model.methods.get((cls, "forward"))
             if forward is None or not forward.params or not _is_static(forward):
                 continue
-            if (cls, "setup_context") in model.methods or not is_autograd_function(model, cls):
+            if (cls, "setup_context") in file_model.methods or not is_autograd_function(file_model, cls):
                 continue  # with setup_context, forward has no ctx
-            yield from self._check_forward(model, forward)
+            yield from self._check_forward(file_model, forward)
 
-    def _check_forward(self, model, scope):
+    def _check_forward(self, file_model: FileModel, scope):
         ctx = scope.params[0]
         tensors = None
         for a in scope.assignments:
@@ -144,7 +145,7 @@ class ScaledTanh(torch.autograd.Function):
             stores = [value for target, value in _pairs(a) if dotted(target.value) == ctx]
             if not stores:
                 continue
-            tensors = tensors or TensorNames(model, scope, skip_params=1)
+            tensors = tensors or TensorNames(file_model, scope, skip_params=1)
             if any(tensors.views_param(v) or (isinstance(v, cst.Name) and is_output(scope, tensors, v.value, a.order))
                    for v in stores):
                 yield self.report(a.node)

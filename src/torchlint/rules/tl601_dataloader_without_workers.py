@@ -1,6 +1,7 @@
 """TL601 (opt-in): a DataLoader feeding CUDA training loads in the main process or without pinned memory."""
 from __future__ import annotations
 
+from torchlint.model import FileModel
 from torchlint.model.devices import moves_to_cuda
 from torchlint.model.expr import keyword
 from torchlint.rule import Rule
@@ -72,14 +73,14 @@ for x, y in loader:
 ```
 """
 
-    def check(self, model):
-        if not model.is_torch_code or model.is_test_file:
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
-        loaders = [c for c in model.calls if model.qualify(c) in _DATALOADERS
+        loaders = [c for c in file_model.calls if file_model.qualify(c) in _DATALOADERS
                    and not any(arg.star == "**" for arg in c.node.args) and missing_options(c.node)]
-        if not loaders or not moves_to_cuda(model):
+        if not loaders or not moves_to_cuda(file_model):
             return
-        if not any(model.is_backward(c) or model.stepped_optimizer(c) for c in model.calls):
+        if not any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in file_model.calls):
             return
         for call in loaders:
             missing = missing_options(call.node)
