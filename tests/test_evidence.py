@@ -183,3 +183,15 @@ def test_cli_writes_json_with_environment_and_table(harness, tmp_path, capsys):
     assert data["torch"] and data["device_name"] and data["cpu_cores"] >= 1
     assert set(data["rules"]) == {"TL202", "TL401"}
     assert data["rules"]["TL202"]["sizes"]["optimizer_steps"] > 0
+
+
+def test_update_replaces_only_the_rules_measured_again(harness):
+    machine = {"device": "cpu", "device_name": "x86", "torch": "2.13.0", "cuda": None, "torch_threads": 1,
+               "iterations": 20, "timing_iterations": 100}
+    existing = {**machine, "load_average_1min": 1.0, "rules": {"TL101": {"v": 1}, "TL201": {"v": 2}}}
+    fresh = {**machine, "load_average_1min": 3.0, "rules": {"TL201": {"v": 3}, "TL150": {"v": 4}}}
+    merged = harness.updated(existing, fresh)
+    assert merged["rules"] == {"TL101": {"v": 1}, "TL150": {"v": 4}, "TL201": {"v": 3}}
+    assert list(merged["rules"]) == ["TL101", "TL150", "TL201"]
+    with pytest.raises(ValueError, match="torch"):
+        harness.updated(existing, {**fresh, "torch": "2.14.0"})
