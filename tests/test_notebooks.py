@@ -293,3 +293,52 @@ def test_diff_on_a_notebook_writes_nothing(project, capsys):
     code_, out, _ = check(capsys, "--diff", "--unsafe-fixes", path)
     assert code_ == 1 and "+    \"    losses.append(loss.detach())\"" in out
     assert path.read_bytes() == before
+
+
+# -- cells as IPython reads them (issue 16, item 12) ----------------------------
+
+def test_percent_inside_open_brackets_is_python_not_a_magic(project, capsys):
+    """``%(x)`` continuing a string format inside parentheses: IPython runs it as Python."""
+    cell = code("%matplotlib inline\n", "losses = []\n", *LOOP[:-1],
+                "    label = ('step %s'\n", "%(x))\n", LOOP[-1])
+    write(project, "nb.ipynb", [cell])
+    code_, found, err = findings(capsys, "nb.ipynb")
+    assert found == [("nb.ipynb", 1, 10, 5, "TL301")] and "TL001" not in err
+
+
+@pytest.mark.parametrize("inside", [
+    ["    x = f(a,\n", "!important\n", "    )\n"],  # inside brackets: an operator, not a shell escape
+    ["doc = '''\n", "%s percent\n", "'''\n"],  # inside a triple-quoted string
+])
+def test_no_magic_is_seen_inside_an_open_statement(inside):
+    from torchlint.notebook import _mask
+
+    lines = ["%matplotlib inline", *[line.rstrip("\n") for line in inside]]
+    masked = _mask(lines)
+    assert masked[0] == "" and masked[1:] == lines[1:]
+
+
+def test_a_magic_at_a_statement_start_is_still_masked():
+    from torchlint.notebook import _mask
+
+    assert _mask(["x = (1,", "     2)", "!pip install torch", "y = x"]) == ["x = (1,", "     2)", "", "y = x"]
+
+
+INDENTED = ["    import torch\n", "    losses = []\n", "    for x, y in loader:\n",
+            "        loss = criterion(model(x), y)\n", "        loss.backward()\n",
+            "        optimizer.step()\n", "        optimizer.zero_grad()\n", "        losses.append(loss)\n"]
+
+
+def test_a_cell_indented_as_a_block_is_dedented_as_ipython_does(project, capsys):
+    write(project, "nb.ipynb", [code(*INDENTED)])
+    code_, found, err = findings(capsys, "nb.ipynb")
+    # the column is the one in the cell as written
+    assert found == [("nb.ipynb", 1, 8, 9, "TL301")] and "TL001" not in err
+
+
+def test_fixing_an_indented_cell_keeps_its_indentation(project, capsys):
+    write(project, "nb.ipynb", [code(*INDENTED)])
+    main(["check", "--no-cache", "--fix", "--unsafe-fixes", str(project / "nb.ipynb")])
+    capsys.readouterr()
+    source = "".join(json.loads((project / "nb.ipynb").read_text())["cells"][0]["source"])
+    assert source == "".join(INDENTED).replace("losses.append(loss)", "losses.append(loss.detach())")

@@ -7,7 +7,12 @@ their cell. IPython syntax that is not Python is masked line for line, so line
 numbers never move: line magics (``%matplotlib``), shell escapes (``!pip``,
 ``files = !ls``), help (``obj?``, ``?obj``) and cell magics (``%%bash`` masks
 the whole cell; ``%%time`` and the like only their first line, the rest is
-Python). A cell that parses as Python as it is is never masked.
+Python). As in IPython, a magic is recognised only where a statement starts:
+``%(x)`` continuing an expression inside brackets, or ``!`` inside a string,
+is Python. A cell whose first line is indented is dedented by that indentation
+first (IPython's leading-indent transform); columns are mapped back, and
+fixed lines get the indentation again. A cell that parses as Python as it is
+is never changed.
 
 A finding's ``cell`` is the 1-based position of its cell in the notebook's
 ``cells`` list (markdown and raw cells count, as you scroll); ``line`` and
@@ -22,8 +27,10 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import io
 import json
 import re
+import tokenize
 from json.decoder import scanstring
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -55,10 +62,19 @@ class NotebookError(ValueError):
 class Cell:
     number: int  # 1-based position in the notebook's cells
     lines: List[str]  # as written, without line ends
-    masked: List[str]  # what the linter reads: magics replaced, same count
+    masked: List[str]  # what the linter reads: dedented as IPython does, magics replaced, same count
     start: int = 0  # 1-based line of the cell's first line in the joined module
     crlf: bool = False
     final_newline: bool = False
+    indent: str = ""  # the first line's indentation, which IPython removes from the cell
+
+    def column(self, line: int, col: int) -> int:
+        """The column in the cell as written of ``col`` on its ``line`` (1-based) as linted."""
+        written = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return col + len(self.indent) if self.indent and written.startswith(self.indent) else col
+
+    def dedented(self) -> List[str]:
+        return _dedent(self.lines, self.indent)
 
 
 # -- reading -----------------------------------------------------------------
@@ -125,9 +141,35 @@ def code_cells(nb: dict) -> List[Cell]:
         lines = _split(text)
         if not any(line.strip() for line in lines):
             continue
-        cells.append(Cell(number, lines, _mask(lines), crlf="\r\n" in text,
-                          final_newline=text.endswith(("\n", "\r"))))
+        indent = _leading_indent(lines)
+        cells.append(Cell(number, lines, _mask(_dedent(lines, indent)), crlf="\r\n" in text,
+                          final_newline=text.endswith(("\n", "\r")), indent=indent))
     return cells
+
+
+def _leading_indent(lines: List[str]) -> str:
+    """The indentation of a cell's first line: IPython runs an indented cell dedented by it
+    (a block pasted from inside a function), unless the cell is Python as written."""
+    first = lines[0]
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    if not indent or _parses(lines):
+        return ""
+    return indent
+
+
+def _dedent(lines: List[str], indent: str) -> List[str]:
+    """IPython's leading-indent transform: ``indent`` comes off every line that starts with it."""
+    if not indent:
+        return list(lines)
+    return [line[len(indent):] if line.startswith(indent) else line for line in lines]
+
+
+def _parses(lines: List[str]) -> bool:
+    try:
+        ast.parse("\n".join(lines))
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
 
 
 def _split(text: str) -> List[str]:
@@ -161,11 +203,8 @@ def _placeholder(line: str) -> str:
 
 
 def _mask(lines: List[str]) -> List[str]:
-    try:
-        ast.parse("\n".join(lines))
+    if _parses(lines):
         return list(lines)  # plain Python: leave it exactly as written
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        pass
     masked = list(lines)
     first = next(i for i, line in enumerate(lines) if line.strip())
     head = lines[first].strip()
@@ -178,7 +217,7 @@ def _mask(lines: List[str]) -> List[str]:
     for i, line in enumerate(lines):
         if i == first and head.startswith("%%"):
             continue
-        if continued is not None or _is_magic(line.strip()):
+        if continued is not None or (_is_magic(line.strip()) and _starts_statement(masked[:i])):
             # a continuation line's own indentation means nothing: use the magic's
             masked[i] = _placeholder(continued if continued is not None else line)
             if continued is None and line.rstrip().endswith("\\"):
@@ -186,6 +225,22 @@ def _mask(lines: List[str]) -> List[str]:
             elif not line.rstrip().endswith("\\"):
                 continued = None
     return masked
+
+
+def _starts_statement(before: List[str]) -> bool:
+    """Does a new statement begin after these lines? Not inside open brackets, a
+    string or a backslash continuation, where ``%(x)s`` or ``!`` is Python, as IPython
+    recognises magics only at the start of a logical line."""
+    if before and before[-1].rstrip().endswith("\\"):
+        return False
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO("\n".join(before) + "\n").readline):
+            pass
+    except tokenize.TokenError:  # EOF inside brackets or a triple-quoted string
+        return False
+    except SyntaxError:  # an indentation tokenize refuses: lines above are not ours to judge
+        return True
+    return True
 
 
 # -- the joined module -------------------------------------------------------
@@ -236,9 +291,11 @@ def lint_notebook(data: bytes, path: str, rules: Sequence[type], **options) -> F
             if end_cell is not cell:  # a statement that runs on into the next cell
                 end_line = len(cell.lines)
                 end_col = len(cell.lines[-1]) + 1 if cell.lines else 1
-        result.diagnostics.append(
-            dataclasses.replace(d, line=line, end_line=end_line, end_col=end_col, cell=cell.number)
-        )
+            elif end_col is not None:
+                end_col = cell.column(end_line, end_col)
+        result.diagnostics.append(dataclasses.replace(
+            d, line=line, col=cell.column(line, d.col), end_line=end_line, end_col=end_col, cell=cell.number
+        ))
     result.diagnostics.sort(key=lambda d: (d.cell, d.line, d.col, d.code))
     return result
 
@@ -308,8 +365,9 @@ def _cells_of(fixed: str, cells: Sequence[Cell]) -> dict:
 
 def _restore(cell: Cell, fixed: List[str]) -> List[str]:
     """The fixed lines with masked IPython lines put back as written."""
-    magic = {i for i, (a, b) in enumerate(zip(cell.lines, cell.masked)) if a != b}
-    if not magic:
+    plain = cell.dedented()
+    magic = {i for i, (a, b) in enumerate(zip(plain, cell.masked)) if a != b}
+    if not magic and not cell.indent:
         return fixed
     out = []
     matcher = difflib.SequenceMatcher(None, cell.masked, fixed, autojunk=False)
@@ -319,7 +377,7 @@ def _restore(cell: Cell, fixed: List[str]) -> List[str]:
             continue
         if magic & set(range(i1, i2)):
             raise NotebookError(f"a fix touched an IPython line in cell {cell.number}; notebook left unchanged")
-        out.extend(fixed[j1:j2])
+        out.extend(cell.indent + line if line.strip() else line for line in fixed[j1:j2])
     return out
 
 
