@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from test_robustness import STORED, _alive, _descendants
+from test_robustness import STORED, _alive, busy_run
 from torchlint.cli import main
 
 FIXED_LINE = "losses.append(loss.detach())"
@@ -32,40 +31,25 @@ def _fix(path: Path, capsys) -> tuple:
 USER_SAVE = "# the user's own edit, saved while torchlint was fixing\n"
 
 
-def test_a_save_made_while_the_fix_is_computed_is_kept(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("moment", ["fix_data", "_temporary_copy"], ids=["while computing the fix",
+                                                                      "after the new file is written"])
+def test_a_save_made_while_fixing_is_kept(tmp_path, monkeypatch, capsys, moment):
+    """The file is checked after the fix is computed and again just before the rename."""
     from torchlint import fix_files
 
     path = tmp_path / "train.py"
     path.write_text(STORED)
-    compute = fix_files.fix_data
+    step = getattr(fix_files, moment)
 
-    def fix_while_the_user_saves(*args):
-        fixed = compute(*args)
+    def step_while_the_user_saves(*args):
+        done = step(*args)
         path.write_text(USER_SAVE)
-        return fixed
+        return done
 
-    monkeypatch.setattr(fix_files, "fix_data", fix_while_the_user_saves)
+    monkeypatch.setattr(fix_files, moment, step_while_the_user_saves)
     _, _, err = _fix(path, capsys)
     assert path.read_text() == USER_SAVE
     assert "changed while it was being fixed; left as it is" in err
-
-
-def test_a_save_made_while_the_new_file_is_written_is_kept(tmp_path, monkeypatch, capsys):
-    """The last check comes after the temporary copy is written, just before the rename."""
-    from torchlint import fix_files
-
-    path = tmp_path / "train.py"
-    path.write_text(STORED)
-    copy = fix_files._temporary_copy
-
-    def copy_while_the_user_saves(*args):
-        tmp = copy(*args)
-        path.write_text(USER_SAVE)
-        return tmp
-
-    monkeypatch.setattr(fix_files, "_temporary_copy", copy_while_the_user_saves)
-    _fix(path, capsys)
-    assert path.read_text() == USER_SAVE
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".torchlint-")]
 
 
@@ -117,23 +101,6 @@ def test_an_owner_that_cannot_be_kept_means_writing_in_place(tmp_path, monkeypat
 
 # -- workers die with their parent --------------------------------------------------
 
-def _busy_run(tmp_path: Path) -> tuple:
-    """A parallel run with enough work to still be busy; (process, its workers)."""
-    for index in range(400):
-        (tmp_path / f"train{index:03d}.py").write_text(STORED.replace("losses", f"losses_{index}") * 6)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "torchlint", "check", "--no-cache", "--jobs", "2", "."],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    workers = []
-    while time.monotonic() < deadline and len(workers) < 2:
-        time.sleep(0.1)
-        workers = _descendants(proc.pid)
-    time.sleep(0.5)
-    return proc, workers
-
-
 def _gone(workers, within: float = 5) -> list:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
@@ -143,7 +110,7 @@ def _gone(workers, within: float = 5) -> list:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_sigkill_of_the_main_process_leaves_no_worker_holding_the_pipes(tmp_path):
-    proc, workers = _busy_run(tmp_path)
+    proc, workers = busy_run(tmp_path)
     assert workers, "no worker processes started"
     try:
         proc.kill()
@@ -158,7 +125,7 @@ def test_sigkill_of_the_main_process_leaves_no_worker_holding_the_pipes(tmp_path
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_sigterm_shuts_the_pool_down_like_ctrl_c(tmp_path):
-    proc, workers = _busy_run(tmp_path)
+    proc, workers = busy_run(tmp_path)
     assert workers, "no worker processes started"
     try:
         proc.terminate()

@@ -362,25 +362,30 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc and sends SIGINT")
-def test_ctrl_c_stops_a_parallel_run_promptly_without_orphans(tmp_path):
+def busy_run(tmp_path: Path) -> tuple:
+    """A parallel ``check`` with enough parse-heavy work to still be busy when signalled:
+    (the process, in a session of its own so that any orphan is findable; its workers)."""
     tree = _tree(tmp_path)
-    # Enough parse-heavy work that the run is still busy when interrupted.
     for index in range(400):
         (tree / f"train{index:03d}.py").write_text(STORED.replace("losses", f"losses_{index}") * 6)
     proc = subprocess.Popen(
         [sys.executable, "-m", "torchlint", "check", "--no-cache", "--jobs", "2", "."],
-        cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,  # its own process group: any orphan is findable
+        cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
+    deadline = time.monotonic() + 60
+    workers = []
+    while time.monotonic() < deadline and len(workers) < 2:
+        time.sleep(0.1)
+        workers = _descendants(proc.pid)
+    time.sleep(0.5)
+    return proc, workers
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc and sends SIGINT")
+def test_ctrl_c_stops_a_parallel_run_promptly_without_orphans(tmp_path):
+    proc, workers = busy_run(tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        workers = []
-        while time.monotonic() < deadline and len(workers) < 2:
-            time.sleep(0.1)
-            workers = _descendants(proc.pid)
         assert workers, "no worker processes started"
-        time.sleep(0.5)
         interrupted = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
         out, err = proc.communicate(timeout=20)
@@ -400,20 +405,8 @@ def test_ctrl_c_stops_a_parallel_run_promptly_without_orphans(tmp_path):
 @pytest.mark.skipif(sys.platform != "linux", reason="sends SIGINT")
 def test_ctrl_c_to_the_main_process_only(tmp_path):
     """``kill -INT`` of torchlint alone (not its group) must stop the workers too."""
-    tree = _tree(tmp_path)
-    for index in range(400):
-        (tree / f"train{index:03d}.py").write_text(STORED.replace("losses", f"losses_{index}") * 6)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "torchlint", "check", "--no-cache", "--jobs", "2", "."],
-        cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
+    proc, workers = busy_run(tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        workers = []
-        while time.monotonic() < deadline and len(workers) < 2:
-            time.sleep(0.1)
-            workers = _descendants(proc.pid)
-        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     finally:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.model.expr import dotted
+from torchlint.model.expr import bound_paths, dotted
 from torchlint.model.legacy import variable_data, volatile_flag
 from torchlint.model.names import from_import_bindings
 from torchlint.model.walk import walk
@@ -155,23 +155,10 @@ def shadowed(scope, name: str) -> bool:
         if name in scope.params:
             return True
         for a in scope.assignments:
-            if a.kind != "del" and any(
-                isinstance(target, cst.Name) and target.value == name for t in a.targets
-                for target in _bound_names(t)
-            ):
+            if a.kind != "del" and any(path == name for t in a.targets for path in bound_paths(t)):
                 return True
         scope = scope.parent
     return False
-
-
-def _bound_names(target: cst.BaseExpression):
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _bound_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _bound_names(target.value)
-    else:
-        yield target
 
 
 def wrap_in_with(stmt: cst.BaseStatement, context: str) -> cst.With:
