@@ -287,7 +287,7 @@ def test_cli_fix_diff_server_and_flake8_agree(nested, project, capsys):
     assert cli == server == found_by_flake8 == EXPECTED
 
     # --diff fixes exactly what each file reports: t.py's stored loss, sub/t.py's evaluation.
-    code = main(["check", "--no-cache", "--diff", "--unsafe-fixes", "t.py", "sub/t.py"])
+    assert main(["check", "--no-cache", "--diff", "--unsafe-fixes", "t.py", "sub/t.py"]) == 1
     diff = capsys.readouterr().out
     root_part, sub_part = diff.split("--- a/sub/t.py")
     assert "+        losses.append(loss.detach())" in root_part and "no_grad" not in root_part

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.model import FileModel, differentiated
-from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
+from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.edits import without_arg
 from torchlint.model.vocab import GRAPH_FREE_FACTORIES
 from torchlint.rule import Fix, Rule
