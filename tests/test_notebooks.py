@@ -342,3 +342,12 @@ def test_fixing_an_indented_cell_keeps_its_indentation(project, capsys):
     capsys.readouterr()
     source = "".join(json.loads((project / "nb.ipynb").read_text())["cells"][0]["source"])
     assert source == "".join(INDENTED).replace("losses.append(loss)", "losses.append(loss.detach())")
+
+
+@pytest.mark.parametrize("line", ["torch.*Tensor?", "?torch.*Tensor", "torch.nn.*Loss*?", "np.*load*??",
+                                  "data.iloc[0]?", "?", "torch.nn.Linear??"])
+def test_help_and_wildcard_searches_are_masked(line):
+    """Seen in real notebooks (``torch.*Tensor?`` in a tensor tutorial gave a false TL001)."""
+    from torchlint.notebook import _mask
+
+    assert _mask(["import torch", line, "x = 1"]) == ["import torch", "", "x = 1"]

@@ -40,7 +40,10 @@ _MARKER = "# %% torchlint cell {} %%"
 _MARKER_RE = re.compile(r"^# %% torchlint cell (\d+) %%$")
 # Cell magics whose body is Python run in the kernel: only the magic line is masked.
 _PYTHON_CELL_MAGICS = frozenset("time timeit capture prun debug memit snakeviz".split())
-_HELP = re.compile(r"^(?:\?{1,2}\s*[\w.]+|[\w.]+\s*\?{1,2})\s*$")
+# Help: ``obj?``, ``?obj``, ``obj.attr??``, ``x[0]?``, a lone ``?``, and wildcard searches
+# (``torch.*Tensor?``, which IPython runs as %psearch).
+_HELP_OBJECT = r"[\w*]+(?:\.[\w*]+|\[-?\d+\])*"
+_HELP = re.compile(rf"^(?:\?{{1,2}}\s*(?:{_HELP_OBJECT})?|{_HELP_OBJECT}\s*\?{{1,2}})\s*$")
 _ASSIGNED_MAGIC = re.compile(r"^[\w.,\s\[\]()*]+=\s*[%!]")
 _PYTHON_NAMES = ("python", "python2", "python3", "ipython", "ipython2", "ipython3")
 
