@@ -45,9 +45,13 @@ def _read(path: str):
         return None, f"cannot read file: {exc.strerror or exc}"
 
 
+_PYTHON_SUFFIXES = (".py", ".pyi", ".pyw", ".ipynb")
+_NOT_PYTHON = f"not a Python file (not {', '.join(_PYTHON_SUFFIXES)}, no python #! line); skipped"
+
+
 def _is_python(path: str, data: bytes) -> bool:
     """Named files may be anything (``notes.txt``): Python by suffix, or a script by its ``#!``."""
-    if path.endswith((".py", ".pyi", ".ipynb", ".pyw")):
+    if path.endswith(_PYTHON_SUFFIXES):
         return True
     first = data[:200].split(b"\n", 1)[0]
     return first.startswith(b"#!") and b"python" in first
@@ -109,13 +113,12 @@ def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
     tree's bytes (nor hands a copy to every worker it forks)."""
     path, codes = args
     data, problem = _read(path)
-    if data is not None and not _is_python(path, data):
-        return FileResult(path, errors=[FileError(path, "not a Python file (no .py, .pyi or .ipynb "
-                                                        "suffix, no python #! line); skipped")]), None
     if data is None:  # reported like flake8's E902: a file that was not checked is a finding
         if PARSE_ERROR not in codes:  # ignored by the config: still said, as a note
             return FileResult(path, errors=[FileError(path, problem)]), None
         return FileResult(path, diagnostics=[Diagnostic(path, 1, 1, PARSE_ERROR, problem)]), None
+    if not _is_python(path, data):
+        return FileResult(path, errors=[FileError(path, _NOT_PYTHON)]), None
     return lint_data(path, data, codes), _content(data)
 
 
