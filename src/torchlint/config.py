@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR
+from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA
 from torchlint.rules import RULES_BY_CODE
 
 # Looked for in each folder, first found wins: ruff's order (.ruff.toml, ruff.toml, pyproject.toml).
@@ -32,8 +32,9 @@ CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
 _KEYS = _LIST_KEYS + ("per-file-ignores",)
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
-_ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES
-_OPT_IN = frozenset(code for code, rule in RULES_BY_CODE.items() if not rule.default)
+_ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine makes, opt-in
+_ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES | _ENGINE_CHECKS
+_OPT_IN = frozenset(code for code, rule in RULES_BY_CODE.items() if not rule.default) | _ENGINE_CHECKS
 _FAMILY = "TL"  # the broadest prefix; it does not name opt-in rules
 
 

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
-from torchlint.engine import PARSE_ERROR, lint_source
+from torchlint.engine import PARSE_ERROR, UNUSED_NOQA, lint_source
 
 CACHE_DIR = ".torchlint_cache"
 _CACHE_FILE = "results-v2.json"  # v2: diagnostics carry fix and fix_description
@@ -88,13 +88,14 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str]) -> FileR
     text), linted for ``codes`` (``Settings.codes_for(path)``); notebooks are
     recognised by their suffix."""
     codes = frozenset(codes)
+    options = {"unused_noqa": True} if UNUSED_NOQA in codes else {}
     if path.endswith(".ipynb"):
         from torchlint.notebook import lint_notebook
 
         data = data.encode("utf-8") if isinstance(data, str) else data
-        result = lint_notebook(data, path, _rules(codes))
+        result = lint_notebook(data, path, _rules(codes), **options)
     else:
-        result = lint_source(data, path, _rules(codes))
+        result = lint_source(data, path, _rules(codes), **options)
     if PARSE_ERROR not in codes:
         # The engine reports an unreadable file whatever the rules; a config that
         # ignores TL001 by name is the one case it must not be shown.
