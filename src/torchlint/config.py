@@ -30,7 +30,7 @@ from torchlint.rules import RULES_BY_CODE
 CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
-_KEYS = _LIST_KEYS + ("per-file-ignores",)
+_KEYS = _LIST_KEYS + ("per-file-ignores", "extend")
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
 _ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine makes, opt-in
 _ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES | _ENGINE_CHECKS
@@ -148,22 +148,34 @@ class Config:
     selection: Selection = Selection(where="")
     per_file_ignores: Dict[str, frozenset] = field(default_factory=dict)  # pattern -> codes
     exclude: Tuple[str, ...] = ()
+    # With ``extend``: the extended files' selections, applied before ``selection``,
+    # and the folders that inherited patterns are relative to (None: ``root``).
+    inherited: Tuple[Selection, ...] = ()
+    ignores_root: Optional[str] = None
+    exclude_root: Optional[str] = None
 
-    def relative(self, path: str, absolute: Optional[str] = None) -> str:
-        """``path`` relative to the config's folder, "/"-separated; as given when outside it."""
+    def relative(self, path: str, absolute: Optional[str] = None, root: Optional[str] = None) -> str:
+        """``path`` relative to the config's folder (or ``root``), "/"-separated; as given when outside it."""
         absolute = absolute or os.path.abspath(path)
-        inside = self.root.rstrip(os.sep) + os.sep
+        root = root or self.root
+        inside = root.rstrip(os.sep) + os.sep
         if absolute.startswith(inside):
             return absolute[len(inside):].replace(os.sep, "/")
-        if absolute == self.root:
+        if absolute == root:
             return "."
         return PurePosixPath(Path(path).as_posix()).as_posix()
 
     def ignored_for(self, path: str) -> frozenset:
-        return self._ignored(self.relative(path)) if self.per_file_ignores else frozenset()
+        return self._ignored_at(path, os.path.abspath(path)) if self.per_file_ignores else frozenset()
 
     def is_excluded(self, path: str) -> bool:
-        return bool(self.exclude) and self._excluded(self.relative(path))
+        return bool(self.exclude) and self._excluded_at(path, os.path.abspath(path))
+
+    def _ignored_at(self, path: str, absolute: str) -> frozenset:
+        return self._ignored(self.relative(path, absolute, self.ignores_root))
+
+    def _excluded_at(self, path: str, absolute: str) -> bool:
+        return self._excluded(self.relative(path, absolute, self.exclude_root))
 
     def _ignored(self, rel: str) -> frozenset:
         out = frozenset()
@@ -229,12 +241,21 @@ def load_file(path: Path) -> Config:
     return _parsed(path, _section(path))
 
 
-def _parsed(path: Path, section: Optional[dict]) -> Config:
+def _parsed(path: Path, section: Optional[dict], extending: Tuple[Path, ...] = ()) -> Config:
+    """A config file's settings, layered on top of the file its ``extend`` names.
+    ``extending``: the files whose ``extend`` led here, to catch a cycle."""
     table = "[tool.torchlint] " if path.name == "pyproject.toml" else ""
     prefix = f"{path}: {table}"
     values: dict = {}
     for key, value in (section or {}).items():
         values[key] = _checked(path, table, key, value)
+    own = _own_settings(path, values, prefix)
+    if "extend" not in values:
+        return own
+    return _layered(_extended(path, values["extend"], extending), own, values)
+
+
+def _own_settings(path: Path, values: dict, prefix: str) -> Config:
     selection = Selection(
         select=tuple(values["select"]) if "select" in values else None,
         extend_select=tuple(values.get("extend-select", ())),
@@ -257,6 +278,10 @@ def _checked(path: Path, table: str, key: str, value):
         extra = f"; did you mean '{hint}'?" if hint in _KEYS else f"; valid options: {', '.join(_KEYS)}"
         place = f" in {table.strip()}" if table else ""
         raise ConfigError(f"{path}: unknown option '{key}'{place}{extra}")
+    if key == "extend":
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}: expected the path of a config file, got {value!r}")
+        return value
     if key == "per-file-ignores":
         if not isinstance(value, dict) or not all(_is_str_list(v) for v in value.values()):
             raise ConfigError(f"{where}: expected a table of pattern = [\"TL101\", ...]")
@@ -264,6 +289,37 @@ def _checked(path: Path, table: str, key: str, value):
     if not _is_str_list(value):
         raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
     return value
+
+
+def _extended(path: Path, value: str, extending: Tuple[Path, ...]) -> Config:
+    """The config that ``path``'s ``extend = value`` names, relative to ``path``'s folder."""
+    target = Path(os.path.abspath(Path(path).parent / os.path.expanduser(value)))
+    chain = (*extending, Path(os.path.abspath(path)))
+    if target in chain:
+        cycle = " -> ".join(str(p) for p in (*chain[chain.index(target):], target))
+        raise ConfigError(f"{path}: extend: configs extend each other in a cycle: {cycle}")
+    if not target.is_file():
+        why = "is not a file" if target.exists() else "does not exist"
+        raise ConfigError(f"{path}: extend = {value!r}: {target} {why}")
+    section = _section(target)
+    if section is None:
+        raise ConfigError(f"{path}: extend = {value!r}: {target} has no [tool.torchlint] table")
+    return _parsed(target, section, chain)
+
+
+def _layered(base: Config, own: Config, values: dict) -> Config:
+    """``own`` on top of the config it extends, as ruff layers ``extend``: the selections
+    stack (base first, so the extending file's ``select`` starts over and its ``ignore`` and
+    ``extend-select`` add); ``per-file-ignores`` and ``exclude`` are the extending file's when
+    it sets them, else the base's, still relative to the base's folder."""
+    own.inherited = (*base.inherited, base.selection)
+    if "per-file-ignores" not in values:
+        own.per_file_ignores = base.per_file_ignores
+        own.ignores_root = base.ignores_root or base.root
+    if "exclude" not in values:
+        own.exclude = base.exclude
+        own.exclude_root = base.exclude_root or base.root
+    return own
 
 
 def _is_str_list(value) -> bool:
@@ -337,7 +393,7 @@ class Settings:
         codes = self._base.get(id(config))
         if codes is None:
             codes = DEFAULT_SELECTION.apply(frozenset())
-            for layer in (config.selection, self.overrides):
+            for layer in (*config.inherited, config.selection, self.overrides):
                 if layer is not None:
                     codes = layer.apply(codes)
             self._base[id(config)] = codes
@@ -349,10 +405,9 @@ class Settings:
         codes = self._codes(config)
         if not (config.per_file_ignores or config.exclude):
             return FileSettings(codes=codes, excluded=False, config=config)
-        rel = config.relative(path, absolute)
         # Per-file ignores always remove, whatever the selection's specificity (as ruff).
-        codes = codes - config._ignored(rel)
-        return FileSettings(codes=codes, excluded=config._excluded(rel), config=config)
+        codes = codes - config._ignored_at(path, absolute)
+        return FileSettings(codes=codes, excluded=config._excluded_at(path, absolute), config=config)
 
     def codes_for(self, path: str) -> frozenset:
         return self.resolve(path).codes
