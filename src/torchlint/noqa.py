@@ -64,7 +64,8 @@ def _comments(source: str) -> Iterator[Tuple[int, str, bool]]:
 
 def file_exemption(source: str) -> Tuple[str, ...]:
     """The code prefixes a file exempts itself from: ``("",)`` for all, ``()`` for none."""
-    if "torchlint" not in source or "noqa" not in source.lower():
+    lowered = source.lower()
+    if "torchlint" not in lowered or "noqa" not in lowered:
         return ()
     exempt: Tuple[str, ...] = ()
     for _, text, alone in _comments(source):

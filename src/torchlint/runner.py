@@ -142,9 +142,9 @@ class ResultCache:
     """Results by key, persisted in one JSON table whose order is the order of
     last use (oldest first): the entries past ``limit`` are dropped from the front."""
 
-    def __init__(self, folder: Path, limit: int = MAX_ENTRIES) -> None:
+    def __init__(self, folder: Path, limit: Optional[int] = None) -> None:
         self.folder = Path(folder)
-        self.limit = limit
+        self.limit = MAX_ENTRIES if limit is None else limit
         self.entries: dict = {}
         self.used: dict = {}  # this run's hits and new results, in order of use
         try:
