@@ -107,3 +107,17 @@ def test_every_surface_sees_the_extended_settings(layered, capsys):
     for name in ("sub/t.py", "sub/tests/t.py"):
         server = {(d.line, d.code) for d in lint_document(str(layered / name), TWO_FAMILIES)}
         assert server == found.get(name, set())
+
+
+def test_extend_per_file_ignores_add_to_the_inherited_ones_each_relative_to_its_file(layered):
+    write(layered, "sub/torchlint.toml",
+          'extend = "../pyproject.toml"\nextend-per-file-ignores = { "tests/*" = ["TL301"] }\n')
+    codes = resolve(layered / "sub" / "tests" / "t.py").codes
+    assert not {"TL101", "TL301"} & codes  # the parent's "sub/tests/*" and this file's "tests/*"
+    assert {"TL101", "TL301"} <= resolve(layered / "sub" / "t.py").codes
+
+
+def test_extend_per_file_ignores_without_extend_are_per_file_ignores(project):
+    write(project, "torchlint.toml", 'extend-per-file-ignores = { "gen/*" = ["TL301"] }\n')
+    assert "TL301" not in resolve(project / "gen" / "g.py").codes
+    assert "TL301" in resolve(project / "g.py").codes

@@ -30,7 +30,7 @@ from torchlint.rules import RULES_BY_CODE
 CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
-_KEYS = _LIST_KEYS + ("per-file-ignores", "extend")
+_KEYS = _LIST_KEYS + ("per-file-ignores", "extend-per-file-ignores", "extend")
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
 _ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine makes, opt-in
 _ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES | _ENGINE_CHECKS
@@ -153,6 +153,8 @@ class Config:
     inherited: Tuple[Selection, ...] = ()
     ignores_root: Optional[str] = None
     exclude_root: Optional[str] = None
+    # ``extend-per-file-ignores`` of this file and every file it extends: (root, patterns).
+    extra_ignores: Tuple[Tuple[str, Dict[str, frozenset]], ...] = ()
 
     def relative(self, path: str, absolute: Optional[str] = None, root: Optional[str] = None) -> str:
         """``path`` relative to the config's folder (or ``root``), "/"-separated; as given when outside it."""
@@ -166,13 +168,20 @@ class Config:
         return PurePosixPath(Path(path).as_posix()).as_posix()
 
     def ignored_for(self, path: str) -> frozenset:
-        return self._ignored_at(path, os.path.abspath(path)) if self.per_file_ignores else frozenset()
+        return self._ignored_at(path, os.path.abspath(path)) if self.has_ignores() else frozenset()
+
+    def has_ignores(self) -> bool:
+        return bool(self.per_file_ignores or self.extra_ignores)
 
     def is_excluded(self, path: str) -> bool:
         return bool(self.exclude) and self._excluded_at(path, os.path.abspath(path))
 
     def _ignored_at(self, path: str, absolute: str) -> frozenset:
-        return self._ignored(self.relative(path, absolute, self.ignores_root))
+        out = self._ignored(self.relative(path, absolute, self.ignores_root))
+        for root, patterns in self.extra_ignores:
+            rel = self.relative(path, absolute, root)
+            out = out.union(*(codes for pattern, codes in patterns.items() if _matches(rel, pattern)))
+        return out
 
     def _excluded_at(self, path: str, absolute: str) -> bool:
         return self._excluded(self.relative(path, absolute, self.exclude_root))
@@ -263,12 +272,18 @@ def _own_settings(path: Path, values: dict, prefix: str) -> Config:
         where=prefix,
     )
     selection.validate()
-    per_file = {
-        pattern: frozenset(expand(codes, f"{prefix}per-file-ignores '{pattern}'"))
-        for pattern, codes in values.get("per-file-ignores", {}).items()
+    per_file = _patterns(values, "per-file-ignores", prefix)
+    root = os.path.abspath(path.parent)
+    extra = _patterns(values, "extend-per-file-ignores", prefix)
+    return Config(root=root, source=path, selection=selection, per_file_ignores=per_file,
+                  exclude=tuple(values.get("exclude", ())), extra_ignores=((root, extra),) if extra else ())
+
+
+def _patterns(values: dict, key: str, prefix: str) -> Dict[str, frozenset]:
+    return {
+        pattern: frozenset(expand(codes, f"{prefix}{key} '{pattern}'"))
+        for pattern, codes in values.get(key, {}).items()
     }
-    return Config(root=os.path.abspath(path.parent), source=path, selection=selection,
-                  per_file_ignores=per_file, exclude=tuple(values.get("exclude", ())))
 
 
 def _checked(path: Path, table: str, key: str, value):
@@ -282,7 +297,7 @@ def _checked(path: Path, table: str, key: str, value):
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{where}: expected the path of a config file, got {value!r}")
         return value
-    if key == "per-file-ignores":
+    if key in ("per-file-ignores", "extend-per-file-ignores"):
         if not isinstance(value, dict) or not all(_is_str_list(v) for v in value.values()):
             raise ConfigError(f"{where}: expected a table of pattern = [\"TL101\", ...]")
         return value
@@ -313,6 +328,7 @@ def _layered(base: Config, own: Config, values: dict) -> Config:
     ``extend-select`` add); ``per-file-ignores`` and ``exclude`` are the extending file's when
     it sets them, else the base's, still relative to the base's folder."""
     own.inherited = (*base.inherited, base.selection)
+    own.extra_ignores = (*base.extra_ignores, *own.extra_ignores)
     if "per-file-ignores" not in values:
         own.per_file_ignores = base.per_file_ignores
         own.ignores_root = base.ignores_root or base.root
@@ -403,7 +419,7 @@ class Settings:
         absolute = os.path.abspath(path)
         config = self.config_for_folder(os.path.dirname(absolute))
         codes = self._codes(config)
-        if not (config.per_file_ignores or config.exclude):
+        if not (config.has_ignores() or config.exclude):
             return FileSettings(codes=codes, excluded=False, config=config)
         # Per-file ignores always remove, whatever the selection's specificity (as ruff).
         codes = codes - config._ignored_at(path, absolute)
