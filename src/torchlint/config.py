@@ -7,7 +7,8 @@ documented once, in docs/configuration.md.
 
 Config files: the nearest of ``.torchlint.toml``, ``torchlint.toml`` (top-level
 keys) or a ``pyproject.toml`` holding ``[tool.torchlint]``, looked up from each
-file's folder (a ``--config FILE`` applies to every file instead).
+file's folder (a ``--config FILE`` applies to every file instead). A config
+may ``extend`` another file: its settings are layered on top of that file's.
 """
 from __future__ import annotations
 

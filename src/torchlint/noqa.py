@@ -5,6 +5,9 @@ language server must agree with it to the letter: flake8's own pattern, the
 first ``# noqa`` on the line only (``# noqa: E501  # noqa: TL301`` silences
 E501 alone), and codes compared as written (``# NOQA: tl301`` silences
 nothing; ``noqa`` itself may be in any case).
+
+Also read here, for the engine: the file exemption ``# torchlint: noqa[: codes]``
+(which flake8 does not know) and, for TL010, the TL codes that suppressed nothing.
 """
 from __future__ import annotations
 
