@@ -10,6 +10,7 @@ import pytest
 
 from conftest import run_cli, run_flake8
 from test_config import BOTH, TWO_FAMILIES, check_json, write
+from torchlint.cli import main
 from torchlint.engine import lint_source
 from torchlint.rules import ALL_RULES
 from torchlint.runner import lint_data
@@ -138,3 +139,56 @@ def test_the_engine_reports_tl010_only_when_asked():
     assert {d.code for d in lint_source(source, "m.py", ALL_RULES).diagnostics} == {"TL101", "TL301"}
     asked = lint_source(source, "m.py", ALL_RULES, unused_noqa=True).diagnostics
     assert {d.code for d in asked} == {"TL101", "TL301", "TL010"}
+
+
+# -- TL010's safe fix ------------------------------------------------------------------------
+
+UNUSED = """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    losses = []  # noqa: TL301, E501
+    for x, y in loader:  # keep  # noqa: TL999
+        optimizer.zero_grad()
+        # noqa: TL302
+        loss = criterion(model(x), y)
+        loss.backward()  # noqa: TL302,TL999 why
+        optimizer.step()
+        losses.append(loss)  # noqa: TL301
+    return losses
+"""
+UNUSED_FIXED = """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    losses = []  # noqa: E501
+    for x, y in loader:  # keep
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()  # why
+        optimizer.step()
+        losses.append(loss)  # noqa: TL301
+    return losses
+"""
+
+
+def test_fix_removes_unused_codes_and_comments_left_empty(project, capsys):
+    path = write(project, "m.py", UNUSED)
+    assert main(["check", "--no-cache", "--fix", "--extend-select", "TL010", "m.py"]) == 0
+    assert path.read_text() == UNUSED_FIXED  # the used TL301 and flake8's E501 stay
+    assert "5 fixed, 0 remaining" in capsys.readouterr().out
+
+
+def test_fix_leaves_noqa_comments_alone_unless_tl010_is_enabled(project, capsys):
+    path = write(project, "m.py", UNUSED)
+    main(["check", "--no-cache", "--fix", "m.py"])
+    assert path.read_text() == UNUSED
+    capsys.readouterr()
+
+
+def test_tl010_findings_offer_a_safe_fix():
+    result = lint_data("m.py", UNUSED, WITH_TL010).diagnostics
+    tl010 = [d for d in result if d.code == "TL010"]
+    assert len(tl010) == 5 and all(d.fix is not None and d.fix.value == "safe" for d in tl010)

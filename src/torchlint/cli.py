@@ -320,6 +320,7 @@ def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
 def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) -> int:
     """``--fix`` on stdin writes the fixed source to stdout (``--diff``: the diff) and the
     findings that remain to stderr, as editors expect."""
+    from torchlint.engine import UNUSED_NOQA
     from torchlint.fix_files import decode_file, fix_data, unified_diff
     from torchlint.fixer import allowed_fixes
     from torchlint.rules import ALL_RULES
@@ -328,7 +329,7 @@ def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) ->
     new = None
     if checked and not name.endswith(".ipynb"):
         rules = [rule for rule in ALL_RULES if rule.code in codes]
-        fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes))
+        fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes), unused_noqa=UNUSED_NOQA in codes)
         for code, line, reason in fixed.outcome.rejected:
             sys.stderr.write(f"torchlint: {name}:{line}: {code} fix not applied: {reason}\n")
         if fixed.error is not None:

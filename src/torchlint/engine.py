@@ -15,10 +15,11 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from torchlint.cst_parse import cut_lines, parse_module
-from torchlint.diagnostic import Diagnostic, FileError, FileResult
+from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult
 from torchlint.model import FileModel
-from torchlint.noqa import file_exemption, suppressed, unused_codes
+from torchlint.noqa import comment_texts, file_exemption, suppressed, unused_codes, without_codes
 from torchlint.positions import node_positions
+from torchlint.rule import Fix
 from torchlint.tree_gate import TreeIndex
 
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
@@ -49,7 +50,8 @@ STATUS_CODES = {
         "enabled for the file), and each TL code no rule has (`# noqa: TL999`). Only TL "
         "codes are judged: other tools' codes in the same comment and a bare `# noqa` are "
         "left alone, and so is a code that names TL010 itself (`# noqa: TL301,TL010` keeps "
-        "a deliberate one quiet). Remove the code, or the comment when nothing remains.",
+        "a deliberate one quiet). Safe fix (`--fix`): the unused codes are dropped from the "
+        "comment, and the comment goes when nothing else is left in it.",
     ),
 }
 
@@ -219,20 +221,21 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
         except RecursionError:
             errors.append(FileError(path, "nesting too deep to locate its findings; file skipped"))
     if diagnostics or unused_noqa:
-        diagnostics = _noqa_checked(diagnostics, source, path, apply_noqa, unused_noqa)
+        diagnostics = _noqa_checked(diagnostics, source, path, apply_noqa, unused_noqa,
+                                    module if keep_edits else None)
     diagnostics.sort()
     return diagnostics, errors
 
 
 def _noqa_checked(diagnostics: List[Diagnostic], source: str, path: str, apply_noqa: bool,
-                  unused_noqa: bool) -> List[Diagnostic]:
+                  unused_noqa: bool, module: Optional[cst.Module] = None) -> List[Diagnostic]:
     """Findings after the file exemption, TL010's (when asked) and line noqa, in that order:
     TL010 judges line noqa on what the file exemption left, and can itself be silenced."""
     exempt = file_exemption(source)
     if exempt:
         diagnostics = [d for d in diagnostics if not d.code.startswith(exempt)]
     if unused_noqa and not UNUSED_NOQA.startswith(exempt or ("-",)):
-        diagnostics = diagnostics + _unused_noqa_findings(diagnostics, source, path)
+        diagnostics = diagnostics + _unused_noqa_findings(diagnostics, source, path, module)
     if apply_noqa and diagnostics:
         lines = source.splitlines()
         diagnostics = [
@@ -242,17 +245,85 @@ def _noqa_checked(diagnostics: List[Diagnostic], source: str, path: str, apply_n
     return diagnostics
 
 
-def _unused_noqa_findings(diagnostics: List[Diagnostic], source: str, path: str) -> List[Diagnostic]:
+def _unused_noqa_findings(diagnostics: List[Diagnostic], source: str, path: str,
+                          module: Optional[cst.Module]) -> List[Diagnostic]:
+    """TL010's findings; with ``module`` (the fix loop), each with the safe fix that drops
+    its line's unused codes (one edit per comment, shared by that line's findings)."""
     from torchlint.rules import RULES_BY_CODE
 
     known = {*RULES_BY_CODE, *STATUS_CODES}
     found = [(d.line, d.code) for d in diagnostics]
+    unused = unused_codes(source, found, known, UNUSED_NOQA)
+    if not unused:
+        return []
+    by_line: dict = {}
+    for item in unused:
+        by_line.setdefault(item.line, set()).add(item.code)
+    comments = comment_texts(source)
+    new_texts = {line: without_codes(text, by_line[line]) for line, text in comments if line in by_line}
+    # One edit for the whole file, shared by every TL010 finding: comments are layout that
+    # the fixer's node edits cannot reach, so the module is rebuilt with them rewritten.
+    rewritten = _comments_rewritten(module, comments, new_texts) if module is not None else None
     out = []
-    for unused in unused_codes(source, found, known, UNUSED_NOQA):
-        why = "unknown code" if unused.unknown else "suppressed nothing on this line"
-        out.append(Diagnostic(path, unused.line, unused.col, UNUSED_NOQA,
-                              f"unused noqa code {unused.code}: {why}"))
+    for item in unused:
+        why = "unknown code" if item.unknown else "suppressed nothing on this line"
+        codes = sorted(by_line[item.line])
+        fixable = new_texts.get(item.line) is not None
+        description = f"remove unused noqa code{'s' if len(codes) > 1 else ''} {', '.join(codes)}"
+        edit = Fix(description, ((module, rewritten),), applicability=Applicability.SAFE) \
+            if fixable and rewritten is not None else None
+        out.append(Diagnostic(path, item.line, item.col, UNUSED_NOQA, f"unused noqa code {item.code}: {why}",
+                              fix=Applicability.SAFE if fixable else None,
+                              fix_description=description if fixable else None, edit=edit))
     return out
+
+
+class _CommentHolders(cst.CSTVisitor):
+    """The nodes that own a comment, in source order: the fix edits the owner."""
+
+    def __init__(self) -> None:
+        self.found: list = []
+
+    def visit_TrailingWhitespace(self, node: cst.TrailingWhitespace) -> None:
+        if node.comment is not None:
+            self.found.append(node)
+
+    def visit_EmptyLine(self, node: cst.EmptyLine) -> None:
+        if node.comment is not None:
+            self.found.append(node)
+
+
+def _comments_rewritten(module: cst.Module, comments: list, new_texts: dict) -> Optional[cst.Module]:
+    """``module`` with each line's comment replaced by ``new_texts[line]`` (removed when "").
+    libcst's comments are matched to the tokenizer's in order; on any mismatch, None."""
+    holders = _CommentHolders()
+    module.visit(holders)
+    if len(comments) != len(holders.found) or any(
+            holder.comment.value != text for holder, (_, text) in zip(holders.found, comments)):
+        return None
+    replacements = {}
+    for holder, (line, _) in zip(holders.found, comments):
+        new = new_texts.get(line)
+        if new is None:
+            continue
+        if new:
+            replacements[id(holder)] = holder.with_changes(comment=holder.comment.with_changes(value=new))
+        elif isinstance(holder, cst.TrailingWhitespace):
+            replacements[id(holder)] = holder.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+        else:  # a line that held only the comment goes with it
+            replacements[id(holder)] = cst.RemoveFromParent()
+    if not replacements:
+        return None
+    return module.visit(_Replacer(replacements))
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(id(original_node), updated_node)
 
 
 def _tree_gated(rules: list, tree: ast.Module, source: str) -> list:

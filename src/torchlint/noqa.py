@@ -118,3 +118,28 @@ def unused_codes(source: str, found: Iterable[Tuple[int, str]], known: Collectio
                 out.append(UnusedCode(line, match.start() + 1, code, unknown))
     return out
 
+
+
+def comment_texts(source: str) -> List[Tuple[int, str]]:
+    """(line, text) of every comment, in source order (for matching libcst's Comment nodes)."""
+    return [(line, text) for line, text, _ in _comments(source)]
+
+
+def without_codes(comment: str, unused: Collection[str]) -> Optional[str]:
+    """The comment with ``unused`` codes dropped from its ``# noqa:`` list; ``""`` when
+    nothing of the comment remains; None when the comment holds no ``# noqa:`` list
+    (the line's noqa was text before it, in a string)."""
+    match = noqa_pattern().search(comment)
+    if match is None or match.group("codes") is None:
+        return None
+    listed = match.group("codes")
+    kept = [c for c in _SEPARATORS.split(listed) if c and c not in unused]
+    rest = comment[match.end("codes"):]
+    if kept:
+        trailing = listed[len(listed.rstrip(", \t")):] if rest else ""
+        return comment[:match.start("codes")] + ", ".join(kept) + trailing + rest
+    before = comment[:match.start()].rstrip()
+    if not rest.strip():
+        return before
+    # "# noqa: TL301 because ...": the reason stays a comment of its own
+    return f"{before}  # {rest.strip()}" if before else f"# {rest.strip()}"
