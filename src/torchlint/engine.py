@@ -247,8 +247,8 @@ def _noqa_checked(diagnostics: List[Diagnostic], source: str, path: str, apply_n
 
 def _unused_noqa_findings(diagnostics: List[Diagnostic], source: str, path: str,
                           module: Optional[cst.Module]) -> List[Diagnostic]:
-    """TL010's findings; with ``module`` (the fix loop), each with the safe fix that drops
-    its line's unused codes (one edit per comment, shared by that line's findings)."""
+    """TL010's findings, marked safely fixable where the comment can be rewritten; with
+    ``module`` (the fix loop) they carry the edit, one rewrite of the file's comments."""
     from torchlint.rules import RULES_BY_CODE
 
     known = {*RULES_BY_CODE, *STATUS_CODES}

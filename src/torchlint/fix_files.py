@@ -234,7 +234,7 @@ def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool
         if path.endswith(".ipynb"):  # TL010's fix is offered for .py files only
             fixed = fix_notebook(path, data, rules, allowed)
         else:
-            fixed = fix_data(path, data, rules, allowed, unused_noqa=UNUSED_NOQA in codes)
+            fixed = fix_data(path, data, rules, allowed, UNUSED_NOQA in codes)  # unused_noqa
         for code, line, reason in fixed.outcome.rejected:
             run.errors.append(f"{path}:{line}: {code} fix not applied: {reason}")
         if fixed.error is not None:
