@@ -1,4 +1,4 @@
-"""``torchlint check`` / ``torchlint rule`` / ``torchlint --version``.
+"""``torchlint check`` / ``torchlint rule`` / ``torchlint clean`` / ``torchlint --version``.
 
 Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 """
@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="worker processes (default: all cores; 1 = no pool)")
     check.add_argument("--no-cache", action="store_true",
                        help="ignore and do not write the .torchlint_cache of unchanged files")
+    check.add_argument("--cache-dir", type=Path, metavar="DIR",
+                       help="keep the cache in DIR (default: $TORCHLINT_CACHE_DIR, else .torchlint_cache "
+                            "in the config's folder or the current directory)")
     check.add_argument("--fix", action="store_true",
                        help="apply safe fixes and report what remains (exit 0 when nothing does)")
     check.add_argument("--unsafe-fixes", action="store_true",
@@ -80,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="explain every rule")
 
     sub.add_parser("server", help="run the language server on stdio (needs torchlint[lsp])")
+
+    clean = sub.add_parser("clean", help="remove the result cache (the default one and "
+                                         "$TORCHLINT_CACHE_DIR's or --cache-dir's)")
+    clean.add_argument("--cache-dir", type=Path, metavar="DIR", help="also remove the cache in DIR")
+    clean.add_argument("--config", type=Path, metavar="FILE",
+                       help="the config whose folder holds the default cache (as for check)")
     return parser
 
 
@@ -97,6 +106,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             return _rule(args, parser)
         if args.command == "server":
             return _server()
+        if args.command == "clean":
+            return _clean(args)
     except BrokenPipeError:  # `torchlint check | head`
         return EXIT_CLEAN
     except KeyboardInterrupt as exc:  # Ctrl-C anywhere (checking, fixing): no traceback; files are old or new
@@ -119,6 +130,35 @@ def _server() -> int:
     from torchlint.server import serve
 
     serve()
+    return EXIT_CLEAN
+
+
+def _clean(args) -> int:
+    """Remove every cache a ``check`` from here could use, and say what went."""
+    import os
+
+    from torchlint import config as config_mod
+    from torchlint.runner import CACHE_DIR, CACHE_DIR_ENV, remove_cache
+
+    try:
+        default = config_mod.Settings(config_file=args.config).cache_root() / CACHE_DIR
+    except config_mod.ConfigError as exc:
+        return _error(str(exc))
+    folders = [default]
+    for named in (args.cache_dir, os.environ.get(CACHE_DIR_ENV) or None):
+        if named is not None and Path(os.path.abspath(named)) not in map(Path, map(os.path.abspath, folders)):
+            folders.append(Path(named))
+    for folder in folders:
+        removed, gone = remove_cache(folder)
+        if gone:
+            sys.stdout.write(f"Removed the cache {folder}\n")
+        elif removed:
+            sys.stdout.write(f"Removed {len(removed)} cache file{'s' if len(removed) != 1 else ''} from "
+                             f"{folder}; the folder holds other files and was kept\n")
+        elif folder.exists():
+            sys.stdout.write(f"No torchlint cache in {folder}; left as it is\n")
+        else:
+            sys.stdout.write(f"No cache at {folder}\n")
     return EXIT_CLEAN
 
 
@@ -203,9 +243,9 @@ def _check(args) -> int:
 def _lint(args, settings, stdin_name, files, missing) -> int:
     from torchlint.engine import INTERNAL_ERROR
     from torchlint.reporters import FORMATS
-    from torchlint.runner import check_files
+    from torchlint.runner import cache_folder, check_files
 
-    cache_root = None if args.no_cache else settings.cache_root()
+    cache_dir = None if args.no_cache else cache_folder(args.cache_dir, settings.cache_root())
     diagnostics, internal, sources = [], False, {}
     try:
         if stdin_name is not None:
@@ -215,7 +255,7 @@ def _lint(args, settings, stdin_name, files, missing) -> int:
             sources[stdin_name] = _as_text(data)
             results = [lint_data(stdin_name, data, settings.codes_for(stdin_name)) for _ in files]
         else:
-            results = check_files(files, settings.codes_for, jobs=args.jobs, cache_root=cache_root)
+            results = check_files(files, settings.codes_for, jobs=args.jobs, cache_dir=cache_dir)
     except KeyboardInterrupt as exc:
         sys.stderr.write("torchlint: interrupted\n")
         return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
@@ -280,6 +320,7 @@ def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
 def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) -> int:
     """``--fix`` on stdin writes the fixed source to stdout (``--diff``: the diff) and the
     findings that remain to stderr, as editors expect."""
+    from torchlint.engine import UNUSED_NOQA
     from torchlint.fix_files import decode_file, fix_data, unified_diff
     from torchlint.fixer import allowed_fixes
     from torchlint.rules import ALL_RULES
@@ -288,7 +329,7 @@ def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) ->
     new = None
     if checked and not name.endswith(".ipynb"):
         rules = [rule for rule in ALL_RULES if rule.code in codes]
-        fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes))
+        fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes), unused_noqa=UNUSED_NOQA in codes)
         for code, line, reason in fixed.outcome.rejected:
             sys.stderr.write(f"torchlint: {name}:{line}: {code} fix not applied: {reason}\n")
         if fixed.error is not None:

@@ -7,7 +7,8 @@ documented once, in docs/configuration.md.
 
 Config files: the nearest of ``.torchlint.toml``, ``torchlint.toml`` (top-level
 keys) or a ``pyproject.toml`` holding ``[tool.torchlint]``, looked up from each
-file's folder (a ``--config FILE`` applies to every file instead).
+file's folder (a ``--config FILE`` applies to every file instead). A config
+may ``extend`` another file: its settings are layered on top of that file's.
 """
 from __future__ import annotations
 
@@ -23,17 +24,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR
+from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA
 from torchlint.rules import RULES_BY_CODE
 
 # Looked for in each folder, first found wins: ruff's order (.ruff.toml, ruff.toml, pyproject.toml).
 CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
-_KEYS = _LIST_KEYS + ("per-file-ignores",)
+_KEYS = _LIST_KEYS + ("per-file-ignores", "extend-per-file-ignores", "extend")
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
-_ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES
-_OPT_IN = frozenset(code for code, rule in RULES_BY_CODE.items() if not rule.default)
+_ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine makes, opt-in
+_ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES | _ENGINE_CHECKS
+_OPT_IN = frozenset(code for code, rule in RULES_BY_CODE.items() if not rule.default) | _ENGINE_CHECKS
 _FAMILY = "TL"  # the broadest prefix; it does not name opt-in rules
 
 
@@ -147,22 +149,43 @@ class Config:
     selection: Selection = Selection(where="")
     per_file_ignores: Dict[str, frozenset] = field(default_factory=dict)  # pattern -> codes
     exclude: Tuple[str, ...] = ()
+    # With ``extend``: the extended files' selections, applied before ``selection``,
+    # and the folders that inherited patterns are relative to (None: ``root``).
+    inherited: Tuple[Selection, ...] = ()
+    ignores_root: Optional[str] = None
+    exclude_root: Optional[str] = None
+    # ``extend-per-file-ignores`` of this file and every file it extends: (root, patterns).
+    extra_ignores: Tuple[Tuple[str, Dict[str, frozenset]], ...] = ()
 
-    def relative(self, path: str, absolute: Optional[str] = None) -> str:
-        """``path`` relative to the config's folder, "/"-separated; as given when outside it."""
+    def relative(self, path: str, absolute: Optional[str] = None, root: Optional[str] = None) -> str:
+        """``path`` relative to the config's folder (or ``root``), "/"-separated; as given when outside it."""
         absolute = absolute or os.path.abspath(path)
-        inside = self.root.rstrip(os.sep) + os.sep
+        root = root or self.root
+        inside = root.rstrip(os.sep) + os.sep
         if absolute.startswith(inside):
             return absolute[len(inside):].replace(os.sep, "/")
-        if absolute == self.root:
+        if absolute == root:
             return "."
         return PurePosixPath(Path(path).as_posix()).as_posix()
 
     def ignored_for(self, path: str) -> frozenset:
-        return self._ignored(self.relative(path)) if self.per_file_ignores else frozenset()
+        return self._ignored_at(path, os.path.abspath(path)) if self.has_ignores() else frozenset()
+
+    def has_ignores(self) -> bool:
+        return bool(self.per_file_ignores or self.extra_ignores)
 
     def is_excluded(self, path: str) -> bool:
-        return bool(self.exclude) and self._excluded(self.relative(path))
+        return bool(self.exclude) and self._excluded_at(path, os.path.abspath(path))
+
+    def _ignored_at(self, path: str, absolute: str) -> frozenset:
+        out = self._ignored(self.relative(path, absolute, self.ignores_root))
+        for root, patterns in self.extra_ignores:
+            rel = self.relative(path, absolute, root)
+            out = out.union(*(codes for pattern, codes in patterns.items() if _matches(rel, pattern)))
+        return out
+
+    def _excluded_at(self, path: str, absolute: str) -> bool:
+        return self._excluded(self.relative(path, absolute, self.exclude_root))
 
     def _ignored(self, rel: str) -> frozenset:
         out = frozenset()
@@ -228,12 +251,21 @@ def load_file(path: Path) -> Config:
     return _parsed(path, _section(path))
 
 
-def _parsed(path: Path, section: Optional[dict]) -> Config:
+def _parsed(path: Path, section: Optional[dict], extending: Tuple[Path, ...] = ()) -> Config:
+    """A config file's settings, layered on top of the file its ``extend`` names.
+    ``extending``: the files whose ``extend`` led here, to catch a cycle."""
     table = "[tool.torchlint] " if path.name == "pyproject.toml" else ""
     prefix = f"{path}: {table}"
     values: dict = {}
     for key, value in (section or {}).items():
         values[key] = _checked(path, table, key, value)
+    own = _own_settings(path, values, prefix)
+    if "extend" not in values:
+        return own
+    return _layered(_extended(path, values["extend"], extending), own, values)
+
+
+def _own_settings(path: Path, values: dict, prefix: str) -> Config:
     selection = Selection(
         select=tuple(values["select"]) if "select" in values else None,
         extend_select=tuple(values.get("extend-select", ())),
@@ -241,12 +273,18 @@ def _parsed(path: Path, section: Optional[dict]) -> Config:
         where=prefix,
     )
     selection.validate()
-    per_file = {
-        pattern: frozenset(expand(codes, f"{prefix}per-file-ignores '{pattern}'"))
-        for pattern, codes in values.get("per-file-ignores", {}).items()
+    per_file = _patterns(values, "per-file-ignores", prefix)
+    root = os.path.abspath(path.parent)
+    extra = _patterns(values, "extend-per-file-ignores", prefix)
+    return Config(root=root, source=path, selection=selection, per_file_ignores=per_file,
+                  exclude=tuple(values.get("exclude", ())), extra_ignores=((root, extra),) if extra else ())
+
+
+def _patterns(values: dict, key: str, prefix: str) -> Dict[str, frozenset]:
+    return {
+        pattern: frozenset(expand(codes, f"{prefix}{key} '{pattern}'"))
+        for pattern, codes in values.get(key, {}).items()
     }
-    return Config(root=os.path.abspath(path.parent), source=path, selection=selection,
-                  per_file_ignores=per_file, exclude=tuple(values.get("exclude", ())))
 
 
 def _checked(path: Path, table: str, key: str, value):
@@ -256,13 +294,49 @@ def _checked(path: Path, table: str, key: str, value):
         extra = f"; did you mean '{hint}'?" if hint in _KEYS else f"; valid options: {', '.join(_KEYS)}"
         place = f" in {table.strip()}" if table else ""
         raise ConfigError(f"{path}: unknown option '{key}'{place}{extra}")
-    if key == "per-file-ignores":
+    if key == "extend":
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}: expected the path of a config file, got {value!r}")
+        return value
+    if key in ("per-file-ignores", "extend-per-file-ignores"):
         if not isinstance(value, dict) or not all(_is_str_list(v) for v in value.values()):
             raise ConfigError(f"{where}: expected a table of pattern = [\"TL101\", ...]")
         return value
     if not _is_str_list(value):
         raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
     return value
+
+
+def _extended(path: Path, value: str, extending: Tuple[Path, ...]) -> Config:
+    """The config that ``path``'s ``extend = value`` names, relative to ``path``'s folder."""
+    target = Path(os.path.abspath(Path(path).parent / os.path.expanduser(value)))
+    chain = (*extending, Path(os.path.abspath(path)))
+    if target in chain:
+        cycle = " -> ".join(str(p) for p in (*chain[chain.index(target):], target))
+        raise ConfigError(f"{path}: extend: configs extend each other in a cycle: {cycle}")
+    if not target.is_file():
+        why = "is not a file" if target.exists() else "does not exist"
+        raise ConfigError(f"{path}: extend = {value!r}: {target} {why}")
+    section = _section(target)
+    if section is None:
+        raise ConfigError(f"{path}: extend = {value!r}: {target} has no [tool.torchlint] table")
+    return _parsed(target, section, chain)
+
+
+def _layered(base: Config, own: Config, values: dict) -> Config:
+    """``own`` on top of the config it extends, as ruff layers ``extend``: the selections
+    stack (base first, so the extending file's ``select`` starts over and its ``ignore`` and
+    ``extend-select`` add); ``per-file-ignores`` and ``exclude`` are the extending file's when
+    it sets them, else the base's, still relative to the base's folder."""
+    own.inherited = (*base.inherited, base.selection)
+    own.extra_ignores = (*base.extra_ignores, *own.extra_ignores)
+    if "per-file-ignores" not in values:
+        own.per_file_ignores = base.per_file_ignores
+        own.ignores_root = base.ignores_root or base.root
+    if "exclude" not in values:
+        own.exclude = base.exclude
+        own.exclude_root = base.exclude_root or base.root
+    return own
 
 
 def _is_str_list(value) -> bool:
@@ -336,7 +410,7 @@ class Settings:
         codes = self._base.get(id(config))
         if codes is None:
             codes = DEFAULT_SELECTION.apply(frozenset())
-            for layer in (config.selection, self.overrides):
+            for layer in (*config.inherited, config.selection, self.overrides):
                 if layer is not None:
                     codes = layer.apply(codes)
             self._base[id(config)] = codes
@@ -346,12 +420,11 @@ class Settings:
         absolute = os.path.abspath(path)
         config = self.config_for_folder(os.path.dirname(absolute))
         codes = self._codes(config)
-        if not (config.per_file_ignores or config.exclude):
+        if not (config.has_ignores() or config.exclude):
             return FileSettings(codes=codes, excluded=False, config=config)
-        rel = config.relative(path, absolute)
         # Per-file ignores always remove, whatever the selection's specificity (as ruff).
-        codes = codes - config._ignored(rel)
-        return FileSettings(codes=codes, excluded=config._excluded(rel), config=config)
+        codes = codes - config._ignored_at(path, absolute)
+        return FileSettings(codes=codes, excluded=config._excluded_at(path, absolute), config=config)
 
     def codes_for(self, path: str) -> frozenset:
         return self.resolve(path).codes

@@ -15,14 +15,16 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from torchlint.cst_parse import cut_lines, parse_module
-from torchlint.diagnostic import Diagnostic, FileError, FileResult
+from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult
 from torchlint.model import FileModel
-from torchlint.noqa import suppressed
+from torchlint.noqa import comment_texts, file_exemption, suppressed, unused_codes, without_codes
 from torchlint.positions import node_positions
+from torchlint.rule import Fix
 from torchlint.tree_gate import TreeIndex
 
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
 INTERNAL_ERROR = "TL002"  # a rule raised; flake8 shows it, the CLI exits 2
+UNUSED_NOQA = "TL010"  # opt-in: a TL code in ``# noqa:`` that suppressed nothing (ruff's RUF100)
 
 # The codes that are not rules, for reports and ``torchlint rule``: (name, one line, more).
 STATUS_CODES = {
@@ -39,6 +41,17 @@ STATUS_CODES = {
         "A torchlint rule raised an exception on this file. The other rules' findings "
         "are kept and the CLI exits 2. This is a bug in torchlint: please report it with "
         "the file (or a piece of it that shows the failure).",
+    ),
+    UNUSED_NOQA: (
+        "unused-noqa", "a TL code in a `# noqa:` comment suppressed nothing, or is unknown",
+        "Opt-in (off by default; `extend-select = [\"TL010\"]` or `--extend-select TL010`), "
+        "like ruff's RUF100. Reports each TL code listed after `# noqa:` that silenced no "
+        "finding on its line (for instance once the code was fixed, or the rule is not "
+        "enabled for the file), and each TL code no rule has (`# noqa: TL999`). Only TL "
+        "codes are judged: other tools' codes in the same comment and a bare `# noqa` are "
+        "left alone, and so is a code that names TL010 itself (`# noqa: TL301,TL010` keeps "
+        "a deliberate one quiet). Safe fix (`--fix`): the unused codes are dropped from the "
+        "comment, and the comment goes when nothing else is left in it.",
     ),
 }
 
@@ -122,6 +135,7 @@ def _lint(
     apply_noqa: bool = True,
     report_syntax_errors: bool = True,
     tree: Optional[ast.Module] = None,
+    unused_noqa: bool = False,
 ) -> FileResult:
     result = FileResult(path)
     if isinstance(source, bytes):
@@ -132,7 +146,7 @@ def _lint(
             result.diagnostics.append(Diagnostic(path, line, col, PARSE_ERROR, f"cannot decode file: {exc}"))
             return result
     applicable = [rule for rule in rules if rule.may_apply(source)]
-    if not applicable and not report_syntax_errors:
+    if not applicable and not report_syntax_errors and not unused_noqa:
         return result
     # Python's own parser decides what is a syntax error, and where (TL001 at
     # compile()'s line and column, with its message). Its tree (an eighth of
@@ -147,6 +161,9 @@ def _lint(
     if applicable:
         applicable = _tree_gated(applicable, tree, source)
     if not applicable:
+        # No rule can find anything: every TL code in a noqa comment went unused.
+        if unused_noqa:
+            result.diagnostics.extend(_noqa_checked([], source, path, apply_noqa, unused_noqa))
         return result
     cuts = cut_lines(tree, source)
     # The stdlib tree is done with: freed before libcst builds its own, so the
@@ -163,15 +180,21 @@ def _lint(
     except (RecursionError, MemoryError, ValueError) as exc:
         result.errors.append(FileError(path, f"cannot parse: {type(exc).__name__}: {exc}"))
         return result
-    diagnostics, errors = lint_module(module, source, path, applicable, apply_noqa=apply_noqa)
+    diagnostics, errors = lint_module(module, source, path, applicable, apply_noqa=apply_noqa,
+                                      unused_noqa=unused_noqa)
     result.diagnostics.extend(diagnostics)
     result.errors.extend(errors)
     return result
 
 
 def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type], *,
-                apply_noqa: bool = True, keep_edits: bool = False) -> Tuple[List[Diagnostic], List[FileError]]:
+                apply_noqa: bool = True, keep_edits: bool = False,
+                unused_noqa: bool = False) -> Tuple[List[Diagnostic], List[FileError]]:
     """The rules' sorted findings on a parsed module, and the errors met on the way.
+
+    A file's ``# torchlint: noqa`` exemption applies always (flake8 does not know
+    it); line ``# noqa`` only with ``apply_noqa`` (flake8 applies its own).
+    ``unused_noqa`` adds TL010 findings for noqa codes that suppressed nothing.
 
     The one lint path after parsing, for checking and for the fix loop (which
     passes ``keep_edits`` to get each fix's tree edits on its diagnostic). The
@@ -197,14 +220,110 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
             diagnostics = list(_positioned(module, path, findings, keep_edits))
         except RecursionError:
             errors.append(FileError(path, "nesting too deep to locate its findings; file skipped"))
+    if diagnostics or unused_noqa:
+        diagnostics = _noqa_checked(diagnostics, source, path, apply_noqa, unused_noqa,
+                                    module if keep_edits else None)
+    diagnostics.sort()
+    return diagnostics, errors
+
+
+def _noqa_checked(diagnostics: List[Diagnostic], source: str, path: str, apply_noqa: bool,
+                  unused_noqa: bool, module: Optional[cst.Module] = None) -> List[Diagnostic]:
+    """Findings after the file exemption, TL010's (when asked) and line noqa, in that order:
+    TL010 judges line noqa on what the file exemption left, and can itself be silenced."""
+    exempt = file_exemption(source)
+    if exempt:
+        diagnostics = [d for d in diagnostics if not d.code.startswith(exempt)]
+    if unused_noqa and not UNUSED_NOQA.startswith(exempt or ("-",)):
+        diagnostics = diagnostics + _unused_noqa_findings(diagnostics, source, path, module)
     if apply_noqa and diagnostics:
         lines = source.splitlines()
         diagnostics = [
             d for d in diagnostics
             if not (d.line <= len(lines) and suppressed(lines[d.line - 1], d.code))
         ]
-    diagnostics.sort()
-    return diagnostics, errors
+    return diagnostics
+
+
+def _unused_noqa_findings(diagnostics: List[Diagnostic], source: str, path: str,
+                          module: Optional[cst.Module]) -> List[Diagnostic]:
+    """TL010's findings, marked safely fixable where the comment can be rewritten; with
+    ``module`` (the fix loop) they carry the edit, one rewrite of the file's comments."""
+    from torchlint.rules import RULES_BY_CODE
+
+    known = {*RULES_BY_CODE, *STATUS_CODES}
+    found = [(d.line, d.code) for d in diagnostics]
+    unused = unused_codes(source, found, known, UNUSED_NOQA)
+    if not unused:
+        return []
+    by_line: dict = {}
+    for item in unused:
+        by_line.setdefault(item.line, set()).add(item.code)
+    comments = comment_texts(source)
+    new_texts = {line: without_codes(text, by_line[line]) for line, text in comments if line in by_line}
+    # One edit for the whole file, shared by every TL010 finding: comments are layout that
+    # the fixer's node edits cannot reach, so the module is rebuilt with them rewritten.
+    rewritten = _comments_rewritten(module, comments, new_texts) if module is not None else None
+    out = []
+    for item in unused:
+        why = "unknown code" if item.unknown else "suppressed nothing on this line"
+        codes = sorted(by_line[item.line])
+        fixable = new_texts.get(item.line) is not None
+        description = f"remove unused noqa code{'s' if len(codes) > 1 else ''} {', '.join(codes)}"
+        edit = Fix(description, ((module, rewritten),), applicability=Applicability.SAFE) \
+            if fixable and rewritten is not None else None
+        out.append(Diagnostic(path, item.line, item.col, UNUSED_NOQA, f"unused noqa code {item.code}: {why}",
+                              fix=Applicability.SAFE if fixable else None,
+                              fix_description=description if fixable else None, edit=edit))
+    return out
+
+
+class _CommentHolders(cst.CSTVisitor):
+    """The nodes that own a comment, in source order: the fix edits the owner."""
+
+    def __init__(self) -> None:
+        self.found: list = []
+
+    def visit_TrailingWhitespace(self, node: cst.TrailingWhitespace) -> None:
+        if node.comment is not None:
+            self.found.append(node)
+
+    def visit_EmptyLine(self, node: cst.EmptyLine) -> None:
+        if node.comment is not None:
+            self.found.append(node)
+
+
+def _comments_rewritten(module: cst.Module, comments: list, new_texts: dict) -> Optional[cst.Module]:
+    """``module`` with each line's comment replaced by ``new_texts[line]`` (removed when "").
+    libcst's comments are matched to the tokenizer's in order; on any mismatch, None."""
+    holders = _CommentHolders()
+    module.visit(holders)
+    if len(comments) != len(holders.found) or any(
+            holder.comment.value != text for holder, (_, text) in zip(holders.found, comments)):
+        return None
+    replacements = {}
+    for holder, (line, _) in zip(holders.found, comments):
+        new = new_texts.get(line)
+        if new is None:
+            continue
+        if new:
+            replacements[id(holder)] = holder.with_changes(comment=holder.comment.with_changes(value=new))
+        elif isinstance(holder, cst.TrailingWhitespace):
+            replacements[id(holder)] = holder.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+        else:  # a line that held only the comment goes with it
+            replacements[id(holder)] = cst.RemoveFromParent()
+    if not replacements:
+        return None
+    return module.visit(_Replacer(replacements))
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(id(original_node), updated_node)
 
 
 def _tree_gated(rules: list, tree: ast.Module, source: str) -> list:

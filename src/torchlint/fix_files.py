@@ -15,6 +15,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from torchlint.engine import UNUSED_NOQA
 from torchlint.fixer import FixOutcome, allowed_fixes, fix_text
 
 
@@ -153,7 +154,8 @@ class FileFix:
     error: Optional[str] = None
 
 
-def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str]) -> FileFix:
+def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str],
+             unused_noqa: bool = False) -> FileFix:
     """Fix one file's bytes; the result keeps the file's encoding, BOM and line endings."""
     result = FileFix(path, old=data)
     try:
@@ -162,7 +164,7 @@ def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[st
         result.error = f"cannot decode file: {exc}"
         return result
     try:
-        outcome = fix_text(text, path, rules, allowed)
+        outcome = fix_text(text, path, rules, allowed, unused_noqa=unused_noqa)
     except Exception as exc:  # a bug of ours: the file stays as it was
         result.error = f"internal error while fixing: {type(exc).__name__}: {exc}"
         return result
@@ -229,8 +231,10 @@ def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool
         except OSError as exc:
             run.errors.append(f"{path}: cannot read file: {exc.strerror or exc}")
             continue
-        fix = fix_notebook if path.endswith(".ipynb") else fix_data
-        fixed = fix(path, data, rules, allowed)
+        if path.endswith(".ipynb"):  # TL010's fix is offered for .py files only
+            fixed = fix_notebook(path, data, rules, allowed)
+        else:
+            fixed = fix_data(path, data, rules, allowed, UNUSED_NOQA in codes)  # unused_noqa
         for code, line, reason in fixed.outcome.rejected:
             run.errors.append(f"{path}:{line}: {code} fix not applied: {reason}")
         if fixed.error is not None:

@@ -48,17 +48,19 @@ def allowed_fixes(unsafe: bool) -> FrozenSet[Applicability]:
 
 
 def fix_text(text: str, path: str, rules: Sequence[type], allowed: Iterable[str] = (Applicability.SAFE,),
-             only: Optional[Iterable[str]] = None) -> FixOutcome:
+             only: Optional[Iterable[str]] = None, unused_noqa: bool = False) -> FixOutcome:
     """Apply every allowed fix the rules offer for ``text``; ``outcome.text`` is None when nothing changed.
 
     Every rule in ``rules`` checks the result; ``only`` (codes) limits which rules' fixes apply.
+    ``unused_noqa``: TL010 is enabled, and its fix (dropping unused noqa codes) applies too.
     """
     allowed = frozenset(Applicability(a) for a in allowed)
     only = frozenset(only) if only is not None else None
-    return with_room(len(text), _fix_text, text, path, rules, allowed, only)
+    return with_room(len(text), _fix_text, text, path, rules, allowed, only, unused_noqa)
 
 
-def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, only) -> FixOutcome:
+def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, only,
+              unused_noqa: bool = False) -> FixOutcome:
     outcome = FixOutcome()
     try:
         module = cst.parse_module(text)
@@ -73,7 +75,7 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
     tail = text[len(module.code):]
     current = module.code
     refused: set = set()
-    found = _lint(module, current, path, rules)
+    found = _lint(module, current, path, rules, unused_noqa)
     for _ in range(MAX_PASSES):
         lines = current.splitlines()
         candidates = [d for d in found if d.edit is not None and d.fix in allowed
@@ -82,7 +84,7 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
             break
         batch = _choose(module, candidates)
         try:
-            module, current, found = _verify(module, found, batch, path, rules)
+            module, current, found = _verify(module, found, batch, path, rules, unused_noqa)
             outcome.applied.extend((d.code, d.edit.description) for d in batch)
             continue
         except (FixError, RecursionError):
@@ -91,7 +93,7 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
         # ones that fail alone, apply the first good one, and look again.
         for d in batch:
             try:
-                module, after_text, found_now = _verify(module, found, [d], path, rules)
+                module, after_text, found_now = _verify(module, found, [d], path, rules, unused_noqa)
             except (FixError, RecursionError) as exc:
                 refused.add(_key(d, lines))
                 outcome.rejected.append((d.code, d.line, str(exc)))
@@ -105,11 +107,12 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
     return outcome
 
 
-def _lint(module: cst.Module, text: str, path: str, rules: Sequence[type]) -> List[Diagnostic]:
+def _lint(module: cst.Module, text: str, path: str, rules: Sequence[type],
+          unused_noqa: bool = False) -> List[Diagnostic]:
     """The findings ``torchlint check`` reports on this tree, each with its fix's edits.
     A rule that raises is left out here: the check run reports it."""
     applicable = [rule for rule in rules if rule.may_apply(text)]
-    diagnostics, _ = lint_module(module, text, path, applicable, keep_edits=True)
+    diagnostics, _ = lint_module(module, text, path, applicable, keep_edits=True, unused_noqa=unused_noqa)
     return diagnostics
 
 
@@ -176,7 +179,7 @@ def _apply(module: cst.Module, batch: List[Diagnostic]) -> Tuple[cst.Module, Lis
     return new_module, inserted
 
 
-def _verify(module, before, batch, path, rules):
+def _verify(module, before, batch, path, rules, unused_noqa=False):
     """Apply ``batch``; return (new module, new text, findings) or raise FixError saying why not."""
     from torchlint.positions import node_positions
 
@@ -186,7 +189,7 @@ def _verify(module, before, batch, path, rules):
         parsed = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"the fixed code does not parse ({exc.message})") from exc
-    after = _lint(parsed, text, path, rules)
+    after = _lint(parsed, text, path, rules, unused_noqa)
     old_counts = Counter(d.code for d in before)
     new_counts = Counter(d.code for d in after)
     fixed = Counter(d.code for d in batch)

@@ -20,7 +20,7 @@ from typing import Optional
 
 from torchlint import __version__
 from torchlint import config as config_mod
-from torchlint.engine import INTERNAL_ERROR, lint_source
+from torchlint.engine import INTERNAL_ERROR, UNUSED_NOQA, lint_source
 from torchlint.rules import RULES_BY_CODE
 
 
@@ -101,7 +101,8 @@ class TorchlintChecker:
         if source.startswith("\ufeff"):
             source = source[1:]
         result = lint_source(source, self.filename, rules, apply_noqa=False,
-                             report_syntax_errors=False, tree=self.tree)
+                             report_syntax_errors=False, tree=self.tree,
+                             unused_noqa=UNUSED_NOQA in resolved.codes)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
         for error in result.errors:

@@ -5,10 +5,13 @@ HOMEPAGE = "https://github.com/torchlint/torchlint"
 _RULE_DOCS = HOMEPAGE + "/blob/main/docs/rules/{code}.md"
 # TL001 (unparsable file) and TL002 (a rule crashed) are explained in the README.
 _NOT_RULES = HOMEPAGE + "#rules"
+_NOQA_CHECK = HOMEPAGE + "/blob/main/docs/configuration.md#selectors"
 
 
 def rule_url(code: str) -> str:
     """The docs page of a rule code, e.g. .../docs/rules/TL301.md."""
     if code in ("TL001", "TL002"):
         return _NOT_RULES
+    if code == "TL010":  # unused-noqa: an engine check, explained with the selectors
+        return _NOQA_CHECK
     return _RULE_DOCS.format(code=code)

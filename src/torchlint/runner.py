@@ -1,7 +1,9 @@
 """Checking many files: a content-hash cache and a process pool, same results either way.
 
 The cache is keyed on the file's bytes, its path (rules read it: pytest test
-files), the torchlint version and the enabled codes, like ruff's. Output
+files), the torchlint version and the enabled codes, like ruff's. It keeps
+the entries of every file it has seen, up to ``MAX_ENTRIES``, dropping the
+least recently used first: checking one file leaves the rest warm. Output
 order never depends on which worker finishes first.
 """
 from __future__ import annotations
@@ -19,10 +21,15 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
-from torchlint.engine import PARSE_ERROR, lint_source
+from torchlint.engine import PARSE_ERROR, UNUSED_NOQA, lint_source
 
 CACHE_DIR = ".torchlint_cache"
+CACHE_DIR_ENV = "TORCHLINT_CACHE_DIR"  # as ruff's RUFF_CACHE_DIR: --cache-dir wins over it
 _CACHE_FILE = "results-v2.json"  # v2: diagnostics carry fix and fix_description
+_GITIGNORE_HEADER = "# created by torchlint"
+# ~300 bytes an entry: a 15 MB file at most, read in well under a second; room
+# for a large monorepo under a few sets of enabled codes.
+MAX_ENTRIES = 50_000
 _SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
 
@@ -92,13 +99,14 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str]) -> FileR
     text), linted for ``codes`` (``Settings.codes_for(path)``); notebooks are
     recognised by their suffix."""
     codes = frozenset(codes)
+    options = {"unused_noqa": True} if UNUSED_NOQA in codes else {}
     if path.endswith(".ipynb"):
         from torchlint.notebook import lint_notebook
 
         data = data.encode("utf-8") if isinstance(data, str) else data
-        result = lint_notebook(data, path, _rules(codes))
+        result = lint_notebook(data, path, _rules(codes), **options)
     else:
-        result = lint_source(data, path, _rules(codes))
+        result = lint_source(data, path, _rules(codes), **options)
     if PARSE_ERROR not in codes:
         # The engine reports an unreadable file whatever the rules; a config that
         # ignores TL001 by name is the one case it must not be shown.
@@ -122,11 +130,26 @@ def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
     return lint_data(path, data, codes), _content(data)
 
 
+def cache_folder(flag: Optional[Path], default_root: Path) -> Path:
+    """Where the cache lives: ``--cache-dir``, else ``$TORCHLINT_CACHE_DIR``, else
+    ``.torchlint_cache`` in ``default_root`` (``Settings.cache_root()``)."""
+    if flag is not None:
+        return Path(flag)
+    from_env = os.environ.get(CACHE_DIR_ENV)
+    if from_env:
+        return Path(from_env)
+    return default_root / CACHE_DIR
+
+
 class ResultCache:
-    def __init__(self, root: Path) -> None:
-        self.folder = root / CACHE_DIR
+    """Results by key, persisted in one JSON table whose order is the order of
+    last use (oldest first): the entries past ``limit`` are dropped from the front."""
+
+    def __init__(self, folder: Path, limit: Optional[int] = None) -> None:
+        self.folder = Path(folder)
+        self.limit = MAX_ENTRIES if limit is None else limit
         self.entries: dict = {}
-        self.used: dict = {}
+        self.used: dict = {}  # this run's hits and new results, in order of use
         try:
             entries = json.loads((self.folder / _CACHE_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -161,26 +184,71 @@ class ResultCache:
             "errors": [e.__dict__ for e in result.errors],
         }
 
+    def kept(self) -> dict:
+        """What ``save`` writes: the earlier entries not used this run, then this run's,
+        cut to the ``limit`` most recently used."""
+        merged = {key: record for key, record in self.entries.items() if key not in self.used}
+        merged.update(self.used)
+        excess = len(merged) - self.limit
+        if excess > 0:
+            merged = dict(list(merged.items())[excess:])
+        return merged
+
     def save(self) -> None:
-        """Write the entries of this run only (stale ones drop out), atomically."""
+        """Write the kept entries atomically (a concurrent run's save may replace them)."""
         try:
-            self.folder.mkdir(exist_ok=True)
+            self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
-                ignore.write_text("# created by torchlint\n*\n")
+                ignore.write_text(f"{_GITIGNORE_HEADER}\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".results-")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.used, fh)
+                json.dump(self.kept(), fh)
             os.replace(tmp, self.folder / _CACHE_FILE)
         except OSError:
             pass  # a read-only checkout still gets its results
 
 
+def remove_cache(folder: Path) -> Tuple[List[Path], bool]:
+    """Delete what torchlint wrote in a cache folder, then the folder when that leaves
+    it empty: (the paths removed, whether the folder itself went). Other files stay:
+    ``--cache-dir`` may name a folder that holds more than our cache."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return [], False
+    removed = []
+    for entry in sorted(folder.iterdir()):
+        if _written_by_us(entry):
+            try:
+                entry.unlink()
+                removed.append(entry)
+            except OSError:
+                pass
+    try:
+        folder.rmdir()
+    except OSError:  # not empty (someone else's files), or not ours to remove
+        return removed, False
+    return removed, True
+
+
+def _written_by_us(entry: Path) -> bool:
+    if not entry.is_file() or entry.is_symlink():
+        return False
+    name = entry.name
+    if name == ".gitignore":
+        try:
+            return entry.read_text(encoding="utf-8").startswith(_GITIGNORE_HEADER)
+        except (OSError, UnicodeDecodeError):
+            return False
+    return (name.startswith("results-v") and name.endswith(".json")) or name.startswith(".results-")
+
+
 def check_files(files: List[str], codes_for: Callable[[str], Iterable[str]], *, jobs: int = 0,
-                cache_root: Optional[Path] = None) -> List[FileResult]:
-    """Lint ``files``, each for its own codes (``codes_for(path)``, from ``config.Settings``)."""
+                cache_dir: Optional[Path] = None) -> List[FileResult]:
+    """Lint ``files``, each for its own codes (``codes_for(path)``, from ``config.Settings``);
+    with ``cache_dir``, unchanged files are answered from the cache kept there."""
     keys: dict = {}  # frozenset of codes -> its sorted tuple: few distinct sets, many files
-    cache = ResultCache(cache_root) if cache_root is not None else None
+    cache = ResultCache(cache_dir) if cache_dir is not None else None
     results: List[Optional[FileResult]] = [None] * len(files)
     todo = []
     for index, path in enumerate(files):

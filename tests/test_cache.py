@@ -1,0 +1,106 @@
+"""The result cache keeps every file it has seen (least recently used out first, bounded),
+lives where ``--cache-dir`` / ``TORCHLINT_CACHE_DIR`` say, and ``torchlint clean`` removes it."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import STORED_LOSS as _TEMPLATE
+from test_config import write
+from torchlint import runner
+from torchlint.cli import main
+from torchlint.diagnostic import FileResult
+
+CACHE = "results-v2.json"
+STORED_LOSS = _TEMPLATE.format(suffix="")
+
+
+def entries(folder) -> dict:
+    return json.loads((folder / CACHE).read_text())
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How many files were linted (not answered from the cache), run by run."""
+    linted = []
+    real = runner._lint_path
+
+    def counting(args):
+        linted.append(args[0])
+        return real(args)
+
+    monkeypatch.setattr(runner, "_lint_path", counting)
+    return linted
+
+
+@pytest.fixture
+def three_files(project):
+    for name in ("a.py", "b.py", "c.py"):
+        write(project, name, STORED_LOSS)
+    return project
+
+
+def test_a_one_file_run_leaves_the_other_files_cached(three_files, counted, capsys):
+    assert main(["check", "--jobs", "1", "."]) == 1
+    assert len(counted) == 3 and len(entries(three_files / ".torchlint_cache")) == 3
+    write(three_files, "b.py", STORED_LOSS + "\n")  # b changes: one run for it alone
+    main(["check", "--jobs", "1", "b.py"])
+    assert counted[3:] == ["b.py"]
+    del counted[:]
+    main(["check", "--jobs", "1", "."])
+    assert counted == []  # a and c still cached, and b's new content too
+    capsys.readouterr()
+
+
+def test_the_cache_keeps_the_most_recently_used_entries_up_to_its_limit(tmp_path):
+    cache = runner.ResultCache(tmp_path, limit=3)
+    for key in "abcde":
+        cache.put(key, FileResult(f"{key}.py"))
+    cache.save()
+    assert list(entries(tmp_path)) == ["c", "d", "e"]
+    cache = runner.ResultCache(tmp_path, limit=3)
+    assert cache.get("c") is not None and cache.get("a") is None
+    cache.put("f", FileResult("f.py"))
+    cache.save()
+    assert list(entries(tmp_path)) == ["e", "c", "f"]  # d: the least recently used
+
+
+def test_the_default_limit_bounds_a_real_run(three_files, monkeypatch, capsys):
+    monkeypatch.setattr(runner, "MAX_ENTRIES", 2)
+    main(["check", "--jobs", "1", "."])
+    assert len(entries(three_files / ".torchlint_cache")) == 2
+    capsys.readouterr()
+
+
+def test_cache_dir_flag_beats_the_environment_which_beats_the_default(three_files, monkeypatch, capsys):
+    monkeypatch.setenv("TORCHLINT_CACHE_DIR", str(three_files / "from_env"))
+    main(["check", "a.py"])
+    assert len(entries(three_files / "from_env")) == 1
+    main(["check", "--cache-dir", "nested/from_flag", "a.py", "b.py"])
+    assert len(entries(three_files / "nested" / "from_flag")) == 2
+    assert not (three_files / ".torchlint_cache").exists()
+    capsys.readouterr()
+
+
+def test_clean_removes_the_default_the_environments_and_the_flags_cache(three_files, monkeypatch, capsys):
+    main(["check", "a.py"])
+    main(["check", "--cache-dir", "flagged", "a.py"])
+    monkeypatch.setenv("TORCHLINT_CACHE_DIR", str(three_files / "from_env"))
+    main(["check", "a.py"])
+    capsys.readouterr()
+    assert main(["clean", "--cache-dir", "flagged"]) == 0
+    out = capsys.readouterr().out
+    for folder in (".torchlint_cache", "flagged", "from_env"):
+        assert not (three_files / folder).exists()
+        assert folder in out
+    assert main(["clean"]) == 0
+    assert "No cache at" in capsys.readouterr().out
+
+
+def test_clean_leaves_files_it_did_not_write(three_files, capsys):
+    write(three_files, "shared/notes.txt", "keep me\n")
+    main(["check", "--cache-dir", "shared", "a.py"])
+    assert main(["clean", "--cache-dir", "shared"]) == 0
+    assert "kept" in capsys.readouterr().out
+    assert sorted(p.name for p in (three_files / "shared").iterdir()) == ["notes.txt"]
