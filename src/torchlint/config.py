@@ -30,7 +30,8 @@ from torchlint.rules import RULES_BY_CODE
 CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
-_KEYS = _LIST_KEYS + ("per-file-ignores",)
+_BOOL_KEYS = ("respect-gitignore",)
+_KEYS = _LIST_KEYS + ("per-file-ignores",) + _BOOL_KEYS
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
 _ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES
 _OPT_IN = frozenset(code for code, rule in RULES_BY_CODE.items() if not rule.default)
@@ -147,6 +148,7 @@ class Config:
     selection: Selection = Selection(where="")
     per_file_ignores: Dict[str, frozenset] = field(default_factory=dict)  # pattern -> codes
     exclude: Tuple[str, ...] = ()
+    respect_gitignore: bool = True  # walks skip what .gitignore files ignore
 
     def relative(self, path: str, absolute: Optional[str] = None) -> str:
         """``path`` relative to the config's folder, "/"-separated; as given when outside it."""
@@ -246,7 +248,8 @@ def _parsed(path: Path, section: Optional[dict]) -> Config:
         for pattern, codes in values.get("per-file-ignores", {}).items()
     }
     return Config(root=os.path.abspath(path.parent), source=path, selection=selection,
-                  per_file_ignores=per_file, exclude=tuple(values.get("exclude", ())))
+                  per_file_ignores=per_file, exclude=tuple(values.get("exclude", ())),
+                  respect_gitignore=values.get("respect-gitignore", True))
 
 
 def _checked(path: Path, table: str, key: str, value):
@@ -259,6 +262,10 @@ def _checked(path: Path, table: str, key: str, value):
     if key == "per-file-ignores":
         if not isinstance(value, dict) or not all(_is_str_list(v) for v in value.values()):
             raise ConfigError(f"{where}: expected a table of pattern = [\"TL101\", ...]")
+        return value
+    if key in _BOOL_KEYS:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
         return value
     if not _is_str_list(value):
         raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
@@ -301,8 +308,9 @@ class Settings:
     """
 
     def __init__(self, overrides: Optional[Selection] = None, config_file: Optional[Path] = None,
-                 isolated: bool = False) -> None:
+                 isolated: bool = False, files: Optional["FileOptions"] = None) -> None:
         self.overrides = overrides
+        self.files = files  # the command line's --exclude, --extend-exclude, --per-file-ignores
         self._fixed: Optional[Config] = _named_file(config_file) if config_file is not None else None
         if isolated and self._fixed is None:
             self._fixed = Config()
@@ -346,6 +354,10 @@ class Settings:
         absolute = os.path.abspath(path)
         config = self.config_for_folder(os.path.dirname(absolute))
         codes = self._codes(config)
+        if self.files is not None:
+            codes = codes - self.files.ignored_for(absolute)
+            return FileSettings(codes=codes - config.ignored_for(path), excluded=self.is_excluded(path),
+                                config=config)
         if not (config.per_file_ignores or config.exclude):
             return FileSettings(codes=codes, excluded=False, config=config)
         rel = config.relative(path, absolute)
@@ -357,7 +369,20 @@ class Settings:
         return self.resolve(path).codes
 
     def is_excluded(self, path: str) -> bool:
-        return self.config_for(path).is_excluded(path)
+        """The config's exclude (or ``--exclude`` instead of it), plus ``--extend-exclude``."""
+        files = self.files
+        if files is None:
+            return self.config_for(path).is_excluded(path)
+        if files.exclude is None:
+            excluded = self.config_for(path).is_excluded(path)
+        else:
+            excluded = files.matches(path, files.exclude)
+        return excluded or files.matches(path, files.extend_exclude)
+
+    def respects_gitignore(self, folder: str) -> bool:
+        if self.files is not None and self.files.respect_gitignore is not None:
+            return self.files.respect_gitignore
+        return self.config_for_folder(folder).respect_gitignore
 
     def cache_root(self) -> Path:
         """Where ``.torchlint_cache`` lives: the folder of the config applying to the
@@ -375,3 +400,39 @@ def command_line(select: Optional[Iterable[str]], extend_select: Iterable[str],
         return None
     layer.validate()
     return layer
+
+
+@dataclass(frozen=True)
+class FileOptions:
+    """The command line's file options; its patterns are relative to the working directory."""
+    exclude: Optional[Tuple[str, ...]] = None  # --exclude: replaces every config's exclude
+    extend_exclude: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, frozenset], ...] = ()  # added to the configs' own
+    respect_gitignore: Optional[bool] = None  # --no-respect-gitignore: False
+    root: str = field(default_factory=os.getcwd)
+
+    def _config(self) -> Config:
+        return Config(root=self.root)
+
+    def matches(self, path: str, patterns: Tuple[str, ...]) -> bool:
+        if not patterns:
+            return False
+        rel = self._config().relative(path)
+        return any(_matches(rel, pattern) for pattern in patterns)
+
+    def ignored_for(self, path: str) -> frozenset:
+        rel = self._config().relative(path)
+        out = frozenset()
+        for pattern, codes in self.per_file_ignores:
+            if _matches(rel, pattern):
+                out |= codes
+        return out
+
+
+def per_file_ignore(value: str) -> Tuple[str, frozenset]:
+    """``--per-file-ignores "tests/*:TL301,TL5"`` -> (pattern, codes); the last ``:`` splits."""
+    pattern, sep, codes = value.rpartition(":")
+    selectors = [code.strip() for code in codes.split(",") if code.strip()]
+    if not sep or not pattern.strip() or not selectors:
+        raise ConfigError(f"--per-file-ignores {value!r}: expected PATTERN:CODES, e.g. 'tests/*:TL301,TL5'")
+    return pattern.strip(), frozenset(expand(selectors, f"--per-file-ignores '{pattern.strip()}'"))
