@@ -263,3 +263,23 @@ def test_jobs_is_capped_at_the_core_count(monkeypatch):
     monkeypatch.setattr(runner.os, "cpu_count", lambda: 4)
     runner._run([("missing.py", ())] * 100, jobs=1000)
     assert started == [4]
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("x = 1\n", "x = 1  # noqa: TL301\n"),
+    ("x = 1  # noqa:E501,W291 why\n", "x = 1  # noqa:E501,W291, TL301 why\n"),  # after the last code
+    ("x = 1  # noqa: E501  # noqa: TL302\r\n", "x = 1  # noqa: E501, TL301  # noqa: TL302\r\n"),  # the first counts
+    ("x = 1  # noqa\n", "x = 1  # noqa\n"),  # a bare noqa silences everything already
+])
+def test_noqa_comment_merges_into_the_first_list(line, expected):
+    from torchlint.add_noqa import with_noqa
+    from torchlint.noqa import suppressed
+
+    assert with_noqa(line, ["TL301"])[0] == expected
+    assert suppressed(expected, "TL301")
+
+
+def test_add_noqa_refuses_stdin(project, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(STORED.encode())))
+    code, _, err = check("--add-noqa", "-", capsys=capsys)
+    assert code == 2 and "cannot be used on stdin" in err

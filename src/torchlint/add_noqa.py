@@ -8,6 +8,7 @@ take a comment: it is left alone and reported. Notebooks are skipped.
 """
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
 from collections import defaultdict
@@ -62,10 +63,10 @@ def _add_to_file(path: str, codes_by_line: Dict[int, Set[str]], run: NoqaRun) ->
         return
     new = "".join(lines)
     try:
-        compile(new, path, "exec", dont_inherit=True)
+        ast.parse(new, path)
         write_fixed(path, old, new.encode(encoding))
-    except SyntaxError as exc:  # never write a file that no longer parses
-        run.notes.append(f"{path}: not edited: the comments would break it ({exc.msg})")
+    except (SyntaxError, ValueError, RecursionError) as exc:  # never write a file that no longer parses
+        run.notes.append(f"{path}: not edited: it would not parse afterwards ({getattr(exc, 'msg', exc)})")
         return
     except (ChangedWhileFixing, OSError) as exc:
         run.notes.append(f"{path}: not edited: {exc.strerror or exc}")

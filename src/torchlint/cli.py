@@ -263,6 +263,8 @@ def _check(args) -> int:
     stdin_name = _stdin_name(args)
     if stdin_name == "":
         return _error("'-' (read stdin) cannot be combined with other paths")
+    if stdin_name is not None and args.add_noqa:
+        return _error("--add-noqa edits files; it cannot be used on stdin")
     misuse = _misuse(args)
     if misuse is not None:
         return _error(misuse)
