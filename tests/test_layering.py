@@ -21,7 +21,7 @@ LAYERS = (
     ("rules",),  # the catalogue
     ("engine", "notebook"),  # one file's lint path
     ("runner", "fixer", "config", "docs"),  # many files; the fix loop; config; rule docs
-    ("fix_files", "reporters", "discover"),  # the front ends' helpers
+    ("fix_files", "add_noqa", "reporters", "discover"),  # the front ends' helpers
     ("cli", "server", "flake8_plugin", "__main__"),  # front ends
 )
 LAYER_OF = {unit: depth for depth, units in enumerate(LAYERS) for unit in units}

@@ -223,8 +223,8 @@ def test_file_that_vanishes_between_discovery_and_reading(tmp_path, monkeypatch,
     monkeypatch.chdir(tmp_path)
     real = discover_mod.discover
 
-    def discover_then_delete(paths, config):
-        found = real(paths, config)
+    def discover_then_delete(paths, config, **options):
+        found = real(paths, config, **options)
         (tmp_path / "gone.py").unlink()
         return found
 

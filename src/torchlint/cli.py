@@ -63,8 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="config file for every file: pyproject.toml ([tool.torchlint]) or torchlint.toml "
                             "(default: the nearest to each file; see docs/configuration.md)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    check.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
-                       help="worker processes (default: all cores; 1 = no pool)")
+    check.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
+                       help="worker processes (default: all cores; 1 = no pool; at most the core count)")
     check.add_argument("--no-cache", action="store_true",
                        help="ignore and do not write the .torchlint_cache of unchanged files")
     check.add_argument("--cache-dir", type=Path, metavar="DIR",
@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print the fixes as a unified diff instead of writing them; "
                             "exit 1 when there is something to fix")
 
+    _add_check_options(check)
+
     rule = sub.add_parser("rule", help="explain a rule: torchlint rule TL301")
     rule.add_argument("code", nargs="?")
     rule.add_argument("--all", action="store_true", help="explain every rule")
@@ -90,6 +92,51 @@ def build_parser() -> argparse.ArgumentParser:
     clean.add_argument("--config", type=Path, metavar="FILE",
                        help="the config whose folder holds the default cache (as for check)")
     return parser
+
+
+def _jobs(value: str) -> int:
+    """``--jobs``: a whole number, 0 (all cores) or more."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of worker processes, got {value!r}") from None
+    if jobs < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (all cores) or more, got {jobs}")
+    return jobs
+
+
+def _add_check_options(check) -> None:
+    """The options ruff and flake8 users reach for, with ruff's names and meanings (docs/cli.md)."""
+    out = check.add_argument_group("output")
+    out.add_argument("--statistics", action="store_true", help="a count per rule code instead of the findings")
+    out.add_argument("--count", action="store_true", help="print the number of findings only")
+    out.add_argument("-q", "--quiet", action="store_true", help="the findings only, no summary")
+    out.add_argument("-v", "--verbose", action="store_true",
+                     help="also list the files checked and the time taken, on stderr")
+    out.add_argument("-o", "--output-file", type=Path, metavar="FILE", help="write the report to FILE")
+    out.add_argument("--show-fixes", action="store_true", help="with --fix, list what was fixed in each file")
+    out.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                     help="colour the path and code (auto: on a terminal, honouring NO_COLOR and FORCE_COLOR)")
+    out.add_argument("--show-files", action="store_true", help="list the files that would be checked and exit")
+    out.add_argument("--show-settings", metavar="PATH", help="print the settings resolved for PATH and exit")
+    fixing = check.add_argument_group("fixing")
+    fixing.add_argument("--fix-only", action="store_true",
+                        help="apply fixes and report only what was fixed; exit 0 unless an error")
+    fixing.add_argument("--add-noqa", action="store_true",
+                        help="add '# noqa: TLxxx' to every finding's line (notebooks are skipped)")
+    files = check.add_argument_group("file selection")
+    files.add_argument("--exclude", action="append", metavar="PATTERNS",
+                       help="comma-separated patterns to skip, instead of the configs' exclude")
+    files.add_argument("--extend-exclude", action="append", metavar="PATTERNS",
+                       help="patterns to skip in addition to the configs' exclude")
+    files.add_argument("--force-exclude", action="store_true",
+                       help="apply the excludes to files named on the command line too (pre-commit)")
+    files.add_argument("--extend-ignore", action="append", metavar="CODES", help="rules to leave out, like --ignore")
+    files.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES", default=[],
+                       help="rules to leave out in matching files, e.g. 'tests/*:TL301'; repeatable")
+    files.add_argument("--isolated", action="store_true", help="read no config file at all")
+    files.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false", default=None,
+                       help="walk into what .gitignore files ignore")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -209,9 +256,44 @@ def _settings(args):
     under the command line's select / extend-select / ignore."""
     from torchlint import config as config_mod
 
+    ignore = _split(args.ignore, "--ignore") + _split(args.extend_ignore, "--extend-ignore")
     overrides = config_mod.command_line(_split(args.select, "--select"), _split(args.extend_select, "--extend-select"),
-                                        _split(args.ignore, "--ignore"))
-    return config_mod.Settings(overrides, config_file=args.config)
+                                        ignore)
+    return config_mod.Settings(overrides, config_file=args.config, isolated=args.isolated, files=_file_options(args))
+
+
+def _file_options(args):
+    """The command line's exclude / per-file-ignores / gitignore layer; None when it names none."""
+    from torchlint import config as config_mod
+
+    options = config_mod.FileOptions(
+        exclude=tuple(_patterns(args.exclude)) if args.exclude is not None else None,
+        extend_exclude=tuple(_patterns(args.extend_exclude)),
+        per_file_ignores=tuple(config_mod.per_file_ignore(value) for value in args.per_file_ignores),
+        respect_gitignore=args.respect_gitignore,
+    )
+    return None if options == config_mod.FileOptions(root=options.root) else options
+
+
+def _patterns(values: Optional[List[str]]) -> List[str]:
+    return [p.strip() for value in values or () for p in value.split(",") if p.strip()]
+
+
+def _misuse(args) -> Optional[str]:
+    """Options that contradict each other, as one message; None when they agree."""
+    if args.diff and args.output_format != "text":
+        return f"--diff prints a unified diff; it cannot be combined with --output-format {args.output_format}"
+    if args.isolated and args.config is not None:
+        return "--isolated reads no config file; it cannot be combined with --config"
+    modes = [name for name, on in (("--fix-only", args.fix_only), ("--add-noqa", args.add_noqa),
+                                   ("--diff", args.diff)) if on]
+    if len(modes) > 1:
+        return f"{' and '.join(modes)} cannot be combined"
+    if args.add_noqa and args.fix:
+        return "--add-noqa cannot be combined with --fix"
+    if args.statistics and args.count:
+        return "--statistics and --count cannot be combined"
+    return None
 
 
 def _check(args) -> int:
@@ -221,46 +303,79 @@ def _check(args) -> int:
     stdin_name = _stdin_name(args)
     if stdin_name == "":
         return _error("'-' (read stdin) cannot be combined with other paths")
-    if args.diff and args.output_format != "text":
-        return _error(f"--diff prints a unified diff; it cannot be combined with --output-format {args.output_format}")
+    if stdin_name is not None and args.add_noqa:
+        return _error("--add-noqa edits files; it cannot be used on stdin")
+    misuse = _misuse(args)
+    if misuse is not None:
+        return _error(misuse)
     try:
         settings = _settings(args)
+        if args.show_settings is not None:
+            from torchlint.reporters.settings import show_settings
+
+            show_settings(args.show_settings, settings, sys.stdout)
+            return EXIT_CLEAN
         if stdin_name is not None:  # an editor's buffer: excluded names report nothing
             files, missing = ([] if settings.is_excluded(stdin_name) else [stdin_name]), []
         else:
-            files, missing = discover(args.paths, settings)
+            files, missing = discover(args.paths, settings, force_exclude=args.force_exclude)
         for path in files:
             settings.resolve(path)  # every config that applies is read and checked before linting
     except ConfigError as exc:
         return _error(str(exc))
+    if args.show_files:
+        sys.stdout.write("".join(f"{path}\n" for path in files))
+        return EXIT_CLEAN
     for path in missing:
         _error(f"{path}: no such file or directory")
-    if args.jobs < 0:
-        return _error("--jobs must be 0 (all cores) or more")
-    return _lint(args, settings, stdin_name, files, missing)
+    return _report_to_file(args, settings, stdin_name, files, missing)
 
 
-def _lint(args, settings, stdin_name, files, missing) -> int:
-    from torchlint.engine import INTERNAL_ERROR
-    from torchlint.reporters import FORMATS
+def _report_to_file(args, settings, stdin_name, files, missing) -> int:
+    """``-o FILE``: the report goes there instead of stdout."""
+    if args.output_file is None:
+        return _lint(args, settings, stdin_name, files, missing, sys.stdout)
+    try:
+        out = open(args.output_file, "w", encoding="utf-8")
+    except OSError as exc:
+        return _error(f"{args.output_file}: cannot write: {exc.strerror or exc}")
+    with out:
+        return _lint(args, settings, stdin_name, files, missing, out)
+
+
+def _check_all(args, settings, stdin_name, files):
+    """(results, stdin's bytes or None, sources for reporters)."""
+    import time
+
     from torchlint.runner import cache_folder, check_files
 
+    started = time.perf_counter()
     cache_dir = None if args.no_cache else cache_folder(args.cache_dir, settings.cache_root())
-    diagnostics, internal, sources = [], False, {}
-    try:
-        if stdin_name is not None:
-            from torchlint.runner import lint_data
+    if stdin_name is not None:
+        from torchlint.runner import lint_data
 
-            data = sys.stdin.buffer.read()
-            sources[stdin_name] = _as_text(data)
-            results = [lint_data(stdin_name, data, settings.codes_for(stdin_name)) for _ in files]
-        else:
-            results = check_files(files, settings.codes_for, jobs=args.jobs, cache_dir=cache_dir)
+        data = sys.stdin.buffer.read()
+        results = [lint_data(stdin_name, data, settings.codes_for(stdin_name)) for _ in files]
+        return results, data, {stdin_name: _as_text(data)}
+    results = check_files(files, settings.codes_for, jobs=args.jobs, cache_dir=cache_dir)
+    if args.verbose:
+        for path in files:
+            sys.stderr.write(f"torchlint: checked {path}\n")
+        sys.stderr.write(f"torchlint: checked {len(files)} file{'s' if len(files) != 1 else ''} "
+                         f"in {time.perf_counter() - started:.2f}s\n")
+    return results, None, {}
+
+
+def _lint(args, settings, stdin_name, files, missing, out) -> int:
+    from torchlint.engine import INTERNAL_ERROR
+
+    try:
+        results, data, sources = _check_all(args, settings, stdin_name, files)
     except KeyboardInterrupt as exc:
         sys.stderr.write("torchlint: interrupted\n")
         return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
     fix_run = None
-    if args.fix or args.diff:
+    if args.fix or args.diff or args.fix_only:
         if stdin_name is not None:
             return _fix_stdin(args, stdin_name, data, settings.codes_for(stdin_name), bool(files))
         from torchlint.fix_files import fix_files
@@ -270,22 +385,72 @@ def _lint(args, settings, stdin_name, files, missing) -> int:
         for line in fix_run.errors:
             sys.stderr.write(f"torchlint: {line}\n")
         results = fix_run.results
+    diagnostics, internal = [], False
     for result in results:
         diagnostics.extend(result.diagnostics)
         for err in result.errors:
             internal |= err.internal
             kind = f"{INTERNAL_ERROR} " if err.internal else ""
             sys.stderr.write(f"torchlint: {kind}{err.path}: {err.message}\n")
+    failed = bool(missing or internal)
     if fix_run is not None and args.diff:
-        return _report_diff(fix_run, diagnostics, args, failed=bool(missing or internal))
+        return _report_diff(fix_run, diagnostics, args, failed=failed)
+    if args.fix_only:
+        return _report_fix_only(fix_run, args, out, failed=failed)
+    if args.add_noqa:
+        return _report_add_noqa(diagnostics, out, failed=failed)
     unchecked = len(missing) + sum(1 for result in results if any(not e.internal for e in result.errors))
     context = {"unchecked": unchecked}
     if fix_run is not None:
         context.update(fixed=max(0, before - len(diagnostics)), hidden_fixes=_hidden_fixes(diagnostics, args))
-    FORMATS[args.output_format](diagnostics, sys.stdout, sources=sources, **context)
-    if missing or internal:
+    _report(args, diagnostics, out, sources, context, fix_run)
+    if failed:
         return EXIT_ERROR
     return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _report(args, diagnostics, out, sources, context, fix_run) -> None:
+    """The findings in the format asked for, or --statistics / --count in their place."""
+    from torchlint.reporters import FORMATS
+    from torchlint.reporters import statistics as summaries
+    from torchlint.reporters._common import wants_color
+
+    if args.statistics:
+        summaries.statistics(diagnostics, out, _fixable(args), args.output_format)
+    elif args.count:
+        summaries.count(diagnostics, out)
+    else:
+        context.update(quiet=args.quiet, color=wants_color(args.color, out))
+        FORMATS[args.output_format](diagnostics, out, sources=sources, **context)
+    if fix_run is not None and args.show_fixes:
+        summaries.show_fixes(fix_run.fixes, out)
+
+
+def _fixable(args) -> frozenset:
+    from torchlint.fixer import allowed_fixes
+
+    return frozenset(allowed_fixes(args.unsafe_fixes))
+
+
+def _report_fix_only(fix_run, args, out, failed: bool) -> int:
+    from torchlint.reporters import statistics as summaries
+
+    if args.show_fixes:
+        summaries.show_fixes(fix_run.fixes, out)
+    elif not args.quiet:
+        summaries.fix_only_summary(fix_run.fixes, out)
+    return EXIT_ERROR if failed or any(fix.error for fix in fix_run.fixes) else EXIT_CLEAN
+
+
+def _report_add_noqa(diagnostics, out, failed: bool) -> int:
+    from torchlint.add_noqa import add_noqa
+
+    run = add_noqa(diagnostics)
+    for note in run.notes:
+        sys.stderr.write(f"torchlint: {note}\n")
+    noun = "comment" if run.added == 1 else "comments"
+    out.write(f"Added {run.added} noqa {noun} in {run.files} file{'s' if run.files != 1 else ''}.\n")
+    return EXIT_ERROR if failed else EXIT_CLEAN
 
 
 def _hidden_fixes(diagnostics, args) -> int:

@@ -31,7 +31,8 @@ from torchlint.rules import RULES_BY_CODE
 CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
-_KEYS = _LIST_KEYS + ("per-file-ignores", "extend-per-file-ignores", "extend")
+_BOOL_KEYS = ("respect-gitignore",)
+_KEYS = _LIST_KEYS + ("per-file-ignores", "extend-per-file-ignores", "extend") + _BOOL_KEYS
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
 _ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine makes, opt-in
 _ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES | _ENGINE_CHECKS
@@ -156,6 +157,7 @@ class Config:
     exclude_root: Optional[str] = None
     # ``extend-per-file-ignores`` of this file and every file it extends: (root, patterns).
     extra_ignores: Tuple[Tuple[str, Dict[str, frozenset]], ...] = ()
+    respect_gitignore: bool = True  # walks skip what .gitignore files ignore
 
     def relative(self, path: str, absolute: Optional[str] = None, root: Optional[str] = None) -> str:
         """``path`` relative to the config's folder (or ``root``), "/"-separated; as given when outside it."""
@@ -277,7 +279,8 @@ def _own_settings(path: Path, values: dict, prefix: str) -> Config:
     root = os.path.abspath(path.parent)
     extra = _patterns(values, "extend-per-file-ignores", prefix)
     return Config(root=root, source=path, selection=selection, per_file_ignores=per_file,
-                  exclude=tuple(values.get("exclude", ())), extra_ignores=((root, extra),) if extra else ())
+                  exclude=tuple(values.get("exclude", ())), extra_ignores=((root, extra),) if extra else (),
+                  respect_gitignore=values.get("respect-gitignore", True))
 
 
 def _patterns(values: dict, key: str, prefix: str) -> Dict[str, frozenset]:
@@ -301,6 +304,10 @@ def _checked(path: Path, table: str, key: str, value):
     if key in ("per-file-ignores", "extend-per-file-ignores"):
         if not isinstance(value, dict) or not all(_is_str_list(v) for v in value.values()):
             raise ConfigError(f"{where}: expected a table of pattern = [\"TL101\", ...]")
+        return value
+    if key in _BOOL_KEYS:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
         return value
     if not _is_str_list(value):
         raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
@@ -336,6 +343,8 @@ def _layered(base: Config, own: Config, values: dict) -> Config:
     if "exclude" not in values:
         own.exclude = base.exclude
         own.exclude_root = base.exclude_root or base.root
+    if "respect-gitignore" not in values:
+        own.respect_gitignore = base.respect_gitignore
     return own
 
 
@@ -375,8 +384,9 @@ class Settings:
     """
 
     def __init__(self, overrides: Optional[Selection] = None, config_file: Optional[Path] = None,
-                 isolated: bool = False) -> None:
+                 isolated: bool = False, files: Optional["FileOptions"] = None) -> None:
         self.overrides = overrides
+        self.files = files  # the command line's --exclude, --extend-exclude, --per-file-ignores
         self._fixed: Optional[Config] = _named_file(config_file) if config_file is not None else None
         if isolated and self._fixed is None:
             self._fixed = Config()
@@ -420,6 +430,9 @@ class Settings:
         absolute = os.path.abspath(path)
         config = self.config_for_folder(os.path.dirname(absolute))
         codes = self._codes(config)
+        if self.files is not None:
+            codes = codes - self.files.ignored_for(absolute) - config._ignored_at(path, absolute)
+            return FileSettings(codes=codes, excluded=self.is_excluded(path), config=config)
         if not (config.has_ignores() or config.exclude):
             return FileSettings(codes=codes, excluded=False, config=config)
         # Per-file ignores always remove, whatever the selection's specificity (as ruff).
@@ -430,7 +443,20 @@ class Settings:
         return self.resolve(path).codes
 
     def is_excluded(self, path: str) -> bool:
-        return self.config_for(path).is_excluded(path)
+        """The config's exclude (or ``--exclude`` instead of it), plus ``--extend-exclude``."""
+        files = self.files
+        if files is None:
+            return self.config_for(path).is_excluded(path)
+        if files.exclude is None:
+            excluded = self.config_for(path).is_excluded(path)
+        else:
+            excluded = files.matches(path, files.exclude)
+        return excluded or files.matches(path, files.extend_exclude)
+
+    def respects_gitignore(self, folder: str) -> bool:
+        if self.files is not None and self.files.respect_gitignore is not None:
+            return self.files.respect_gitignore
+        return self.config_for_folder(folder).respect_gitignore
 
     def cache_root(self) -> Path:
         """Where ``.torchlint_cache`` lives: the folder of the config applying to the
@@ -448,3 +474,39 @@ def command_line(select: Optional[Iterable[str]], extend_select: Iterable[str],
         return None
     layer.validate()
     return layer
+
+
+@dataclass(frozen=True)
+class FileOptions:
+    """The command line's file options; its patterns are relative to the working directory."""
+    exclude: Optional[Tuple[str, ...]] = None  # --exclude: replaces every config's exclude
+    extend_exclude: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, frozenset], ...] = ()  # added to the configs' own
+    respect_gitignore: Optional[bool] = None  # --no-respect-gitignore: False
+    root: str = field(default_factory=os.getcwd)
+
+    def _config(self) -> Config:
+        return Config(root=self.root)
+
+    def matches(self, path: str, patterns: Tuple[str, ...]) -> bool:
+        if not patterns:
+            return False
+        rel = self._config().relative(path)
+        return any(_matches(rel, pattern) for pattern in patterns)
+
+    def ignored_for(self, path: str) -> frozenset:
+        rel = self._config().relative(path)
+        out = frozenset()
+        for pattern, codes in self.per_file_ignores:
+            if _matches(rel, pattern):
+                out |= codes
+        return out
+
+
+def per_file_ignore(value: str) -> Tuple[str, frozenset]:
+    """``--per-file-ignores "tests/*:TL301,TL5"`` -> (pattern, codes); the last ``:`` splits."""
+    pattern, sep, codes = value.rpartition(":")
+    selectors = [code.strip() for code in codes.split(",") if code.strip()]
+    if not sep or not pattern.strip() or not selectors:
+        raise ConfigError(f"--per-file-ignores {value!r}: expected PATTERN:CODES, e.g. 'tests/*:TL301,TL5'")
+    return pattern.strip(), frozenset(expand(selectors, f"--per-file-ignores '{pattern.strip()}'"))

@@ -274,7 +274,8 @@ def check_files(files: List[str], codes_for: Callable[[str], Iterable[str]], *, 
 
 
 def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
-    jobs = jobs or os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+    jobs = min(jobs or cores, cores)  # more workers than cores only adds processes
     if jobs == 1 or len(work) < _SERIAL_BELOW:
         return [_lint_path(args) for args in work]
     with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_watch_parent,

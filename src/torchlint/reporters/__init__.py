@@ -41,8 +41,14 @@ def summary(diagnostics, out, fixed: int = 0, hidden_fixes: int = 0, unchecked: 
 
 
 def text(diagnostics, out, **context) -> None:
+    """``context`` may also say ``color`` (path and code in colour) and ``quiet`` (no summary)."""
+    from torchlint.reporters._common import finding_line
+
+    color = context.get("color", False)
     for d in diagnostics:
-        out.write(d.as_text() + "\n")
+        out.write(finding_line(d, color) + "\n")
+    if context.get("quiet"):
+        return
     summary(diagnostics, out, context.get("fixed", 0), context.get("hidden_fixes", 0), context.get("unchecked", 0))
 
 

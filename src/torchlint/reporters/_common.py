@@ -104,3 +104,31 @@ class SourceLines:
 def _split(text: str) -> List[str]:
     """Lines as Python's tokenizer counts them (only \\n, \\r\\n and \\r end a line)."""
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+# ANSI styles as ruff uses them: the path bold, the code bold red.
+_BOLD, _RED_BOLD, _RESET = "\x1b[1m", "\x1b[1;31m", "\x1b[0m"
+
+
+def wants_color(choice: str, stream, environ=None) -> bool:
+    """``--color``: always, never, or auto: ``FORCE_COLOR`` (non-empty) turns colour on,
+    else ``NO_COLOR`` (non-empty) turns it off, else only when ``stream`` is a terminal
+    (ruff's order)."""
+    if choice != "auto":
+        return choice == "always"
+    environ = os.environ if environ is None else environ
+    if environ.get("FORCE_COLOR"):
+        return True
+    if environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def finding_line(d, color: bool = False) -> str:
+    """``d.as_text()``, with the path and the code coloured when ``color``."""
+    plain = d.as_text()
+    if not color:
+        return plain
+    where = plain[len(d.path):plain.index(f": {d.code} ")]
+    return f"{_BOLD}{d.path}{_RESET}{where}: {_RED_BOLD}{d.code}{_RESET} {d.message}"

@@ -11,15 +11,16 @@
 from __future__ import annotations
 
 from torchlint.reporters import summary
-from torchlint.reporters._common import SourceLines, fix_record
+from torchlint.reporters._common import SourceLines, finding_line, fix_record
 
 _TAB = 4
 
 
 def report(diagnostics, out, sources=None, **context) -> None:
     lines = SourceLines(sources)
+    color = context.get("color", False)
     for d in diagnostics:
-        out.write(d.as_text() + "\n")
+        out.write(finding_line(d, color) + "\n")
         src = lines.line(d)
         if src is not None:
             out.write(_snippet(d, src))
@@ -28,6 +29,8 @@ def report(diagnostics, out, sources=None, **context) -> None:
             what = fix.get("description") or "available"
             out.write(f"  = fix ({fix['safety']}): {what}\n")
         out.write("\n")
+    if context.get("quiet"):
+        return
     summary(diagnostics, out, context.get("fixed", 0), context.get("hidden_fixes", 0), context.get("unchecked", 0))
 
 
