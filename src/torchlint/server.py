@@ -180,6 +180,10 @@ class LintQueue:
         with self._wake:
             return uri in self._waiting
 
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
     def stop(self) -> None:
         with self._wake:
             self._stopped = True
@@ -265,8 +269,8 @@ def _request_lint(ls: LanguageServer, uri: str) -> None:
 def _publish_result(ls: LanguageServer, job: LintJob, result) -> None:
     """On the server's loop: publish ``result`` unless the document moved on meanwhile."""
     document = _open_document(ls, job.uri)
-    if document is None or LINTS.is_waiting(job.uri):
-        return  # closed, or a newer text is queued: its lint publishes
+    if document is None or LINTS.stopped or LINTS.is_waiting(job.uri):
+        return  # closed, shut down, or a newer text is queued: its lint publishes
     if document.version != job.version or document.source != job.source:
         return
     if job.generation != CONFIGS.generation:
