@@ -73,7 +73,6 @@ async def test_diagnostic_on_open_change_and_code_actions(client: LanguageClient
     assert list(client.diagnostics[uri]) == []
 
 
-
 @pytest.mark.asyncio
 async def test_config_next_to_the_file_applies(client: LanguageClient, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nignore = ["TL301"]\n')

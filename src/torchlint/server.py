@@ -417,8 +417,12 @@ def _fixing_only_at(rule: type, text: str, line: int, col: int) -> type:
             keep = None
             if file_model.module.code == text:
                 positions = node_positions(file_model.module, [f.node for f in fixable])
-                keep = next((f for f in fixable if (positions[id(f.node)].start.line,
-                                                     positions[id(f.node)].start.column + 1) == (line, col)), None)
+
+                def at(finding):
+                    start = positions[id(finding.node)].start
+                    return start.line, start.column + 1
+
+                keep = next((f for f in fixable if at(f) == (line, col)), None)
             return [f if f is keep or f.fix is None else dataclasses.replace(f, fix=None) for f in findings]
 
     OneFinding.__name__ = OneFinding.__qualname__ = rule.__name__
@@ -509,7 +513,6 @@ def _noqa_edit(document, line_number: int, code: str) -> Optional[types.TextEdit
     position = types.Position(line=line_number, character=at)
     span = document.range_to_client_units(types.Range(start=position, end=position))
     return types.TextEdit(range=span, new_text=text)
-
 
 
 def _wanted(only: Optional[List[str]], kind: str) -> bool:
