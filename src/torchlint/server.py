@@ -114,8 +114,13 @@ class LintResult:
     config_message: Optional[str] = None
 
 
-def lint_document(path: str, source: str) -> LintResult:
+def lint_document(path: str, source: str) -> list:
     """The torchlint Diagnostics for a document's current text."""
+    return lint_with_config_message(path, source).diagnostics
+
+
+def lint_with_config_message(path: str, source: str) -> LintResult:
+    """The document's Diagnostics and, when its config is broken, the message saying so."""
     if path.endswith(".ipynb"):  # notebooks are checked by `torchlint check`, not as text
         return LintResult([])
     from torchlint.runner import lint_data
@@ -237,7 +242,7 @@ def _open_document(ls: LanguageServer, uri: str):
 
 
 def _lint_job(job: LintJob) -> LintResult:
-    return lint_document(job.path, job.source)
+    return lint_with_config_message(job.path, job.source)
 
 
 def _deliver(job: LintJob, result) -> None:
