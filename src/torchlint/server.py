@@ -2,19 +2,35 @@
 
 It lints a Python document when it is opened, changed or saved and publishes
 the findings (severity warning, the rule code linked to its docs page, source
-``torchlint``). The configuration is the one nearest the file, resolved as
-for ``torchlint check`` (docs/configuration.md); an excluded file shows nothing.
+``torchlint``) with the document version they belong to. The configuration is
+the one nearest the file, resolved as for ``torchlint check``
+(docs/configuration.md); an excluded file shows nothing. Saving a
+``pyproject.toml``, ``torchlint.toml`` or ``.torchlint.toml`` (or the editor
+reporting it changed on disk) re-lints every open document.
 
-Code actions, per finding: apply the rule's fix when the fixer module is
-installed and the rule has one (an unsafe fix says so in its title), and
-always "suppress with # noqa: CODE".
+Linting runs in one worker thread, never on the thread that reads requests:
+a burst of edits is linted once, after the document has been quiet for
+``DEBOUNCE_S``, and a result for a text the user has since changed is dropped,
+so ``shutdown`` and hovers are answered while a long file is being linted.
+
+Code actions, per finding: apply that finding's fix only, when the rule has
+one (an unsafe fix says so in its title), and "suppress with # noqa: CODE";
+per document, ``source.fixAll.torchlint`` applies every safe fix. Hovering a
+finding shows its rule's message, the measured evidence line and a link to
+the rule page. Errors outside a request are logged, never shown as pop-ups.
 
 Only this module imports pygls, and only ``torchlint server`` imports this module.
 """
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
-from typing import List, Optional
+import os
+import threading
+import time
+from typing import Callable, Dict, List, Optional, Tuple
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -25,38 +41,258 @@ from torchlint.links import rule_url
 from torchlint.noqa import noqa_pattern
 
 SOURCE = "torchlint"
+FIX_ALL = "source.fixAll.torchlint"
+CONFIG_NAMES = frozenset((".torchlint.toml", "torchlint.toml", "pyproject.toml"))
+# How long a document must stay unchanged before it is linted: one lint per
+# burst of keystrokes, while a pause of a tenth of a second still feels immediate.
+DEBOUNCE_S = 0.1
 log = logging.getLogger(__name__)
-server = LanguageServer("torchlint", __version__)
+
+
+class TorchlintServer(LanguageServer):
+    """pygls' server, except that errors outside a request (a ``didChange`` for a
+    document never opened, a payload that does not parse) go to the log, not to
+    an error pop-up: the user can do nothing about them."""
+
+    def report_server_error(self, error: Exception, source) -> None:
+        what = getattr(source, "__name__", str(source))
+        log.error("%s: %r", what, error)
+        try:
+            self.window_log_message(types.LogMessageParams(
+                type=types.MessageType.Error, message=f"torchlint: {what}: {error!r}"))
+        except Exception:  # the connection itself may be what failed
+            log.exception("could not log the error to the client")
+
+
+server = TorchlintServer("torchlint", __version__)
+
+
+# -- what applies to a file ------------------------------------------------------
+
+class _Configs:
+    """One ``config.Settings`` (it caches parsed config files) until a config file
+    changes; then a fresh one, and a new generation, so documents are linted again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._settings = None
+        self.generation = 0
+
+    def settings(self):
+        from torchlint import config as config_mod
+
+        with self._lock:
+            if self._settings is None:
+                self._settings = config_mod.Settings()
+            return self._settings
+
+    def forget(self) -> None:
+        with self._lock:
+            self._settings = None
+            self.generation += 1
+
+
+CONFIGS = _Configs()
+
+
+def _settings(path: str) -> Tuple[object, Optional[str]]:
+    """What applies to a file (``config.FileSettings``) and, when its config is
+    broken, the message saying so (the defaults apply then)."""
+    from torchlint import config as config_mod
+
+    try:
+        return CONFIGS.settings().resolve(path), None
+    except config_mod.ConfigError as exc:
+        return config_mod.Settings(isolated=True).resolve(path), f"torchlint: {exc}; using the defaults"
 
 
 # -- linting a document ------------------------------------------------------
 
-def _settings(path: str):
-    """What applies to a file (``config.FileSettings``): the config nearest it, as for
-    ``torchlint check``; a broken config is shown to the user and the defaults used."""
-    from torchlint import config as config_mod
-
-    try:
-        return config_mod.Settings().resolve(path)
-    except config_mod.ConfigError as exc:
-        server.window_show_message(types.ShowMessageParams(
-            type=types.MessageType.Error, message=f"torchlint: {exc}; using the defaults"))
-        return config_mod.Settings(isolated=True).resolve(path)
+@dataclasses.dataclass
+class LintResult:
+    diagnostics: list  # torchlint Diagnostics
+    config_message: Optional[str] = None
 
 
 def lint_document(path: str, source: str) -> list:
     """The torchlint Diagnostics for a document's current text."""
+    return lint_with_config_message(path, source).diagnostics
+
+
+def lint_with_config_message(path: str, source: str) -> LintResult:
+    """The document's Diagnostics and, when its config is broken, the message saying so."""
     if path.endswith(".ipynb"):  # notebooks are checked by `torchlint check`, not as text
-        return []
+        return LintResult([])
     from torchlint.runner import lint_data
 
-    settings = _settings(path)
+    settings, message = _settings(path)
     if settings.excluded:
-        return []
+        return LintResult([], message)
     result = lint_data(path, source, settings.codes)  # text, not bytes: no coding-line re-decoding
     for error in result.errors:
         log.warning("%s: %s", error.path, error.message)
-    return result.diagnostics
+    return LintResult(result.diagnostics, message)
+
+
+@dataclasses.dataclass
+class LintJob:
+    """One document's text to lint, as it was when the job was made."""
+
+    uri: str
+    path: str
+    version: Optional[int]
+    source: str
+    generation: int = 0  # CONFIGS.generation when made
+    due: float = 0.0
+
+
+class LintQueue:
+    """Lints documents in one worker thread, the newest text of each only.
+
+    A job waits until its document has been quiet for ``delay`` seconds; a newer
+    job for the same document replaces a waiting one. A lint already running
+    cannot be interrupted (libcst does not stop halfway), so every finished lint
+    goes to ``deliver(job, result_or_exception)`` and the receiver drops what is
+    stale (``is_waiting`` says a newer text is queued).
+    """
+
+    def __init__(self, lint: Callable[[LintJob], object], deliver: Callable[[LintJob, object], None],
+                 delay: float = DEBOUNCE_S) -> None:
+        self._lint = lint
+        self._deliver = deliver
+        self._delay = delay
+        self._waiting: Dict[str, LintJob] = {}
+        self._wake = threading.Condition()
+        self._thread: Optional[threading.Thread] = None
+        self._stopped = False
+
+    def submit(self, job: LintJob) -> None:
+        with self._wake:
+            if self._stopped:
+                return
+            job.due = time.monotonic() + self._delay
+            self._waiting[job.uri] = job
+            if self._thread is None:  # daemon: a lint still running never holds up `exit`
+                self._thread = threading.Thread(target=self._work, name="torchlint-lint", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def discard(self, uri: str) -> None:
+        with self._wake:
+            self._waiting.pop(uri, None)
+
+    def is_waiting(self, uri: str) -> bool:
+        with self._wake:
+            return uri in self._waiting
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def stop(self) -> None:
+        with self._wake:
+            self._stopped = True
+            self._waiting.clear()
+            self._wake.notify()
+
+    def _take(self) -> Optional[LintJob]:
+        with self._wake:
+            while not self._stopped:
+                if not self._waiting:
+                    self._wake.wait()
+                    continue
+                job = min(self._waiting.values(), key=lambda waiting: waiting.due)
+                left = job.due - time.monotonic()
+                if left <= 0:
+                    del self._waiting[job.uri]
+                    return job
+                self._wake.wait(left)
+            return None
+
+    def _work(self) -> None:
+        while True:
+            job = self._take()
+            if job is None:
+                return
+            try:
+                result = self._lint(job)
+            except Exception as exc:  # never let one document stop the worker
+                log.exception("linting %s failed", job.uri)
+                result = exc
+            self._deliver(job, result)
+
+
+class _Documents:
+    """The server's view of open documents: the loop to publish on, and what was
+    last published for each (for hovers, fix-all and skipping a needless re-lint)."""
+
+    def __init__(self) -> None:
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
+        self.published: Dict[str, List[types.Diagnostic]] = {}
+        self.published_as: Dict[str, Tuple[Optional[int], int]] = {}  # uri -> (version, generation)
+
+
+DOCUMENTS = _Documents()
+
+
+def _open_document(ls: LanguageServer, uri: str):
+    """The open document at ``uri``, or None (pygls would read an unopened one from disk)."""
+    documents = ls.workspace.text_documents
+    return documents.get(uri) or documents.get(unquote(uri))
+
+
+def _lint_job(job: LintJob) -> LintResult:
+    return lint_with_config_message(job.path, job.source)
+
+
+def _deliver(job: LintJob, result) -> None:
+    """From the worker thread: hand the result to the server's loop."""
+    loop = DOCUMENTS.loop
+    if loop is None or loop.is_closed():
+        return
+    try:
+        loop.call_soon_threadsafe(_publish_result, server, job, result)
+    except RuntimeError:  # the loop closed meanwhile: the server is exiting
+        pass
+
+
+LINTS = LintQueue(_lint_job, _deliver)
+
+
+def _request_lint(ls: LanguageServer, uri: str) -> None:
+    document = _open_document(ls, uri)
+    if document is None:
+        log.warning("not linting %s: the editor never opened it", uri)
+        return
+    path = to_fs_path(uri) or uri
+    if not _is_python(document, path):  # a Markdown file, a text file, a config file...
+        return
+    DOCUMENTS.loop = asyncio.get_running_loop()
+    LINTS.submit(LintJob(uri, path, document.version, document.source, CONFIGS.generation))
+
+
+def _publish_result(ls: LanguageServer, job: LintJob, result) -> None:
+    """On the server's loop: publish ``result`` unless the document moved on meanwhile."""
+    document = _open_document(ls, job.uri)
+    if document is None or LINTS.stopped or LINTS.is_waiting(job.uri):
+        return  # closed, shut down, or a newer text is queued: its lint publishes
+    if document.version != job.version or document.source != job.source:
+        return
+    if job.generation != CONFIGS.generation:
+        return  # a config changed while this ran: the re-lint it started publishes
+    if isinstance(result, Exception):
+        ls.window_log_message(types.LogMessageParams(
+            type=types.MessageType.Error, message=f"torchlint: {job.path}: {result!r}"))
+        diagnostics = []
+    else:
+        if result.config_message:
+            ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error,
+                                                           message=result.config_message))
+        diagnostics = [to_lsp(d, document) for d in result.diagnostics]
+    DOCUMENTS.published[job.uri] = diagnostics
+    DOCUMENTS.published_as[job.uri] = (job.version, job.generation)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+        uri=job.uri, version=job.version, diagnostics=diagnostics))
 
 
 def _fix_record(d) -> Optional[dict]:
@@ -80,7 +316,9 @@ def to_lsp(d, document) -> types.Diagnostic:
         code=d.code,
         code_description=types.CodeDescription(href=rule_url(d.code)),
         source=SOURCE,
-        data={"fix": _fix_record(d)},
+        # where torchlint put it (1-based line, column in code points): the quick
+        # fix finds its finding by this, whatever units the editor counts in
+        data={"fix": _fix_record(d), "at": [d.line, d.col]},
     )
 
 
@@ -94,53 +332,154 @@ def _is_python(document, path: str) -> bool:
 _PYTHON_IDS = frozenset(("python", "python3", "py"))
 
 
-def _publish(ls: LanguageServer, uri: str) -> None:
-    document = ls.workspace.get_text_document(uri)
-    path = to_fs_path(uri) or uri
-    if not _is_python(document, path):  # a Markdown file, a text file, a config file...
+# -- the document lifecycle --------------------------------------------------------
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
+    """Ask the editor to report config files changing on disk, where it can."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if not (watched and watched.dynamic_registration):
         return
+    watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in sorted(CONFIG_NAMES)]
+    registration = types.Registration(
+        id="torchlint-config-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))
     try:
-        diagnostics = [to_lsp(d, document) for d in lint_document(path, document.source)]
-    except Exception as exc:  # never let one document take the server down
-        log.exception("linting %s failed", uri)
-        ls.window_log_message(types.LogMessageParams(
-            type=types.MessageType.Error, message=f"torchlint: {path}: {exc!r}"))
-        diagnostics = []
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-        uri=uri, version=document.version, diagnostics=diagnostics))
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+    except Exception as exc:  # the editor said no: config changes then apply on the next edit
+        log.warning("could not watch config files: %r", exc)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-    _publish(ls, params.text_document.uri)
+    _request_lint(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    _publish(ls, params.text_document.uri)
+    _request_lint(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-    _publish(ls, params.text_document.uri)
+    uri = params.text_document.uri
+    if _is_config(uri):
+        _config_changed(ls)
+        return
+    document = _open_document(ls, uri)
+    if document is not None and DOCUMENTS.published_as.get(uri) == (document.version, CONFIGS.generation):
+        return  # this text was linted under this config already: nothing new to say
+    _request_lint(ls, uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+    uri = params.text_document.uri
+    LINTS.discard(uri)
+    DOCUMENTS.published.pop(uri, None)
+    DOCUMENTS.published_as.pop(uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: LanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+    if any(_is_config(change.uri) for change in params.changes):
+        _config_changed(ls)
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: LanguageServer, params) -> None:
+    LINTS.stop()  # a lint still running finishes in its daemon thread; nothing more starts
+
+
+def _is_config(uri: str) -> bool:
+    return os.path.basename(to_fs_path(uri) or uri) in CONFIG_NAMES
+
+
+def _config_changed(ls: LanguageServer) -> None:
+    """A config file changed: read configs afresh and lint every open document again."""
+    CONFIGS.forget()
+    for uri in list(ls.workspace.text_documents):
+        _request_lint(ls, uri)
 
 
 # -- code actions ------------------------------------------------------------
 
-def _fixed_text(path: str, source: str, code: str, unsafe: bool) -> Optional[str]:
-    """The document with ``code``'s fixes applied; None when they change nothing."""
-    from torchlint.fixer import fix_source
+def _fixing_only_at(rule: type, text: str, line: int, col: int) -> type:
+    """``rule``, except that only its finding at (``line``, ``col``) of ``text``
+    keeps its fix. On any other text (the fix loop's later passes, where lines
+    may have moved) none does, so exactly that one finding is fixed; the rule
+    still reports all its findings, so the fix loop's checks see them."""
+    from torchlint.positions import node_positions
+
+    class OneFinding(rule):
+        def check(self, file_model):
+            findings = list(super().check(file_model))
+            fixable = [f for f in findings if f.fix is not None]
+            if not fixable:
+                return findings
+            keep = None
+            if file_model.module.code == text:
+                positions = node_positions(file_model.module, [f.node for f in fixable])
+
+                def at(finding):
+                    start = positions[id(finding.node)].start
+                    return start.line, start.column + 1
+
+                keep = next((f for f in fixable if at(f) == (line, col)), None)
+            return [f if f is keep or f.fix is None else dataclasses.replace(f, fix=None) for f in findings]
+
+    OneFinding.__name__ = OneFinding.__qualname__ = rule.__name__
+    return OneFinding
+
+
+def fix_one(source: str, path: str, code: str, line: int, col: int, unsafe: bool,
+            enabled=None) -> Optional[str]:
+    """``source`` with the one ``code`` finding at (``line``, ``col``) (1-based, as
+    torchlint reports) fixed; None when that changes nothing. The rules enabled for
+    the file check the result, as ``--fix`` does."""
+    import libcst as cst
+
+    from torchlint.fixer import allowed_fixes, fix_text
+    from torchlint.rules import ALL_RULES, DEFAULT_CODES
 
     try:
-        fixed = fix_source(source, path, codes=[code], unsafe=unsafe, enabled=_settings(path).codes)
+        printed = cst.parse_module(source).code
+    except Exception:  # does not parse: nothing is fixable
+        return None
+    checking = frozenset(DEFAULT_CODES if enabled is None else enabled) | {code}
+    rules = [_fixing_only_at(rule, printed, line, col) if rule.code == code else rule
+             for rule in ALL_RULES if rule.code in checking]
+    outcome = fix_text(source, path, rules, allowed_fixes(unsafe), only=[code])
+    return outcome.text
+
+
+def _fixed_text(path: str, source: str, code: str, at: Optional[Tuple[int, int]], unsafe: bool) -> Optional[str]:
+    """The document with the ``code`` finding at ``at`` fixed (every ``code``
+    finding when ``at`` is unknown); None when that changes nothing."""
+    from torchlint.fixer import fix_source
+
+    enabled = _settings(path)[0].codes
+    try:
+        if at is not None:
+            return fix_one(source, path, code, at[0], at[1], unsafe, enabled)
+        fixed = fix_source(source, path, codes=[code], unsafe=unsafe, enabled=enabled)
     except Exception:
         log.exception("fixing %s in %s failed", code, path)
+        return None
+    return fixed if fixed != source else None
+
+
+def _fixed_all(path: str, source: str) -> Optional[str]:
+    """The document with every safe fix its enabled rules offer applied; None when none applies."""
+    from torchlint.fixer import fix_source
+
+    enabled = _settings(path)[0].codes
+    try:
+        fixed = fix_source(source, path, codes=enabled, unsafe=False, enabled=enabled)
+    except Exception:
+        log.exception("fixing %s failed", path)
         return None
     return fixed if fixed != source else None
 
@@ -181,41 +520,141 @@ def _noqa_edit(document, line_number: int, code: str) -> Optional[types.TextEdit
     return types.TextEdit(range=span, new_text=text)
 
 
+def _wanted(only: Optional[List[str]], kind: str) -> bool:
+    """Whether the editor's ``only`` filter (None: everything) admits ``kind``."""
+    return only is None or any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
+
+
+def _resolves_edits(ls: LanguageServer) -> bool:
+    """Whether the editor asks ``codeAction/resolve`` for an action's edit: then the
+    fix, which lints the document a few times, runs only for the action picked."""
+    document = ls.client_capabilities.text_document
+    code_action = document.code_action if document else None
+    support = code_action.resolve_support if code_action else None
+    return bool(support and "edit" in support.properties)
+
+
+def _fix_data(diagnostic: types.Diagnostic) -> Tuple[Optional[dict], Optional[Tuple[int, int]]]:
+    data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+    at = data.get("at")
+    at = (int(at[0]), int(at[1])) if isinstance(at, (list, tuple)) and len(at) == 2 else None
+    fix = data.get("fix")
+    return (fix if isinstance(fix, dict) else None), at
+
+
+def _quick_fixes(uri: str, document, diagnostic: types.Diagnostic) -> List[types.CodeAction]:
+    code = diagnostic.code
+    actions = []
+    fix, at = _fix_data(diagnostic)
+    if fix:
+        unsafe = fix.get("safety") == "unsafe"
+        what = fix.get("description") or f"Fix {code}"
+        actions.append(types.CodeAction(
+            title=f"{what} ({code}{', unsafe' if unsafe else ''})",
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            is_preferred=not unsafe,
+            data={"uri": uri, "version": document.version, "code": code,
+                  "at": list(at) if at else None, "unsafe": unsafe},
+        ))
+    edit = _noqa_edit(document, diagnostic.range.start.line, code)
+    if edit is not None:
+        actions.append(types.CodeAction(
+            title=f"Suppress {code} on this line (# noqa: {code})",
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            edit=types.WorkspaceEdit(changes={uri: [edit]}),
+        ))
+    return actions
+
+
+def _has_safe_fix(uri: str) -> bool:
+    return any(isinstance(d.data, dict) and (d.data.get("fix") or {}).get("safety") == "safe"
+               for d in DOCUMENTS.published.get(uri, ()))
+
+
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL], resolve_provider=True),
 )
-def code_action(ls: LanguageServer, params: types.CodeActionParams) -> List[types.CodeAction]:
+async def code_action(ls: LanguageServer, params: types.CodeActionParams) -> List[types.CodeAction]:
     uri = params.text_document.uri
-    document = ls.workspace.get_text_document(uri)
-    path = to_fs_path(uri) or uri
-    actions = []
-    for diagnostic in params.context.diagnostics:
-        if diagnostic.source != SOURCE or not isinstance(diagnostic.code, str):
-            continue
-        code = diagnostic.code
-        fix = (diagnostic.data or {}).get("fix") if isinstance(diagnostic.data, dict) else None
-        if fix:
-            unsafe = fix.get("safety") == "unsafe"
-            fixed = _fixed_text(path, document.source, code, unsafe)
-            if fixed is not None:
-                what = fix.get("description") or f"Fix {code}"
-                actions.append(types.CodeAction(
-                    title=f"{what} ({code}{', unsafe' if unsafe else ''})",
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic],
-                    is_preferred=not unsafe,
-                    edit=types.WorkspaceEdit(changes={uri: [_minimal_edit(document, document.source, fixed)]}),
-                ))
-        edit = _noqa_edit(document, diagnostic.range.start.line, code)
-        if edit is not None:
-            actions.append(types.CodeAction(
-                title=f"Suppress {code} on this line (# noqa: {code})",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                edit=types.WorkspaceEdit(changes={uri: [edit]}),
-            ))
+    document = _open_document(ls, uri)
+    if document is None:
+        return []
+    only = params.context.only
+    actions: List[types.CodeAction] = []
+    if _wanted(only, types.CodeActionKind.QuickFix):
+        for diagnostic in params.context.diagnostics:
+            if diagnostic.source == SOURCE and isinstance(diagnostic.code, str):
+                actions.extend(_quick_fixes(uri, document, diagnostic))
+    if _wanted(only, FIX_ALL) and _has_safe_fix(uri):
+        actions.append(types.CodeAction(
+            title="Fix all safe torchlint findings", kind=FIX_ALL,
+            data={"uri": uri, "version": document.version, "all": True}))
+    if not _resolves_edits(ls):  # an editor that cannot resolve gets every edit now
+        actions = [await _resolve(ls, action) if action.edit is None else action for action in actions]
+        actions = [action for action in actions if action.edit is not None]
     return actions
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+async def code_action_resolve(ls: LanguageServer, action: types.CodeAction) -> types.CodeAction:
+    return await _resolve(ls, action)
+
+
+async def _resolve(ls: LanguageServer, action: types.CodeAction) -> types.CodeAction:
+    """Fill in a fix action's edit: the fix loop runs in a thread, off the loop that answers requests."""
+    data = action.data if isinstance(action.data, dict) else {}
+    document = _open_document(ls, data.get("uri", ""))
+    if document is None or document.version != data.get("version"):
+        return action  # the document changed since: no edit, the editor asks again
+    uri, source = data["uri"], document.source
+    path = to_fs_path(uri) or uri
+    loop = asyncio.get_running_loop()
+    if data.get("all"):
+        fixed = await loop.run_in_executor(None, _fixed_all, path, source)
+    else:
+        at = tuple(data["at"]) if data.get("at") else None
+        fixed = await loop.run_in_executor(
+            None, _fixed_text, path, source, data.get("code", ""), at, bool(data.get("unsafe")))
+    if fixed is not None and document.version == data.get("version"):
+        action.edit = types.WorkspaceEdit(changes={uri: [_minimal_edit(document, source, fixed)]})
+    return action
+
+
+# -- hover -------------------------------------------------------------------
+
+def hover_text(code: str) -> str:
+    """A finding's rule in a few lines: its message, what was measured, its page."""
+    from torchlint.docs import measured_line, packaged_evidence
+    from torchlint.engine import STATUS_CODES
+    from torchlint.rules import RULES_BY_CODE
+
+    rule = RULES_BY_CODE.get(code)
+    if rule is None:
+        name, line, _ = STATUS_CODES.get(code, (code, "not a torchlint rule", ""))
+        return f"**{code}** ({name}): {line}.\n\n[{code}]({rule_url(code)})"
+    entries = packaged_evidence().get("rules", {}).get(code, [])
+    measured = [measured_line(entry) for entry in entries] or ["Not measured yet."]
+    return "\n\n".join([f"**{code}** ({rule.name}): {rule.message}", *measured,
+                        f"[{code} rule page]({rule_url(code)})"])
+
+
+def _covers(span: types.Range, position: types.Position) -> bool:
+    start, end = span.start, span.end
+    return (start.line, start.character) <= (position.line, position.character) <= (end.line, end.character)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: LanguageServer, params: types.HoverParams) -> Optional[types.Hover]:
+    found = [d for d in DOCUMENTS.published.get(params.text_document.uri, ())
+             if isinstance(d.code, str) and _covers(d.range, params.position)]
+    if not found:
+        return None
+    text = "\n\n---\n\n".join(hover_text(code) for code in dict.fromkeys(d.code for d in found))
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                       range=found[0].range)
 
 
 def serve() -> None:

@@ -1,0 +1,309 @@
+"""``torchlint server`` while the user types: debounced linting, stale results
+dropped, shutdown answered mid-lint, protocol errors logged, one fix per finding,
+fix-all, hovers, config changes. A real client (pytest-lsp) over stdio, plus the
+lint queue in process. No wall-clock thresholds: counts and orderings only."""
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, make_test_lsp_client  # noqa: E402
+
+from conftest import STORED_LOSS  # noqa: E402
+
+STORED = STORED_LOSS.format(suffix="")
+PUBLISH = types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS
+
+TWO_CHECKPOINTS = """\
+import torch
+from torch.utils.checkpoint import checkpoint
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        x = checkpoint(self.stem, x)
+        return checkpoint(self.head, x)
+"""
+
+TWO_NUMPYS = """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+x = torch.randn(8, 4)
+out = model(x)
+print(out.numpy())
+print(out.cpu().numpy())
+"""
+
+
+def _recording_client() -> LanguageClient:
+    """pytest-lsp's client, also keeping every publishDiagnostics in arrival order."""
+    client = make_test_lsp_client()
+    client.publishes = []
+    features = client.protocol.fm.features
+    store = features[PUBLISH]
+
+    def record(params):
+        client.publishes.append(params)
+        return store(params)
+
+    features[PUBLISH] = record
+    return client
+
+
+def _client_fixture(capabilities: types.ClientCapabilities, shut_down: bool = True):
+    @pytest_lsp.fixture(config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "torchlint", "server"], client_factory=_recording_client))
+    async def fixture(lsp_client: LanguageClient):
+        await lsp_client.initialize_session(types.InitializeParams(
+            capabilities=capabilities, process_id=None, root_uri=None))
+        yield
+        if shut_down:
+            await lsp_client.shutdown_session()
+        else:  # the test shut it down: a second shutdown gets no answer
+            lsp_client.exit(None)
+
+    return fixture
+
+
+client = _client_fixture(types.ClientCapabilities())
+shut_client = _client_fixture(types.ClientCapabilities(), shut_down=False)
+# an editor that resolves code actions' edits lazily, as VS Code and Neovim do
+resolving_client = _client_fixture(types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(
+    code_action=types.CodeActionClientCapabilities(
+        resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])))))
+
+
+def _open(client: LanguageClient, uri: str, text: str, language_id: str = "python") -> None:
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)))
+
+
+def _change(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)]))
+
+
+async def _published(client: LanguageClient, uri: str, version: int) -> list:
+    """The diagnostics published for ``uri`` at ``version`` (waits for them)."""
+    while not any(p.uri == uri and p.version == version for p in client.publishes):
+        await client.wait_for_notification(PUBLISH)
+    return next(p for p in reversed(client.publishes) if p.uri == uri and p.version == version).diagnostics
+
+
+def _apply(text: str, edits: list) -> str:
+    """``text`` with LSP TextEdits applied (ASCII texts: UTF-16 units are code points)."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(position):
+        return sum(len(line) for line in lines[:position.line]) + position.character
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
+def _buffer(copies: int) -> str:
+    """A long document: ``copies`` training loops, each storing its loss (one TL301 each)."""
+    body = STORED.split("\n", 2)[2]
+    return "import torch\n" + "".join("\n" + body.replace("def train(", f"def train_{i}(") for i in range(copies))
+
+
+# -- debouncing, stale results, shutdown ----------------------------------------
+
+@pytest.mark.asyncio
+async def test_a_burst_of_edits_is_linted_once_for_its_last_version(client: LanguageClient, tmp_path):
+    uri = (tmp_path / "train.py").as_uri()
+    text = _buffer(40)
+    _open(client, uri, text)
+    assert len(await _published(client, uri, 1)) == 40
+    client.publishes.clear()
+    for version in range(2, 22):  # 20 edits, sent faster than the server's pause
+        text += f"x_{version} = {version}\n"
+        _change(client, uri, version, text)
+    assert len(await _published(client, uri, 21)) == 40
+    # a stale result never follows a newer one, and the burst is not linted edit by edit
+    versions = [p.version for p in client.publishes]
+    assert versions == sorted(set(versions)) and versions[-1] == 21
+    assert len(versions) < 20
+
+
+@pytest.mark.asyncio
+async def test_shutdown_is_answered_while_a_long_lint_runs(shut_client: LanguageClient, tmp_path):
+    client = shut_client
+    uri = (tmp_path / "big.py").as_uri()
+    text = _buffer(300)  # 3,000 lines: a lint of seconds on a CI machine
+    _open(client, uri, text)
+    await _published(client, uri, 1)
+    for version in range(2, 12):
+        text += f"x_{version} = {version}\n"
+        _change(client, uri, version, text)
+    # the reply comes from the loop while the worker lints version 11; that lint's
+    # result, arriving after the shutdown, is dropped
+    await client.shutdown_async(None)
+    assert [p.version for p in client.publishes] == [1]
+
+
+class _GatedLint:
+    """A lint the test lets finish: records the versions it was asked for."""
+
+    def __init__(self):
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.versions = []
+
+    def __call__(self, job):
+        self.versions.append(job.version)
+        self.started.set()
+        assert self.release.wait(60)
+        return job.version
+
+
+def test_the_queue_lints_the_newest_text_and_hands_stale_results_back_marked_stale():
+    from torchlint.server import LintJob, LintQueue
+
+    lint, delivered, done = _GatedLint(), [], threading.Event()
+    queue = LintQueue(lint, lambda job, result: (delivered.append((result, queue.is_waiting(job.uri))),
+                                                 result == 5 and done.set()), delay=0)
+    queue.submit(LintJob("file:///a.py", "/a.py", 1, "v1"))
+    assert lint.started.wait(60)  # version 1 is being linted: 2..5 arrive meanwhile
+    for version in range(2, 6):
+        queue.submit(LintJob("file:///a.py", "/a.py", version, f"v{version}"))
+    lint.release.set()
+    assert done.wait(60)
+    assert lint.versions == [1, 5]  # 2, 3 and 4 were replaced while waiting
+    # version 1's result comes back while 5 waits: the receiver can tell it is stale
+    assert delivered == [(1, True), (5, False)]
+    queue.stop()
+
+
+def test_a_stopped_queue_takes_no_more_work():
+    from torchlint.server import LintJob, LintQueue
+
+    lint = _GatedLint()
+    lint.release.set()
+    queue = LintQueue(lint, lambda job, result: None, delay=0)
+    queue.stop()
+    queue.submit(LintJob("file:///a.py", "/a.py", 1, "v1"))
+    assert not queue.is_waiting("file:///a.py") and lint.versions == []
+
+
+# -- protocol errors and what is linted -------------------------------------------
+
+@pytest.mark.asyncio
+async def test_a_change_to_an_unopened_document_is_logged_not_shown(client: LanguageClient, tmp_path):
+    _change(client, (tmp_path / "never_opened.py").as_uri(), 2, STORED)
+    readme, train = (tmp_path / "README.md").as_uri(), (tmp_path / "train.py").as_uri()
+    _open(client, readme, STORED, language_id="markdown")  # not Python: not linted
+    _open(client, train, STORED)
+    assert [d.code for d in await _published(client, train, 1)] == ["TL301"]
+    assert client.messages == []  # no pop-up
+    assert any("KeyError" in m.message for m in client.log_messages)
+    assert [p.uri for p in client.publishes] == [train]
+
+
+# -- code actions and hovers ------------------------------------------------------
+
+async def _actions(client: LanguageClient, uri: str, diagnostics: list, only=None) -> list:
+    span = diagnostics[0].range if diagnostics else types.Range(start=types.Position(line=0, character=0),
+                                                                end=types.Position(line=0, character=0))
+    return await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=span,
+        context=types.CodeActionContext(diagnostics=diagnostics, only=only)))
+
+
+@pytest.mark.asyncio
+async def test_a_fix_action_fixes_only_its_own_finding(client: LanguageClient, tmp_path):
+    uri = (tmp_path / "net.py").as_uri()
+    _open(client, uri, TWO_CHECKPOINTS)
+    first, second = await _published(client, uri, 1)
+    assert first.code == second.code == "TL501" and first.range.start.line == 6
+    for diagnostic, fixed_line in ((first, "        x = checkpoint(self.stem, x, use_reentrant=False)\n"),
+                                   (second, "        return checkpoint(self.head, x, use_reentrant=False)\n")):
+        fix = next(a for a in await _actions(client, uri, [diagnostic]) if not a.title.startswith("Suppress"))
+        assert "unsafe" in fix.title
+        fixed = _apply(TWO_CHECKPOINTS, fix.edit.changes[uri])
+        changed = [line for line in fixed.splitlines(keepends=True) if line not in TWO_CHECKPOINTS]
+        assert changed == [fixed_line]
+
+
+@pytest.mark.asyncio
+async def test_fix_all_applies_every_safe_fix_resolved_lazily(resolving_client: LanguageClient, tmp_path):
+    client = resolving_client
+    uri = (tmp_path / "script.py").as_uri()
+    _open(client, uri, TWO_NUMPYS)
+    diagnostics = await _published(client, uri, 1)
+    assert [d.code for d in diagnostics] == ["TL402", "TL402"]
+    action, = await _actions(client, uri, [], only=[types.CodeActionKind.SourceFixAll])
+    assert action.kind == "source.fixAll.torchlint" and action.edit is None  # computed on resolve
+    resolved = await client.code_action_resolve_async(action)
+    fixed = _apply(TWO_NUMPYS, resolved.edit.changes[uri])
+    assert fixed.count(".detach()") == 2
+    _change(client, uri, 2, fixed)
+    assert list(await _published(client, uri, 2)) == []
+    # nothing left to fix: no fix-all offered
+    assert list(await _actions(client, uri, [], only=[types.CodeActionKind.SourceFixAll])) == []
+
+
+@pytest.mark.asyncio
+async def test_hover_shows_the_rule_its_measured_line_and_its_page(client: LanguageClient, tmp_path):
+    uri = (tmp_path / "train.py").as_uri()
+    _open(client, uri, STORED)
+    diagnostic, = await _published(client, uri, 1)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=diagnostic.range.start))
+    text = hover.contents.value
+    assert text.startswith("**TL301** (")
+    assert "**Measured** on " in text
+    assert diagnostic.code_description.href in text
+    nothing = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0)))
+    assert nothing is None
+
+
+def test_hover_text_of_a_status_code_and_an_unmeasured_rule():
+    from torchlint.server import hover_text
+
+    assert hover_text("TL001").startswith("**TL001** (")
+    assert "rule page" in hover_text("TL301")
+
+
+# -- config changes ------------------------------------------------------------------
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("how", ["save", "watched"])
+async def test_a_saved_config_relints_open_documents(client: LanguageClient, tmp_path, how):
+    uri = (tmp_path / "train.py").as_uri()
+    _open(client, uri, STORED)
+    assert [d.code for d in await _published(client, uri, 1)] == ["TL301"]
+    config = tmp_path / "torchlint.toml"
+    config.write_text('ignore = ["TL301"]\n')
+    if how == "save":
+        client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=config.as_uri())))
+    else:
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+            types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Created)]))
+    while len(client.publishes) < 2:
+        await client.wait_for_notification(PUBLISH)
+    assert [(p.version, len(p.diagnostics)) for p in client.publishes] == [(1, 1), (1, 0)]
+
+
+@pytest.mark.asyncio
+async def test_saving_an_unchanged_document_publishes_nothing_new(client: LanguageClient, tmp_path):
+    uri = (tmp_path / "train.py").as_uri()
+    _open(client, uri, STORED)
+    await _published(client, uri, 1)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    # a later document's publish proves the save was handled first
+    other = (tmp_path / "other.py").as_uri()
+    _open(client, other, STORED)
+    await _published(client, other, 1)
+    assert [p.uri for p in client.publishes] == [uri, other]
