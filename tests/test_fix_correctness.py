@@ -210,3 +210,26 @@ def evaluate(model, loader, train=False):
     fixed = _fixed(source)
     assert "volatile" not in fixed and "x = x" not in fixed
     assert _codes(fixed) == []
+
+
+# -- one finding's fix, as an editor asks for it ------------------------------------
+
+def test_a_fix_at_one_position_fixes_that_finding_only():
+    source = """\
+import torch
+
+def train(model, loader, optimizer, criterion):
+    first, second = [], []
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        first.append(loss)
+        second.append(loss)
+"""
+    found = [(d.line, d.col) for d in lint_source(source, "t.py", ALL_RULES).diagnostics if d.code == "TL301"]
+    assert found == [(10, 9), (11, 9)]
+    fixed = fix_text(source, "t.py", ALL_RULES, allowed_fixes(True), only=["TL301"], at=(11, 9)).text
+    assert "second.append(loss.detach())" in fixed and "first.append(loss)\n" in fixed
+    assert fix_text(source, "t.py", ALL_RULES, allowed_fixes(True), at=(3, 1)).text is None

@@ -112,15 +112,15 @@ def test_fix_action_uses_the_fixer(monkeypatch):
 
     calls = []
 
-    def fix_source(source, path, codes, unsafe, enabled):
-        calls.append((path, tuple(codes), unsafe))
+    def fix_source(source, path, codes, unsafe, enabled, at):
+        calls.append((path, tuple(codes), unsafe, at))
         return source.replace("losses.append(loss)", "losses.append(loss.item())")
 
     import torchlint.fixer
 
     monkeypatch.setattr(torchlint.fixer, "fix_source", fix_source)
-    fixed = server._fixed_text("/p/train.py", STORED, "TL301", None, unsafe=True)
-    assert calls == [("/p/train.py", ("TL301",), True)]
+    fixed = server._fixed_text("/p/train.py", STORED, "TL301", (10, 9), unsafe=True)
+    assert calls == [("/p/train.py", ("TL301",), True, (10, 9))]
     document = TextDocument("file:///p/train.py", STORED)
     edit = server._minimal_edit(document, STORED, fixed)
     assert edit.new_text == ".item()"

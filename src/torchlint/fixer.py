@@ -48,19 +48,22 @@ def allowed_fixes(unsafe: bool) -> FrozenSet[Applicability]:
 
 
 def fix_text(text: str, path: str, rules: Sequence[type], allowed: Iterable[str] = (Applicability.SAFE,),
-             only: Optional[Iterable[str]] = None, unused_noqa: bool = False) -> FixOutcome:
+             only: Optional[Iterable[str]] = None, unused_noqa: bool = False,
+             at: Optional[Tuple[int, int]] = None) -> FixOutcome:
     """Apply every allowed fix the rules offer for ``text``; ``outcome.text`` is None when nothing changed.
 
-    Every rule in ``rules`` checks the result; ``only`` (codes) limits which rules' fixes apply.
+    Every rule in ``rules`` checks the result; ``only`` (codes) limits which rules' fixes
+    apply, and ``at`` (1-based line and column in ``text``, as reported) to the one finding
+    there, an editor's fix for one diagnostic: lines move once it is in, so it is the last.
     ``unused_noqa``: TL010 is enabled, and its fix (dropping unused noqa codes) applies too.
     """
     allowed = frozenset(Applicability(a) for a in allowed)
     only = frozenset(only) if only is not None else None
-    return with_room(len(text), _fix_text, text, path, rules, allowed, only, unused_noqa)
+    return with_room(len(text), _fix_text, text, path, rules, allowed, only, unused_noqa, at)
 
 
 def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, only,
-              unused_noqa: bool = False) -> FixOutcome:
+              unused_noqa: bool = False, at: Optional[Tuple[int, int]] = None) -> FixOutcome:
     outcome = FixOutcome()
     try:
         module = cst.parse_module(text)
@@ -79,13 +82,16 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
     for _ in range(MAX_PASSES):
         lines = current.splitlines()
         candidates = [d for d in found if d.edit is not None and d.fix in allowed
-                      and _key(d, lines) not in refused and (only is None or d.code in only)]
+                      and _key(d, lines) not in refused and (only is None or d.code in only)
+                      and (at is None or (d.line, d.col) == at)]
         if not candidates:
             break
         batch = _choose(module, candidates)
         try:
             module, current, found = _verify(module, found, batch, path, rules, unused_noqa)
             outcome.applied.extend((d.code, d.edit.description) for d in batch)
+            if at is not None:
+                break
             continue
         except (FixError, RecursionError):
             pass
@@ -101,6 +107,8 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
             current, found = after_text, found_now
             outcome.applied.append((d.code, d.edit.description))
             break  # the remaining fixes point into the old tree; the next pass rebuilds them
+        if at is not None and outcome.applied:
+            break
     current += tail
     if current != text:
         outcome.text = current
@@ -212,8 +220,9 @@ def _verify(module, before, batch, path, rules, unused_noqa=False):
 
 
 def fix_source(source: str, path: str, codes: Iterable[str], unsafe: bool = False,
-               enabled: Optional[Iterable[str]] = None) -> str:
-    """The language server's quick fix: ``source`` with the fixes of ``codes`` applied.
+               enabled: Optional[Iterable[str]] = None, at: Optional[Tuple[int, int]] = None) -> str:
+    """The language server's quick fix: ``source`` with the fixes of ``codes`` applied
+    (only the finding at ``at``, 1-based line and column, when given).
 
     The rules enabled for the file (``enabled``: the config's codes for it, as
     ``--fix`` uses; the default rules when not given) and ``codes`` check the
@@ -224,5 +233,5 @@ def fix_source(source: str, path: str, codes: Iterable[str], unsafe: bool = Fals
     codes = frozenset(codes)
     checking = codes | frozenset(DEFAULT_CODES if enabled is None else enabled)
     rules = [rule for rule in ALL_RULES if rule.code in checking]
-    outcome = fix_text(source, path, rules, allowed_fixes(unsafe), only=codes)
+    outcome = fix_text(source, path, rules, allowed_fixes(unsafe), only=codes, at=at)
     return outcome.text if outcome.text is not None else source

@@ -406,55 +406,6 @@ def _config_changed(ls: LanguageServer) -> None:
 
 # -- code actions ------------------------------------------------------------
 
-def _fixing_only_at(rule: type, text: str, line: int, col: int) -> type:
-    """``rule``, except that only its finding at (``line``, ``col``) of ``text``
-    keeps its fix. On any other text (the fix loop's later passes, where lines
-    may have moved) none does, so exactly that one finding is fixed; the rule
-    still reports all its findings, so the fix loop's checks see them."""
-    from torchlint.positions import node_positions
-
-    class OneFinding(rule):
-        def check(self, file_model):
-            findings = list(super().check(file_model))
-            fixable = [f for f in findings if f.fix is not None]
-            if not fixable:
-                return findings
-            keep = None
-            if file_model.module.code == text:
-                positions = node_positions(file_model.module, [f.node for f in fixable])
-
-                def at(finding):
-                    start = positions[id(finding.node)].start
-                    return start.line, start.column + 1
-
-                keep = next((f for f in fixable if at(f) == (line, col)), None)
-            return [f if f is keep or f.fix is None else dataclasses.replace(f, fix=None) for f in findings]
-
-    OneFinding.__name__ = OneFinding.__qualname__ = rule.__name__
-    return OneFinding
-
-
-def fix_one(source: str, path: str, code: str, line: int, col: int, unsafe: bool,
-            enabled=None) -> Optional[str]:
-    """``source`` with the one ``code`` finding at (``line``, ``col``) (1-based, as
-    torchlint reports) fixed; None when that changes nothing. The rules enabled for
-    the file check the result, as ``--fix`` does."""
-    import libcst as cst
-
-    from torchlint.fixer import allowed_fixes, fix_text
-    from torchlint.rules import ALL_RULES, DEFAULT_CODES
-
-    try:
-        printed = cst.parse_module(source).code
-    except Exception:  # does not parse: nothing is fixable
-        return None
-    checking = frozenset(DEFAULT_CODES if enabled is None else enabled) | {code}
-    rules = [_fixing_only_at(rule, printed, line, col) if rule.code == code else rule
-             for rule in ALL_RULES if rule.code in checking]
-    outcome = fix_text(source, path, rules, allowed_fixes(unsafe), only=[code])
-    return outcome.text
-
-
 def _fixed_text(path: str, source: str, code: str, at: Optional[Tuple[int, int]], unsafe: bool) -> Optional[str]:
     """The document with the ``code`` finding at ``at`` fixed (every ``code``
     finding when ``at`` is unknown); None when that changes nothing."""
@@ -462,9 +413,7 @@ def _fixed_text(path: str, source: str, code: str, at: Optional[Tuple[int, int]]
 
     enabled = _settings(path)[0].codes
     try:
-        if at is not None:
-            return fix_one(source, path, code, at[0], at[1], unsafe, enabled)
-        fixed = fix_source(source, path, codes=[code], unsafe=unsafe, enabled=enabled)
+        fixed = fix_source(source, path, codes=[code], unsafe=unsafe, enabled=enabled, at=at)
     except Exception:
         log.exception("fixing %s in %s failed", code, path)
         return None
