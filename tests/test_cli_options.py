@@ -11,22 +11,16 @@ import os
 import pytest
 
 from conftest import STORED_LOSS
+from test_cli import CLEAN, write
 from torchlint import runner
 from torchlint.cli import main
 from torchlint.reporters._common import wants_color
 
 STORED = STORED_LOSS.format(suffix="")
-CLEAN = "import torch\n\nx = torch.zeros(3)\n"
-
-
-def write(folder, name, text):
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def check(*args, capsys):
+    """As test_cli's, without the cache: these tests compare outputs of runs on one tree."""
     code = main(["check", "--no-cache", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
