@@ -362,6 +362,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def as_from_a_terminal() -> None:
+    """In the child, before exec: SIGINT at its default, as a shell in a terminal leaves it.
+
+    A job started in the background of a non-interactive shell (``nohup ... &``, some CI
+    runners) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt
+    handler: torchlint rightly keeps ignoring Ctrl-C there, which is not what these
+    tests are about."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def busy_run(tmp_path: Path) -> tuple:
     """A parallel ``check`` with enough parse-heavy work to still be busy when signalled:
     (the process, in a session of its own so that any orphan is findable; its workers)."""
@@ -371,6 +381,7 @@ def busy_run(tmp_path: Path) -> tuple:
     proc = subprocess.Popen(
         [sys.executable, "-m", "torchlint", "check", "--no-cache", "--jobs", "2", "."],
         cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )
     deadline = time.monotonic() + 60
     workers = []
@@ -497,6 +508,7 @@ def test_ctrl_c_during_fix_leaves_every_file_old_or_new(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "torchlint", "check", "--no-cache", "--jobs", "1", "--fix", "--unsafe-fixes", "."],
         cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )
     try:
         deadline = time.monotonic() + 120
