@@ -21,6 +21,7 @@ from torchlint.model.expr import bound_paths, identifiers, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
+from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 # scope_grad's mark for a scope whose mode is being computed (a call cycle).
 _CYCLE = object()
@@ -91,9 +92,11 @@ def flow_back(paths: set, scope: Scope) -> set:
 
 
 class FileModel:
-    def __init__(self, module: cst.Module, path: str = "") -> None:
+    def __init__(self, module: cst.Module, path: str = "", target_torch: Optional[TorchVersion] = None) -> None:
         self.module = module
         self.path = path
+        # The oldest torch the project supports; version-dependent advice follows it.
+        self.target_torch_version: TorchVersion = target_torch or NEWEST_KNOWN
         self.names = TorchNames()
         self.module_scope = Scope(module, "<module>", None)
         self.scopes: list = [self.module_scope]
