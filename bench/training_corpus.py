@@ -48,6 +48,7 @@ LABELS_DIR = TRAINING / "labels"
 JUDGEMENTS_FILE = TRAINING / "judgements.json"
 DEFAULT_MIRROR = Path("/work/.mirror")
 VERDICTS = ("TP", "FP", "debatable")
+STATUS_PREFIX = "TL0"  # TL001 parse error, TL002 internal error, ...: about the file, not a hazard
 RUN_TIMEOUT_S = 1800
 
 
@@ -249,8 +250,11 @@ def score(findings: list, judgements: dict, labels: dict, corpus_files=None) -> 
     labels_by_key = {h["key"]: h for hazards in labels.values() for h in hazards}
     found_keys = {f["key"] for f in findings}
     per_rule = defaultdict(Counter)
-    unjudged, unlabelled_tp = [], []
+    unjudged, unlabelled_tp, not_linted = [], [], []
     for f in findings:
+        if f["code"].startswith(STATUS_PREFIX):
+            not_linted.append(f)  # a parse error or an internal error: no rule ran on the file
+            continue
         verdict = verdict_of(f, judgements, labels_by_key)
         per_rule[f["code"]]["findings"] += 1
         per_rule[f["code"]][verdict or "unjudged"] += 1
@@ -270,7 +274,7 @@ def score(findings: list, judgements: dict, labels: dict, corpus_files=None) -> 
                 missed.append(h)
     stray = sorted(f"{r}:{p}" for r, p in labels if corpus_files is not None and (r, p) not in corpus_files)
     return {"per_rule": {code: dict(c) for code, c in sorted(per_rule.items())}, "unjudged": unjudged,
-            "missed": missed, "unlabelled_tp": unlabelled_tp, "labels_outside_corpus": stray,
+            "missed": missed, "not_linted": not_linted, "unlabelled_tp": unlabelled_tp, "labels_outside_corpus": stray,
             "labelled_files": len(labels)}
 
 
@@ -312,6 +316,8 @@ def render(result: dict, markdown: bool) -> str:
     lines += section("missed labelled hazards", [f"{h['key']}  {h.get('why', '')}" for h in result["missed"]], markdown)
     lines += section("unjudged findings", [f"{f['key']}  {f['message'][:90]}" for f in result["unjudged"]], markdown)
     lines += section("true positives on labelled files without a label", result["unlabelled_tp"], markdown)
+    lines += section("files no rule ran on (parse or internal errors)",
+                     [f"{f['repo']}:{f['path']}  {f['code']} {f['message'][:70]}" for f in result["not_linted"]], markdown)
     lines += section("labelled files not in the corpus", result["labels_outside_corpus"], markdown)
     return "\n".join(lines)
 
