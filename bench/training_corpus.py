@@ -313,20 +313,27 @@ def render(result: dict, markdown: bool) -> str:
                   for row in [HEADER, *rows]]
     lines.append("")
     lines.append(f"labelled files: {result['labelled_files']}")
-    lines += section("missed labelled hazards", [f"{h['key']}  {h.get('why', '')}" for h in result["missed"]], markdown)
-    lines += section("unjudged findings", [f"{f['key']}  {f['message'][:90]}" for f in result["unjudged"]], markdown)
-    lines += section("true positives on labelled files without a label", result["unlabelled_tp"], markdown)
+    lines += section("missed labelled hazards", [(h["key"], h.get("why", "")) for h in result["missed"]], markdown)
+    lines += section("unjudged findings", [(f["key"], f["message"][:90]) for f in result["unjudged"]], markdown)
+    lines += section("true positives on labelled files without a label",
+                     [(key, "") for key in result["unlabelled_tp"]], markdown)
     lines += section("files no rule ran on (parse or internal errors)",
-                     [f"{f['repo']}:{f['path']}  {f['code']} {f['message'][:70]}" for f in result["not_linted"]], markdown)
-    lines += section("labelled files not in the corpus", result["labels_outside_corpus"], markdown)
+                     [(f"{f['repo']}:{f['path']}", f"{f['code']} {f['message'][:70]}") for f in result["not_linted"]],
+                     markdown)
+    lines += section("labelled files not in the corpus", [(name, "") for name in result["labels_outside_corpus"]],
+                     markdown)
     return "\n".join(lines)
 
 
 def section(title: str, items: list, markdown: bool) -> list:
+    """A titled list of (key, note) items; nothing when there are none."""
     if not items:
         return []
-    bullet = "- " if markdown else "  "
-    return ["", f"{title} ({len(items)}):", *(bullet + (f"`{i}`" if markdown else i) for i in items)]
+    if markdown:
+        rows = [f"- `{key}`" + (f" {note}" if note else "") for key, note in items]
+    else:
+        rows = [f"  {key}" + (f"  {note}" if note else "") for key, note in items]
+    return ["", f"{title} ({len(items)}):", *rows]
 
 
 def score_command(args) -> int:
