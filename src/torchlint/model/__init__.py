@@ -21,6 +21,7 @@ from torchlint.model.expr import bound_paths, identifiers, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
+from torchlint.model.roles import Roles
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 # scope_grad's mark for a scope whose mode is being computed (a call cycle).
@@ -211,6 +212,11 @@ class FileModel:
         for call in self.calls:
             out[call.callee].append(call)
         return out
+
+    @memoized_property
+    def roles(self):
+        """Models and criteria known from how they were built (``model/roles.py``)."""
+        return Roles(self)
 
     @memoized_property
     def wrapper_instances(self) -> frozenset:
@@ -404,7 +410,9 @@ class FileModel:
         target = self.forward_target(call)
         if target is None:
             return False
-        return target == "self" or target in models or vocab.is_model_name(vocab.last_name(target))
+        if target == "self" or target in models or target in self.roles.models:
+            return True
+        return vocab.is_model_name(vocab.last_name(target))
 
     def is_submodule_forward(self, call: CallSite) -> bool:
         """``model.trunk(x)``, ``self.encoder.features(x)``: a part of a model run forward.
@@ -422,7 +430,7 @@ class FileModel:
             holder = holder.rsplit(".", 1)[0]
         if holder == "self":
             return self.is_module_class(self.enclosing_class(call.scope))
-        return vocab.is_model_name(vocab.last_name(holder))
+        return holder in self.roles.models or vocab.is_model_name(vocab.last_name(holder))
 
     def is_loss_call(self, call: CallSite) -> bool:
         callee = call.callee
@@ -434,7 +442,7 @@ class FileModel:
         q = self.names.qualify(callee)
         if q is not None:
             return q.startswith("torch.nn.functional.") and last in vocab.LOSS_FUNCTIONS
-        return vocab.is_loss_name(last)
+        return callee in self.roles.criteria or vocab.is_loss_name(last)
 
     @memoized_property
     def is_test_file(self) -> bool:

@@ -37,6 +37,7 @@ class TorchNames:
         self.aliases: dict = {}  # local name -> qualified path, torch only
         self.imported_roots: set = set()
         self.bound_by_import: set = set()  # every local name an import binds
+        self.imported: dict = {}  # local name -> qualified path, every absolute import
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -47,6 +48,10 @@ class TorchNames:
             self.imported_roots.add(root)
             local = alias.asname.name if alias.asname is not None else None
             self.bound_by_import.add(local.value if isinstance(local, cst.Name) else root)
+            if isinstance(local, cst.Name):
+                self.imported[local.value] = path
+            else:
+                self.imported.setdefault(root, root)
             if root != "torch":
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -67,9 +72,12 @@ class TorchNames:
             return
         root = module.split(".", 1)[0]
         self.imported_roots.add(root)
-        if root != "torch" or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        self.aliases.update(from_import_bindings(node, module))
+        bindings = from_import_bindings(node, module)
+        self.imported.update(bindings)
+        if root == "torch":
+            self.aliases.update(bindings)
 
     def qualify(self, path: Optional[str]) -> Optional[str]:
         """``T.nn.functional.mse_loss`` -> ``torch.nn.functional.mse_loss``; None if not torch."""
@@ -77,6 +85,17 @@ class TorchNames:
             return None
         head, _, rest = path.partition(".")
         target = self.aliases.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def qualify_any(self, path: Optional[str]) -> Optional[str]:
+        """Like ``qualify``, for any absolutely imported module (``models.resnet18`` ->
+        ``torchvision.models.resnet18``); None for names no import binds."""
+        if path is None:
+            return None
+        head, _, rest = path.partition(".")
+        target = self.aliases.get(head) or self.imported.get(head)
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target

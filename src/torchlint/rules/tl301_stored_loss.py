@@ -50,6 +50,18 @@ def _self_sum(a, container: str) -> bool:
     )
 
 
+def _container_of(node: cst.BaseExpression):
+    """``log`` of ``log[split].append``'s receiver, ``self.stats`` of ``self.stats[k] += l``:
+    the named container that keeps what goes into one of its entries."""
+    if isinstance(node, cst.Attribute):
+        node = node.value
+    if not isinstance(node, cst.Subscript):
+        return None
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return dotted(node)
+
+
 class StoredLoss(Rule):
     code = "TL301"
     name = "graph-kept-across-iterations"
@@ -156,14 +168,15 @@ is offered for `extend(...)` or for literals such as tuples.
         """(node, container, stored value, order, kind) for each way of keeping a value."""
         for call in scope.calls:
             index = STORE_METHODS.get(call.method)
-            if index is None or call.receiver is None:
+            if index is None:
                 continue
+            receiver = call.receiver or _container_of(call.node.func)
             value = positional(call.node, index)
-            if value is not None:
-                yield call.node, call.receiver, value, call.order, "store"
+            if value is not None and receiver is not None:
+                yield call.node, receiver, value, call.order, "store"
         for a in scope.assignments:
             if a.kind == "aug" and a.op == "AddAssign":
-                path = dotted(a.targets[0])
+                path = dotted(a.targets[0]) or _container_of(a.targets[0])
                 if path:
                     yield a.node, path, a.value, a.order, "accumulate"
             elif a.kind == "assign" and len(a.targets) == 1:
