@@ -10,6 +10,7 @@ from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import FileModel, GradMode, Span, modes
+from torchlint.model.evaluation import evaluation_only, guarded_training
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
 from torchlint.rule import Fix, Rule
@@ -45,8 +46,27 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
                     switched.add(receiver)
                 else:
                     calls.append(node)
-        if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched for c in calls):
+        if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
+                            or _hands_over(c, switched) for c in calls):
             return True
+    return False
+
+
+def _hands_over(call: ast.Call, switched: set) -> bool:
+    """``measure(model, loader)`` after ``model.eval()``: the helper may run it."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return any(tree_gate.dotted(v) in switched for v in values)
+
+
+def _guards_a_backward(tree_index: TreeIndex) -> bool:
+    """An ``if`` around a backward: ``if train: loss.backward()``, ``if phase == "train":``."""
+    for body in tree_index.bodies_mentioning("backward"):
+        for node in tree_gate.own_nodes(body):
+            if isinstance(node, ast.If) and any(
+                isinstance(n, ast.Call) and tree_gate.called_name(n) == "backward"
+                for stmt in node.body for n in tree_gate.statement_nodes(stmt)
+            ):
+                return True
     return False
 
 
@@ -74,13 +94,16 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
     # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
     gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
-            r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)",)
+            r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
+            r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']",)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """Code that switches a model to eval mode and runs it, or a loop that runs a
-        model-named call over evaluation data or in a function named like evaluation."""
-        return _switches_and_runs(tree_index) or tree_index.evaluation_loops()
+        """Code that switches a model to eval mode and runs it (or hands it to a helper),
+        a loop that runs a call over evaluation data or in a function named like
+        evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
+        return (_switches_and_runs(tree_index) or tree_index.evaluation_loops()
+                or _guards_a_backward(tree_index))
 
     docs = """
 ## What it does
@@ -160,13 +183,17 @@ local name (a parameter called `torch`) hides the module the fix would name.
                     continue
                 if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
-                if call.site.loop is None and file_model.flows_to_return(call):
+                helper = _runs_what_it_is_given(file_model, scope, call) and evaluation_only(file_model, scope)
+                if call.site.loop is None and not helper and file_model.flows_to_return(call):
                     continue  # one forward handed back: the caller may want its graph
-                span = self._evaluation_span(file_model, scope, call, switches)
+                span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
                     yield self.report(call.node, fix=_no_grad_fix(file_model, call))
+                elif _before_guarded_backward(file_model, scope, call):
+                    # no_grad would stop the training half too: no fix, set_grad_enabled is the cure.
+                    yield self.report(call.node)
 
-    def _evaluation_span(self, file_model: FileModel, scope, call, switches):
+    def _evaluation_span(self, file_model: FileModel, scope, call, switches, helper: bool):
         """The stretch of code that makes this call evaluation, as (start, end), or None."""
         target = file_model.forward_target(call)
         last = None
@@ -184,6 +211,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 return (loop.start, loop.end)
             loop = loop.parent
         if not scope.is_module and is_eval_function_name(scope.name) and _in_data_loop(file_model, scope, call):
+            return (scope.start, scope.end)
+        if helper:
             return (scope.start, scope.end)
         return None
 
@@ -278,6 +307,22 @@ def _no_grad_fix(file_model: FileModel, call):
     # would look fixed (TL105 is silent under no_grad) while still in the file.
     return Fix(f"wrap the evaluation {what} in `with {name}():`",
                ((target, wrap_in_with(without_volatile(file_model, target), f"{name}()")),), imports)
+
+
+def _runs_what_it_is_given(file_model: FileModel, scope, call) -> bool:
+    """The forward runs a model the function was handed (``measure(net, batches)``):
+    what its evaluating callers pass decides what it is."""
+    target = file_model.forward_target(call)
+    return target is not None and target.split(".", 1)[0] in scope.params
+
+
+def _before_guarded_backward(file_model: FileModel, scope, call) -> bool:
+    """A forward in the iteration of a backward that only a train flag or phase guards."""
+    if guarded_training(file_model, scope) is None or call.site.loop is None:
+        return False
+    loop = call.site.loop
+    return any(file_model.is_backward(c) and loop.contains(c.order) and c.order > call.order
+               for c in scope.calls)
 
 
 def _handles_grad(scope) -> bool:
