@@ -292,7 +292,8 @@ class FileModel:
         if scope.decorator_grad is not None:
             return scope.decorator_grad
         if scope.class_name is not None and scope.name in vocab.GRAD_FREE_HOOKS:
-            return GradMode.NO_GRAD
+            if self._framework_class(scope.class_name):
+                return GradMode.NO_GRAD
         callers = self.callers.get(scope)
         if callers:
             modes = {self.grad_at(c.site) for c in callers} - {_CYCLE}
@@ -384,6 +385,26 @@ class FileModel:
             isinstance(t, cst.Attribute) and t.attr.value == "grad" for t in a.targets
         )
 
+    @memoized
+    def _framework_class(self, cls: str) -> bool:
+        """Might a framework (Lightning, mmengine, a Trainer) call this class's hooks under
+        no_grad? Not when the bases it reaches are torch's own: a plain ``nn.Module`` with a
+        ``predict_step`` is called by the file's own code, in whatever grad mode it chooses."""
+        seen, todo, torch_base = set(), [cls], False
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            for base in self.class_bases.get(current, ()):
+                if base in self.class_bases:
+                    todo.append(base)
+                elif not (self.names.qualify(base) or "").startswith("torch.nn."):
+                    return True
+                else:
+                    torch_base = True
+        return not torch_base  # a mixin with no base: its host class may be a framework's
+
     def is_module_class(self, cls: Optional[str]) -> bool:
         bases = self.class_bases.get(cls or "", ())
         return any(hint in b for b in bases for hint in _MODULE_BASE_HINTS)
@@ -462,6 +483,19 @@ class FileModel:
         """``test_*`` methods of ``*TestCase`` / ``Test*`` classes, wherever the file lives."""
         cls = self.enclosing_class(scope) or ""
         return scope.name.startswith("test") and "test" in cls.lower()
+
+    @memoized
+    def backprop_paths(self, scope: Scope) -> frozenset:
+        """Names whose graph a backward() or autograd.grad() in ``scope`` consumes:
+        ``total`` of ``total.backward()`` (gradient accumulation), and what flows into it."""
+        paths = set()
+        for call in scope.calls:
+            if self.is_backward(call) or self.is_autograd_grad(call):
+                paths.update(referenced_paths(call.node))
+                source = differentiated(call)
+                if source is not None:
+                    paths.update(referenced_paths(source))
+        return frozenset(flow_back(paths, scope))
 
     @memoized
     def returned_paths(self, scope: Scope) -> frozenset:

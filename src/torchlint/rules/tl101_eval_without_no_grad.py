@@ -11,8 +11,9 @@ from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import FileModel, GradMode, Span, modes
 from torchlint.model.evaluation import evaluation_only, guarded_training
-from torchlint.model.expr import dotted, identifiers
-from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
+from torchlint.model.expr import bound_paths, dotted, identifiers
+from torchlint.model.vocab import CONTAINER_METHODS, is_eval_function_name, is_eval_loader_name, is_generation_function_name
+from torchlint.model.vocab import is_held_out_data_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
@@ -212,8 +213,10 @@ local name (a parameter called `torch`) hides the module the fix would name.
             loop = loop.parent
         if not scope.is_module and is_eval_function_name(scope.name) and _in_data_loop(file_model, scope, call):
             return (scope.start, scope.end)
-        if helper:
+        if helper or (not scope.is_module and _generates(file_model, scope, call)):
             return (scope.start, scope.end)
+        if _runs_on_held_out_data(file_model, scope, call):
+            return (call.order, call.order + 1)
         return None
 
     @staticmethod
@@ -307,6 +310,48 @@ def _no_grad_fix(file_model: FileModel, call):
     # would look fixed (TL105 is silent under no_grad) while still in the file.
     return Fix(f"wrap the evaluation {what} in `with {name}():`",
                ((target, wrap_in_with(without_volatile(file_model, target), f"{name}()")),), imports)
+
+
+def _generates(file_model: FileModel, scope, call) -> bool:
+    """A step-by-step loop (``range``, ``while``: decoding, sampling, generating) in a function
+    named for generating or predicting, that hands back no graph and keeps none."""
+    if call.site.loop is None:
+        return False
+    if not (is_generation_function_name(scope.name) or is_eval_function_name(scope.name)):
+        return False
+    returned = file_model.returns_graph(scope)
+    if any(returned) if isinstance(returned, tuple) else returned:
+        return False  # REINFORCE: the caller backpropagates the log-probabilities
+    return not _keeps_graph(file_model, scope)
+
+
+def _keeps_graph(file_model: FileModel, scope) -> bool:
+    """Graph-carrying values stored where a caller can reach them: ``self.log_probs.append(...)``."""
+    taint = file_model.taint(scope)
+    for call in scope.calls:
+        if call.method in CONTAINER_METHODS and any(taint.carries_graph(a.value, call.order) for a in call.node.args):
+            return True
+    return any(
+        a.kind in ("assign", "aug") and any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in a.targets)
+        and taint.carries_graph(a.value, a.order)
+        for a in scope.assignments
+    )
+
+
+def _runs_on_held_out_data(file_model: FileModel, scope, call) -> bool:
+    """``cnn(test_x)`` every few steps of a training loop: a forward on held-out data whose
+    result no backward consumes. Once, outside a loop (a plot of the predictions), it is no hazard."""
+    if call.site.loop is None:
+        return False
+    if not any(is_held_out_data_name(n) for a in call.node.args for n in identifiers(a.value)):
+        return False
+    stmt = call.site.stmt
+    if not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Expr)) or file_model.flows_to_return(call):
+        return False
+    consumed = file_model.backprop_paths(scope)
+    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else (
+        [stmt.target] if isinstance(stmt, cst.AnnAssign) else [])
+    return not any(p in consumed for t in targets for p in bound_paths(t))
 
 
 def _runs_what_it_is_given(file_model: FileModel, scope, call) -> bool:

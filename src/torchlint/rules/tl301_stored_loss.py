@@ -15,19 +15,6 @@ from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
 _RESETS = frozenset(("clear",))
 
 
-def backprop_paths(file_model: FileModel, scope) -> set:
-    """Names whose graph a backward() or autograd.grad() in ``scope`` consumes:
-    ``total`` of ``total.backward()`` (gradient accumulation), and what flows into it."""
-    paths = set()
-    for call in scope.calls:
-        if file_model.is_backward(call) or file_model.is_autograd_grad(call):
-            paths.update(referenced_paths(call.node))
-            source = differentiated(call)
-            if source is not None:
-                paths.update(referenced_paths(source))
-    return flow_back(paths, scope)
-
-
 def _may_store(node: ast.AST) -> bool:
     """For the tree gate: ``xs.append(v)``, ``total += v``, ``d[k] = v``, ``total = total + v``."""
     if isinstance(node, ast.Call):
@@ -310,7 +297,7 @@ class _ScopeContext:
     @property
     def backprop(self) -> set:
         if self._backprop is None:
-            self._backprop = backprop_paths(self.file_model, self.scope)
+            self._backprop = self.file_model.backprop_paths(self.scope)
         return self._backprop
 
     def is_iteration(self, loop) -> bool:
