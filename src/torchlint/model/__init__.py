@@ -22,11 +22,13 @@ from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope,
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
 from torchlint.model.roles import Roles
+from torchlint.model.project import ProjectView, view_for
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 # scope_grad's mark for a scope whose mode is being computed (a call cycle).
 _CYCLE = object()
 _NO_PLACEHOLDER = object()
+_UNSET = object()
 T = TypeVar("T")
 
 
@@ -113,6 +115,7 @@ class FileModel:
         self._assign_orders = [a.order for a in self.assignments]
         self._call_by_node = {id(c.node): c for c in self.calls}
         self._memo: dict = {}
+        self._project = _UNSET
 
     def derived(self, analysis: Callable[..., T], *args, while_computing=_NO_PLACEHOLDER) -> T:
         """``analysis(self, *args)``, computed once per model.
@@ -212,6 +215,18 @@ class FileModel:
         for call in self.calls:
             out[call.callee].append(call)
         return out
+
+    @property
+    def project(self) -> Optional[ProjectView]:
+        """The project the file belongs to, for names imported from its other modules;
+        found when first asked (most files never ask)."""
+        if self._project is _UNSET:
+            self._project = view_for(self.path)
+        return self._project
+
+    def consulted_files(self) -> dict:
+        """The project files read for this file's analysis: path -> (mtime_ns, size)."""
+        return dict(self._project.consulted) if isinstance(self._project, ProjectView) else {}
 
     @memoized_property
     def roles(self):
@@ -463,7 +478,8 @@ class FileModel:
         q = self.names.qualify(callee)
         if q is not None:
             return q.startswith("torch.nn.functional.") and last in vocab.LOSS_FUNCTIONS
-        return callee in self.roles.criteria or vocab.is_loss_name(last)
+        roles = self.roles
+        return callee in roles.criteria or vocab.is_loss_name(last) or roles.is_project_loss_function(callee)
 
     @memoized_property
     def is_test_file(self) -> bool:

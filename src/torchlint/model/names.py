@@ -38,6 +38,9 @@ class TorchNames:
         self.imported_roots: set = set()
         self.bound_by_import: set = set()  # every local name an import binds
         self.imported: dict = {}  # local name -> qualified path, every absolute import
+        # local name -> (module, imported name or None for a module, relative level): every
+        # import, relative ones included, for finding the project module a name comes from.
+        self.origins: dict = {}
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -50,8 +53,10 @@ class TorchNames:
             self.bound_by_import.add(local.value if isinstance(local, cst.Name) else root)
             if isinstance(local, cst.Name):
                 self.imported[local.value] = path
+                self.origins[local.value] = (path, None, 0)
             else:
                 self.imported.setdefault(root, root)
+                self.origins.setdefault(root, (root, None, 0))
             if root != "torch":
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -61,10 +66,14 @@ class TorchNames:
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         if not isinstance(node.names, cst.ImportStar):
+            module = (_module_path(node.module) or "") if node.module is not None else ""
             for alias in node.names:
                 local = alias.asname.name if alias.asname is not None else alias.name
                 if isinstance(local, cst.Name):
                     self.bound_by_import.add(local.value)
+                    name = dotted(alias.name)
+                    if name is not None:
+                        self.origins[local.value] = (module, name, len(node.relative))
         if node.relative or node.module is None:
             return
         module = _module_path(node.module)

@@ -55,6 +55,7 @@ class Roles:
 
     def __init__(self, file_model: FileModel) -> None:
         self.file_model = file_model
+        self._kinds: dict = {}  # callee -> what the project says it is
         self.model_classes = _model_classes(file_model)
         self.models: set = set()
         self.criteria: set = set()
@@ -82,6 +83,8 @@ class Roles:
             return owner.startswith("AutoModel") or owner.endswith("Model") or "For" in owner
         if callee in self.model_classes:
             return True
+        if self._project_kind(callee) == "model":
+            return True
         qualified = self.file_model.names.qualify_any(callee) or ""
         if qualified in _MODEL_FACTORIES or qualified.startswith(_MODEL_MODULES):
             return qualified.rsplit(".", 1)[-1][:1].islower() or qualified in _MODEL_FACTORIES
@@ -99,7 +102,32 @@ class Roles:
         qualified = self.file_model.names.qualify(callee) or ""
         if qualified.startswith("torch.nn.") and _is_loss_class_name(last):
             return True
-        return callee in self.file_model.class_bases and _is_loss_class_name(callee) and callee in self.model_classes
+        if callee in self.file_model.class_bases:
+            return _is_loss_class_name(callee) and callee in self.model_classes
+        return not qualified and self._project_kind(callee) == "loss" and last[:1].isupper()
+
+    def is_project_loss_function(self, callee: str) -> bool:
+        """``focal_loss(out, y)`` for a function of the project that returns a torch loss."""
+        return not callee[:1].isupper() and self._project_kind(callee) == "loss"
+
+    def _project_kind(self, callee: str) -> Optional[str]:
+        """What a name imported from the project's own modules is: ``Learner`` of
+        ``from models import Learner``, ``models.Learner`` of ``import models``."""
+        if callee in self._kinds:
+            return self._kinds[callee]
+        kind = None
+        project = self.file_model.project
+        head, _, rest = callee.partition(".")
+        origin = self.file_model.names.origins.get(head)
+        if project is not None and origin is not None and "." not in rest:
+            module, name, level = origin
+            if not rest and name is not None:
+                kind = project.kind_of(module, level, name)
+            elif rest:  # ``head`` is a module: ``import models`` or ``from . import models``
+                path = module if name is None else ".".join(p for p in (module, name) if p)
+                kind = project.kind_of(path, level, rest)
+        self._kinds[callee] = kind
+        return kind
 
     # -- binding -------------------------------------------------------
     def _bind_assignments(self) -> None:
