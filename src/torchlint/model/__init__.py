@@ -444,8 +444,8 @@ class FileModel:
 
     def is_forward(self, call: CallSite, models: Iterable[str] = ()) -> bool:
         target = self.forward_target(call)
-        if target is None:
-            return False
+        if target is None or (target != "self" and self.resolve(call) is not None):
+            return False  # knn_classifier(...) defined in this file is a function, not a model
         if target == "self" or target in models or target in self.roles.models:
             return True
         return vocab.is_model_name(vocab.last_name(target))

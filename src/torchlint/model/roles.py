@@ -12,12 +12,12 @@ optimizers: the same spelling means the same object far more often than not.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from torchlint.model import vocab
-from torchlint.model.expr import dotted, positional
+from torchlint.model.expr import bound_paths, dotted, positional
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -56,6 +56,7 @@ class Roles:
     def __init__(self, file_model: FileModel) -> None:
         self.file_model = file_model
         self._kinds: dict = {}  # callee -> what the project says it is
+        self._bound = None
         self.model_classes = _model_classes(file_model)
         self.models: set = set()
         self.criteria: set = set()
@@ -131,13 +132,28 @@ class Roles:
 
     # -- binding -------------------------------------------------------
     def _bind_assignments(self) -> None:
-        for a in self.file_model.assignments:
-            if a.kind != "assign" or a.value is None:
-                continue
-            if self.builds_criterion(a.value):
-                self.criteria.update(_targets(a))
-            elif self.builds_model(a.value):
-                self.models.update(_targets(a))
+        """A name holds a model (criterion) when every binding of it in the file builds one:
+        ``attention = Attention(...)`` rebound by ``..., attention = translate(...)`` is not."""
+        for path, values in self._bindings.items():
+            if all(value is not None and self.builds_criterion(value) for value in values):
+                self.criteria.add(path)
+            elif all(value is not None and self.builds_model(value) for value in values):
+                self.models.add(path)
+
+    @property
+    def _bindings(self) -> dict:
+        """Every dotted name bound in the file -> the values bound (None: not a plain assignment)."""
+        if self._bound is None:
+            self._bound = {}
+            for a in self.file_model.assignments:
+                for target in a.targets:
+                    path = dotted(target)
+                    if path is not None:
+                        self._bound.setdefault(path, []).append(a.value if a.kind == "assign" else None)
+                    elif a.kind != "del":
+                        for bound in bound_paths(target):
+                            self._bound.setdefault(bound, []).append(None)
+        return self._bound
 
     def _bind_parameters(self) -> None:
         """A parameter every visible caller in the file passes a model (or criterion) to
@@ -151,13 +167,6 @@ class Roles:
                     self.criteria.add(param)
                 elif all(self.builds_model(arg) for arg in passed):
                     self.models.add(param)
-
-
-def _targets(a) -> Iterator[str]:
-    for target in a.targets:
-        path = dotted(target)
-        if path:
-            yield path
 
 
 def _argument(call: cst.Call, index: int, name: str) -> Optional[cst.BaseExpression]:

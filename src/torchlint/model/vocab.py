@@ -18,7 +18,7 @@ _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MODEL_TOKENS = frozenset(
     "model models net network encoder decoder backbone classifier generator "
     "discriminator policy critic actor teacher student transformer detector "
-    "autoencoder vae unet".split()
+    "autoencoder vae unet rnn lstm gru".split()
 )
 # Loader-like iterables mark a data iteration loop.
 _LOADER_TOKENS = frozenset("loader loaders dataloader dl batches iterator".split())

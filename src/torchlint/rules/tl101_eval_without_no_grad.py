@@ -59,6 +59,17 @@ def _hands_over(call: ast.Call, switched: set) -> bool:
     return any(tree_gate.dotted(v) in switched for v in values)
 
 
+def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
+    """``cnn(test_x)`` inside a loop: a forward on held-out data, every few steps."""
+    for _, loop in tree_index.loops:
+        for node in tree_gate.loop_nodes(loop):
+            if isinstance(node, ast.Call) and any(
+                isinstance(arg, ast.Name) and is_held_out_data_name(arg.id) for arg in node.args
+            ):
+                return True
+    return False
+
+
 def _guards_a_backward(tree_index: TreeIndex) -> bool:
     """An ``if`` around a backward: ``if train: loss.backward()``, ``if phase == "train":``."""
     for body in tree_index.bodies_mentioning("backward"):
@@ -96,7 +107,8 @@ class EvalWithoutNoGrad(Rule):
     # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
     gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
             r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
-            r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']",)
+            r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
+            r"[Tt]est_|_[Tt]est\b|[Vv]al_|_[Vv]al\b",)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
@@ -104,7 +116,7 @@ class EvalWithoutNoGrad(Rule):
         a loop that runs a call over evaluation data or in a function named like
         evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
         return (_switches_and_runs(tree_index) or tree_index.evaluation_loops()
-                or _guards_a_backward(tree_index))
+                or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index))
 
     docs = """
 ## What it does
