@@ -80,3 +80,5 @@ class FileResult:
     path: str
     diagnostics: list = field(default_factory=list)
     errors: list = field(default_factory=list)
+    # Other files of the project the result depends on: path -> (mtime_ns, size) when read.
+    dependencies: dict = field(default_factory=dict)

@@ -181,20 +181,21 @@ def _lint(
         result.errors.append(FileError(path, f"cannot parse: {type(exc).__name__}: {exc}"))
         return result
     diagnostics, errors = lint_module(module, source, path, applicable, apply_noqa=apply_noqa,
-                                      unused_noqa=unused_noqa)
+                                      unused_noqa=unused_noqa, dependencies=result.dependencies)
     result.diagnostics.extend(diagnostics)
     result.errors.extend(errors)
     return result
 
 
 def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type], *,
-                apply_noqa: bool = True, keep_edits: bool = False,
-                unused_noqa: bool = False) -> Tuple[List[Diagnostic], List[FileError]]:
+                apply_noqa: bool = True, keep_edits: bool = False, unused_noqa: bool = False,
+                dependencies: Optional[dict] = None) -> Tuple[List[Diagnostic], List[FileError]]:
     """The rules' sorted findings on a parsed module, and the errors met on the way.
 
     A file's ``# torchlint: noqa`` exemption applies always (flake8 does not know
     it); line ``# noqa`` only with ``apply_noqa`` (flake8 applies its own).
     ``unused_noqa`` adds TL010 findings for noqa codes that suppressed nothing.
+    ``dependencies`` receives the project files the analysis read (``model/project.py``).
 
     The one lint path after parsing, for checking and for the fix loop (which
     passes ``keep_edits`` to get each fix's tree edits on its diagnostic). The
@@ -214,6 +215,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
         except Exception as exc:
             message = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}"
             errors.append(FileError(path, message, internal=True))
+    if dependencies is not None:
+        dependencies.update(file_model.consulted_files())
     diagnostics: List[Diagnostic] = []
     if findings:
         try:

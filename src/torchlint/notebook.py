@@ -285,7 +285,7 @@ def lint_notebook(data: bytes, path: str, rules: Sequence[type], **options) -> F
     if not cells:
         return FileResult(path)  # only markdown: nothing to check, as in an empty file
     inner = lint_source(module_source(cells), path, rules, **options)
-    result = FileResult(path, errors=list(inner.errors))
+    result = FileResult(path, errors=list(inner.errors), dependencies=inner.dependencies)
     for d in inner.diagnostics:
         cell, line = _locate(cells, d.line)
         end_line, end_col = d.end_line, d.end_col

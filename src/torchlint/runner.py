@@ -1,7 +1,9 @@
 """Checking many files: a content-hash cache and a process pool, same results either way.
 
 The cache is keyed on the file's bytes, its path (rules read it: pytest test
-files), the torchlint version and the enabled codes, like ruff's. It keeps
+files), the torchlint version and the enabled codes, like ruff's; an entry also
+names the project modules its analysis read (``model/project.py``) and is used
+only while they are unchanged. It keeps
 the entries of every file it has seen, up to ``MAX_ENTRIES``, dropping the
 least recently used first: checking one file leaves the rest warm. Output
 order never depends on which worker finishes first.
@@ -170,6 +172,9 @@ class ResultCache:
                 and isinstance(d.message, str) for d in result.diagnostics
             ):
                 return None
+            result.dependencies = dict(record.get("dependencies", {}))
+            if not _unchanged(result.dependencies):
+                return None  # a project module it read was edited: its roles may differ
         except (TypeError, KeyError, ValueError):
             return None
         self.used[key] = record
@@ -182,6 +187,7 @@ class ResultCache:
             "path": result.path,
             "diagnostics": [d.record() for d in result.diagnostics],
             "errors": [e.__dict__ for e in result.errors],
+            "dependencies": {path: list(stamp) for path, stamp in result.dependencies.items()},
         }
 
     def kept(self) -> dict:
@@ -207,6 +213,18 @@ class ResultCache:
             os.replace(tmp, self.folder / _CACHE_FILE)
         except OSError:
             pass  # a read-only checkout still gets its results
+
+
+def _unchanged(dependencies: dict) -> bool:
+    """Are the project files a cached result read still as they were (mtime, size)?"""
+    for path, (mtime_ns, size) in dependencies.items():
+        try:
+            stat_now = os.stat(path)
+        except OSError:
+            return False
+        if (stat_now.st_mtime_ns, stat_now.st_size) != (mtime_ns, size):
+            return False
+    return True
 
 
 def remove_cache(folder: Path) -> Tuple[List[Path], bool]:

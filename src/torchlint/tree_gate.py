@@ -138,13 +138,14 @@ class TreeIndex:
         return False
 
     def evaluation_loops(self) -> bool:
-        """A loop that runs a model-named call over evaluation data or in a function
-        named like evaluation."""
+        """A loop that may run a model over evaluation data or in a function named like
+        evaluation. Any call of a name may be one: models are also known by how they were
+        built (``learner = Net()``), which only the full model reads."""
         for function, loop in self.loops:
             if function in FORWARD_METHODS:
                 continue
             evaluates = is_eval_function_name(function) or any(map(is_eval_loader_name, iterable_names(loop)))
-            if evaluates and any(isinstance(n, ast.Call) and may_be_forward(n) for n in loop_nodes(loop)):
+            if evaluates and any(isinstance(n, ast.Call) and forward_callee(n) for n in loop_nodes(loop)):
                 return True
         return False
 

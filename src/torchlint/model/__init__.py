@@ -21,11 +21,14 @@ from torchlint.model.expr import bound_paths, identifiers, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
+from torchlint.model.roles import Roles
+from torchlint.model.project import ProjectView, view_for
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 # scope_grad's mark for a scope whose mode is being computed (a call cycle).
 _CYCLE = object()
 _NO_PLACEHOLDER = object()
+_UNSET = object()
 T = TypeVar("T")
 
 
@@ -112,6 +115,7 @@ class FileModel:
         self._assign_orders = [a.order for a in self.assignments]
         self._call_by_node = {id(c.node): c for c in self.calls}
         self._memo: dict = {}
+        self._project = _UNSET
 
     def derived(self, analysis: Callable[..., T], *args, while_computing=_NO_PLACEHOLDER) -> T:
         """``analysis(self, *args)``, computed once per model.
@@ -212,6 +216,23 @@ class FileModel:
             out[call.callee].append(call)
         return out
 
+    @property
+    def project(self) -> Optional[ProjectView]:
+        """The project the file belongs to, for names imported from its other modules;
+        found when first asked (most files never ask)."""
+        if self._project is _UNSET:
+            self._project = view_for(self.path)
+        return self._project
+
+    def consulted_files(self) -> dict:
+        """The project files read for this file's analysis: path -> (mtime_ns, size)."""
+        return dict(self._project.consulted) if isinstance(self._project, ProjectView) else {}
+
+    @memoized_property
+    def roles(self):
+        """Models and criteria known from how they were built (``model/roles.py``)."""
+        return Roles(self)
+
     @memoized_property
     def wrapper_instances(self) -> frozenset:
         """Names bound to library wrappers that run their own inference (``YOLO(path)``,
@@ -286,7 +307,8 @@ class FileModel:
         if scope.decorator_grad is not None:
             return scope.decorator_grad
         if scope.class_name is not None and scope.name in vocab.GRAD_FREE_HOOKS:
-            return GradMode.NO_GRAD
+            if self._framework_class(scope.class_name):
+                return GradMode.NO_GRAD
         callers = self.callers.get(scope)
         if callers:
             modes = {self.grad_at(c.site) for c in callers} - {_CYCLE}
@@ -378,6 +400,26 @@ class FileModel:
             isinstance(t, cst.Attribute) and t.attr.value == "grad" for t in a.targets
         )
 
+    @memoized
+    def _framework_class(self, cls: str) -> bool:
+        """Might a framework (Lightning, mmengine, a Trainer) call this class's hooks under
+        no_grad? Not when the bases it reaches are torch's own: a plain ``nn.Module`` with a
+        ``predict_step`` is called by the file's own code, in whatever grad mode it chooses."""
+        seen, todo, torch_base = set(), [cls], False
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            for base in self.class_bases.get(current, ()):
+                if base in self.class_bases:
+                    todo.append(base)
+                elif not (self.names.qualify(base) or "").startswith("torch.nn."):
+                    return True
+                else:
+                    torch_base = True
+        return not torch_base  # a mixin with no base: its host class may be a framework's
+
     def is_module_class(self, cls: Optional[str]) -> bool:
         bases = self.class_bases.get(cls or "", ())
         return any(hint in b for b in bases for hint in _MODULE_BASE_HINTS)
@@ -402,9 +444,11 @@ class FileModel:
 
     def is_forward(self, call: CallSite, models: Iterable[str] = ()) -> bool:
         target = self.forward_target(call)
-        if target is None:
-            return False
-        return target == "self" or target in models or vocab.is_model_name(vocab.last_name(target))
+        if target is None or (target != "self" and self.resolve(call) is not None):
+            return False  # knn_classifier(...) defined in this file is a function, not a model
+        if target == "self" or target in models or target in self.roles.models:
+            return True
+        return vocab.is_model_name(vocab.last_name(target))
 
     def is_submodule_forward(self, call: CallSite) -> bool:
         """``model.trunk(x)``, ``self.encoder.features(x)``: a part of a model run forward.
@@ -422,7 +466,7 @@ class FileModel:
             holder = holder.rsplit(".", 1)[0]
         if holder == "self":
             return self.is_module_class(self.enclosing_class(call.scope))
-        return vocab.is_model_name(vocab.last_name(holder))
+        return holder in self.roles.models or vocab.is_model_name(vocab.last_name(holder))
 
     def is_loss_call(self, call: CallSite) -> bool:
         callee = call.callee
@@ -434,7 +478,8 @@ class FileModel:
         q = self.names.qualify(callee)
         if q is not None:
             return q.startswith("torch.nn.functional.") and last in vocab.LOSS_FUNCTIONS
-        return vocab.is_loss_name(last)
+        roles = self.roles
+        return callee in roles.criteria or vocab.is_loss_name(last) or roles.is_project_loss_function(callee)
 
     @memoized_property
     def is_test_file(self) -> bool:
@@ -454,6 +499,19 @@ class FileModel:
         """``test_*`` methods of ``*TestCase`` / ``Test*`` classes, wherever the file lives."""
         cls = self.enclosing_class(scope) or ""
         return scope.name.startswith("test") and "test" in cls.lower()
+
+    @memoized
+    def backprop_paths(self, scope: Scope) -> frozenset:
+        """Names whose graph a backward() or autograd.grad() in ``scope`` consumes:
+        ``total`` of ``total.backward()`` (gradient accumulation), and what flows into it."""
+        paths = set()
+        for call in scope.calls:
+            if self.is_backward(call) or self.is_autograd_grad(call):
+                paths.update(referenced_paths(call.node))
+                source = differentiated(call)
+                if source is not None:
+                    paths.update(referenced_paths(source))
+        return frozenset(flow_back(paths, scope))
 
     @memoized
     def returned_paths(self, scope: Scope) -> frozenset:

@@ -37,6 +37,10 @@ class TorchNames:
         self.aliases: dict = {}  # local name -> qualified path, torch only
         self.imported_roots: set = set()
         self.bound_by_import: set = set()  # every local name an import binds
+        self.imported: dict = {}  # local name -> qualified path, every absolute import
+        # local name -> (module, imported name or None for a module, relative level): every
+        # import, relative ones included, for finding the project module a name comes from.
+        self.origins: dict = {}
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -47,6 +51,12 @@ class TorchNames:
             self.imported_roots.add(root)
             local = alias.asname.name if alias.asname is not None else None
             self.bound_by_import.add(local.value if isinstance(local, cst.Name) else root)
+            if isinstance(local, cst.Name):
+                self.imported[local.value] = path
+                self.origins[local.value] = (path, None, 0)
+            else:
+                self.imported.setdefault(root, root)
+                self.origins.setdefault(root, (root, None, 0))
             if root != "torch":
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -56,10 +66,14 @@ class TorchNames:
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         if not isinstance(node.names, cst.ImportStar):
+            module = (_module_path(node.module) or "") if node.module is not None else ""
             for alias in node.names:
                 local = alias.asname.name if alias.asname is not None else alias.name
                 if isinstance(local, cst.Name):
                     self.bound_by_import.add(local.value)
+                    name = dotted(alias.name)
+                    if name is not None:
+                        self.origins[local.value] = (module, name, len(node.relative))
         if node.relative or node.module is None:
             return
         module = _module_path(node.module)
@@ -67,9 +81,12 @@ class TorchNames:
             return
         root = module.split(".", 1)[0]
         self.imported_roots.add(root)
-        if root != "torch" or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
             return
-        self.aliases.update(from_import_bindings(node, module))
+        bindings = from_import_bindings(node, module)
+        self.imported.update(bindings)
+        if root == "torch":
+            self.aliases.update(bindings)
 
     def qualify(self, path: Optional[str]) -> Optional[str]:
         """``T.nn.functional.mse_loss`` -> ``torch.nn.functional.mse_loss``; None if not torch."""
@@ -77,6 +94,17 @@ class TorchNames:
             return None
         head, _, rest = path.partition(".")
         target = self.aliases.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def qualify_any(self, path: Optional[str]) -> Optional[str]:
+        """Like ``qualify``, for any absolutely imported module (``models.resnet18`` ->
+        ``torchvision.models.resnet18``); None for names no import binds."""
+        if path is None:
+            return None
+        head, _, rest = path.partition(".")
+        target = self.aliases.get(head) or self.imported.get(head)
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target

@@ -18,7 +18,7 @@ _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _MODEL_TOKENS = frozenset(
     "model models net network encoder decoder backbone classifier generator "
     "discriminator policy critic actor teacher student transformer detector "
-    "autoencoder vae unet".split()
+    "autoencoder vae unet rnn lstm gru".split()
 )
 # Loader-like iterables mark a data iteration loop.
 _LOADER_TOKENS = frozenset("loader loaders dataloader dl batches iterator".split())
@@ -27,6 +27,10 @@ _EVAL_DATA_TOKENS = frozenset("val valid validation test eval evaluation dev hol
 _EVAL_FUNC_TOKENS = frozenset(
     "eval evaluate evaluation evaluating validate validation valid val test testing "
     "predict prediction predictions infer inference".split()
+)
+# Function names that mean "this generates from a model step by step".
+_GENERATION_FUNC_TOKENS = frozenset(
+    "sample sampling generate generation decode decoding translate beam greedy caption".split()
 )
 
 LOSS_FUNCTIONS = frozenset(
@@ -186,4 +190,18 @@ def is_transform_name(path: str) -> bool:
 
 def is_eval_function_name(name: str) -> bool:
     return any(t in _EVAL_FUNC_TOKENS for t in tokens(name))
+
+
+def is_generation_function_name(name: str) -> bool:
+    return any(t in _GENERATION_FUNC_TOKENS for t in tokens(name))
+
+
+@lru_cache(maxsize=4096)
+def is_held_out_data_name(name: str) -> bool:
+    """``test_x``, ``x_val``, ``X_test``, ``val_images``: data kept out of training.
+    Not a loader (those are ``is_eval_loader_name``), not a count or a flag."""
+    toks = tokens(name)
+    if not toks or toks[0] in ("num", "n", "len", "is", "do", "use", "run") or is_loader_name(name):
+        return False
+    return any(t in ("test", "val", "valid", "validation", "holdout") for t in toks)
 

@@ -10,8 +10,10 @@ from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import FileModel, GradMode, Span, modes
-from torchlint.model.expr import dotted, identifiers
-from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
+from torchlint.model.evaluation import evaluation_only, guarded_training
+from torchlint.model.expr import bound_paths, dotted, identifiers
+from torchlint.model.vocab import CONTAINER_METHODS, is_eval_function_name, is_eval_loader_name, is_generation_function_name
+from torchlint.model.vocab import is_held_out_data_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
@@ -45,8 +47,38 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
                     switched.add(receiver)
                 else:
                     calls.append(node)
-        if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched for c in calls):
+        if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
+                            or _hands_over(c, switched) for c in calls):
             return True
+    return False
+
+
+def _hands_over(call: ast.Call, switched: set) -> bool:
+    """``measure(model, loader)`` after ``model.eval()``: the helper may run it."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return any(tree_gate.dotted(v) in switched for v in values)
+
+
+def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
+    """``cnn(test_x)`` inside a loop: a forward on held-out data, every few steps."""
+    for _, loop in tree_index.loops:
+        for node in tree_gate.loop_nodes(loop):
+            if isinstance(node, ast.Call) and any(
+                isinstance(arg, ast.Name) and is_held_out_data_name(arg.id) for arg in node.args
+            ):
+                return True
+    return False
+
+
+def _guards_a_backward(tree_index: TreeIndex) -> bool:
+    """An ``if`` around a backward: ``if train: loss.backward()``, ``if phase == "train":``."""
+    for body in tree_index.bodies_mentioning("backward"):
+        for node in tree_gate.own_nodes(body):
+            if isinstance(node, ast.If) and any(
+                isinstance(n, ast.Call) and tree_gate.called_name(n) == "backward"
+                for stmt in node.body for n in tree_gate.statement_nodes(stmt)
+            ):
+                return True
     return False
 
 
@@ -74,13 +106,17 @@ class EvalWithoutNoGrad(Rule):
     fix_safety = "unsafe"
     # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
     gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
-            r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)",)
+            r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
+            r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
+            r"[Tt]est_|_[Tt]est\b|[Vv]al_|_[Vv]al\b",)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """Code that switches a model to eval mode and runs it, or a loop that runs a
-        model-named call over evaluation data or in a function named like evaluation."""
-        return _switches_and_runs(tree_index) or tree_index.evaluation_loops()
+        """Code that switches a model to eval mode and runs it (or hands it to a helper),
+        a loop that runs a call over evaluation data or in a function named like
+        evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
+        return (_switches_and_runs(tree_index) or tree_index.evaluation_loops()
+                or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index))
 
     docs = """
 ## What it does
@@ -160,13 +196,17 @@ local name (a parameter called `torch`) hides the module the fix would name.
                     continue
                 if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
-                if call.site.loop is None and file_model.flows_to_return(call):
+                helper = _runs_what_it_is_given(file_model, scope, call) and evaluation_only(file_model, scope)
+                if call.site.loop is None and not helper and file_model.flows_to_return(call):
                     continue  # one forward handed back: the caller may want its graph
-                span = self._evaluation_span(file_model, scope, call, switches)
+                span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
                     yield self.report(call.node, fix=_no_grad_fix(file_model, call))
+                elif _before_guarded_backward(file_model, scope, call):
+                    # no_grad would stop the training half too: no fix, set_grad_enabled is the cure.
+                    yield self.report(call.node)
 
-    def _evaluation_span(self, file_model: FileModel, scope, call, switches):
+    def _evaluation_span(self, file_model: FileModel, scope, call, switches, helper: bool):
         """The stretch of code that makes this call evaluation, as (start, end), or None."""
         target = file_model.forward_target(call)
         last = None
@@ -185,6 +225,10 @@ local name (a parameter called `torch`) hides the module the fix would name.
             loop = loop.parent
         if not scope.is_module and is_eval_function_name(scope.name) and _in_data_loop(file_model, scope, call):
             return (scope.start, scope.end)
+        if helper or (not scope.is_module and _generates(file_model, scope, call)):
+            return (scope.start, scope.end)
+        if _runs_on_held_out_data(file_model, scope, call):
+            return (call.order, call.order + 1)
         return None
 
     @staticmethod
@@ -278,6 +322,64 @@ def _no_grad_fix(file_model: FileModel, call):
     # would look fixed (TL105 is silent under no_grad) while still in the file.
     return Fix(f"wrap the evaluation {what} in `with {name}():`",
                ((target, wrap_in_with(without_volatile(file_model, target), f"{name}()")),), imports)
+
+
+def _generates(file_model: FileModel, scope, call) -> bool:
+    """A step-by-step loop (``range``, ``while``: decoding, sampling, generating) in a function
+    named for generating or predicting, that hands back no graph and keeps none."""
+    if call.site.loop is None:
+        return False
+    if not (is_generation_function_name(scope.name) or is_eval_function_name(scope.name)):
+        return False
+    returned = file_model.returns_graph(scope)
+    if any(returned) if isinstance(returned, tuple) else returned:
+        return False  # REINFORCE: the caller backpropagates the log-probabilities
+    return not _keeps_graph(file_model, scope)
+
+
+def _keeps_graph(file_model: FileModel, scope) -> bool:
+    """Graph-carrying values stored where a caller can reach them: ``self.log_probs.append(...)``."""
+    taint = file_model.taint(scope)
+    for call in scope.calls:
+        if call.method in CONTAINER_METHODS and any(taint.carries_graph(a.value, call.order) for a in call.node.args):
+            return True
+    return any(
+        a.kind in ("assign", "aug") and any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in a.targets)
+        and taint.carries_graph(a.value, a.order)
+        for a in scope.assignments
+    )
+
+
+def _runs_on_held_out_data(file_model: FileModel, scope, call) -> bool:
+    """``cnn(test_x)`` every few steps of a training loop: a forward on held-out data whose
+    result no backward consumes. Once, outside a loop (a plot of the predictions), it is no hazard."""
+    if call.site.loop is None:
+        return False
+    if not any(is_held_out_data_name(n) for a in call.node.args for n in identifiers(a.value)):
+        return False
+    stmt = call.site.stmt
+    if not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Expr)) or file_model.flows_to_return(call):
+        return False
+    consumed = file_model.backprop_paths(scope)
+    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else (
+        [stmt.target] if isinstance(stmt, cst.AnnAssign) else [])
+    return not any(p in consumed for t in targets for p in bound_paths(t))
+
+
+def _runs_what_it_is_given(file_model: FileModel, scope, call) -> bool:
+    """The forward runs a model the function was handed (``measure(net, batches)``):
+    what its evaluating callers pass decides what it is."""
+    target = file_model.forward_target(call)
+    return target is not None and target.split(".", 1)[0] in scope.params
+
+
+def _before_guarded_backward(file_model: FileModel, scope, call) -> bool:
+    """A forward in the iteration of a backward that only a train flag or phase guards."""
+    if guarded_training(file_model, scope) is None or call.site.loop is None:
+        return False
+    loop = call.site.loop
+    return any(file_model.is_backward(c) and loop.contains(c.order) and c.order > call.order
+               for c in scope.calls)
 
 
 def _handles_grad(scope) -> bool:

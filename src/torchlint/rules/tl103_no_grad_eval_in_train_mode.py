@@ -185,8 +185,10 @@ class _FileModes:
         self.file_model = file_model
         self.switches = mode_switches(file_model, file_model.calls)
         # An eval-mode helper we cannot read might switch any model: trust it.
+        # torch.inference_mode() is a grad mode, not a module-mode helper.
         self.helpers = any(
-            is_mode_helper(c, EVAL_WORDS) and file_model.resolve(c) is None for c in file_model.calls
+            is_mode_helper(c, EVAL_WORDS) and file_model.resolve(c) is None and file_model.qualify(c) is None
+            for c in file_model.calls
         )
 
     def managed(self, target: str) -> bool:

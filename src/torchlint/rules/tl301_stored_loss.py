@@ -15,19 +15,6 @@ from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
 _RESETS = frozenset(("clear",))
 
 
-def backprop_paths(file_model: FileModel, scope) -> set:
-    """Names whose graph a backward() or autograd.grad() in ``scope`` consumes:
-    ``total`` of ``total.backward()`` (gradient accumulation), and what flows into it."""
-    paths = set()
-    for call in scope.calls:
-        if file_model.is_backward(call) or file_model.is_autograd_grad(call):
-            paths.update(referenced_paths(call.node))
-            source = differentiated(call)
-            if source is not None:
-                paths.update(referenced_paths(source))
-    return flow_back(paths, scope)
-
-
 def _may_store(node: ast.AST) -> bool:
     """For the tree gate: ``xs.append(v)``, ``total += v``, ``d[k] = v``, ``total = total + v``."""
     if isinstance(node, ast.Call):
@@ -48,6 +35,18 @@ def _self_sum(a, container: str) -> bool:
         and isinstance(a.value, cst.BinaryOperation) and isinstance(a.value.operator, cst.Add)
         and container in (dotted(a.value.left), dotted(a.value.right))
     )
+
+
+def _container_of(node: cst.BaseExpression):
+    """``log`` of ``log[split].append``'s receiver, ``self.stats`` of ``self.stats[k] += l``:
+    the named container that keeps what goes into one of its entries."""
+    if isinstance(node, cst.Attribute):
+        node = node.value
+    if not isinstance(node, cst.Subscript):
+        return None
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return dotted(node)
 
 
 class StoredLoss(Rule):
@@ -156,14 +155,15 @@ is offered for `extend(...)` or for literals such as tuples.
         """(node, container, stored value, order, kind) for each way of keeping a value."""
         for call in scope.calls:
             index = STORE_METHODS.get(call.method)
-            if index is None or call.receiver is None:
+            if index is None:
                 continue
+            receiver = call.receiver or _container_of(call.node.func)
             value = positional(call.node, index)
-            if value is not None:
-                yield call.node, call.receiver, value, call.order, "store"
+            if value is not None and receiver is not None:
+                yield call.node, receiver, value, call.order, "store"
         for a in scope.assignments:
             if a.kind == "aug" and a.op == "AddAssign":
-                path = dotted(a.targets[0])
+                path = dotted(a.targets[0]) or _container_of(a.targets[0])
                 if path:
                     yield a.node, path, a.value, a.order, "accumulate"
             elif a.kind == "assign" and len(a.targets) == 1:
@@ -297,7 +297,7 @@ class _ScopeContext:
     @property
     def backprop(self) -> set:
         if self._backprop is None:
-            self._backprop = backprop_paths(self.file_model, self.scope)
+            self._backprop = self.file_model.backprop_paths(self.scope)
         return self._backprop
 
     def is_iteration(self, loop) -> bool:

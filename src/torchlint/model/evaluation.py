@@ -1,0 +1,136 @@
+"""Evaluation code told by how it is used, not by its name.
+
+Real projects evaluate in ``measure(net, batches)`` or ``topk_hits(...)``,
+called after ``model.eval()``; or in one function that trains or evaluates
+depending on a flag (``run_epoch(model, loader, train=False)``) or a phase
+(``for phase in ("train", "val")``) and only guards the backward. Both run a
+forward pass with autograd recording for nothing.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from torchlint.model import modes, vocab
+from torchlint.model.expr import dotted, identifiers, literal_bool
+from torchlint.model.grad import GradMode
+from torchlint.model.tree import ancestors
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
+    from torchlint.model.records import CallSite, Scope
+
+_EVAL_WORDS = frozenset("val valid validation test eval evaluation dev holdout".split())
+
+
+def evaluation_only(file_model: FileModel, scope: Scope) -> bool:
+    """Every call of this function in the file comes from evaluation code with grad on,
+    and the function itself computes no gradient: its forward passes record for nothing."""
+    return file_model.derived(_evaluation_only, scope, while_computing=False)
+
+
+def _evaluation_only(file_model: FileModel, scope: Scope) -> bool:
+    callers = file_model.callers.get(scope)
+    if not callers or scope.is_module or scope.name in vocab.FORWARD_METHODS:
+        return False
+    if any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
+           for c in file_model.reachable_calls(scope)):
+        return False
+    return all(_evaluates_at(file_model, call) for call in callers)
+
+
+def _evaluates_at(file_model: FileModel, call: CallSite) -> bool:
+    """Is this call made from evaluation code, with grad on?"""
+    if file_model.grad_at(call.site) is not GradMode.GRAD:
+        return False
+    caller = call.scope
+    if evaluation_only(file_model, caller) or _passes_eval_model(file_model, call):
+        return True
+    if _trains(file_model, caller):
+        return False
+    loop = call.site.loop
+    while loop is not None:
+        if loop.iter is not None and any(vocab.is_eval_loader_name(n) for n in identifiers(loop.iter)):
+            return True
+        loop = loop.parent
+    return not caller.is_module and vocab.is_eval_function_name(caller.name)
+
+
+def _trains(file_model: FileModel, scope: Scope) -> bool:
+    return any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in scope.calls)
+
+
+def _passes_eval_model(file_model: FileModel, call: CallSite) -> bool:
+    """A model argument whose last mode switch before the call, in the caller, is ``eval()``."""
+    switches = [s for s in modes.mode_switches(file_model, call.scope.calls) if s.order < call.order]
+    for arg in call.node.args:
+        path = dotted(arg.value)
+        if path is None:
+            continue
+        last = None
+        for switch in switches:
+            if modes.same_model(switch.receiver, path):
+                last = switch
+        if last is not None and last.to_eval is True:
+            return True
+    return False
+
+
+# -- training that only guards its backward ------------------------------
+def guarded_training(file_model: FileModel, scope: Scope) -> Optional[cst.BaseExpression]:
+    """The condition around every backward of ``scope`` when it can be false in evaluation:
+    a flag some caller passes as False (``train=False``) or a phase loop over evaluation
+    phases (``for phase in ("train", "val")``). Forwards before the guard then record a
+    graph in evaluation too. None otherwise."""
+    return file_model.derived(_guarded_training, scope)
+
+
+def _guarded_training(file_model: FileModel, scope: Scope) -> Optional[cst.BaseExpression]:
+    backwards = [c for c in scope.calls if file_model.is_backward(c)]
+    if not backwards or scope.grad_switches:
+        return None
+    tests = [_guard_of(scope, call) for call in backwards]
+    if any(t is None for t in tests):
+        return None
+    names = {n for t in tests for n in identifiers(t)}
+    if _false_flag_passed(file_model, scope, names) or _phase_loop_over_evaluation(scope, names):
+        return tests[0]
+    return None
+
+
+def _guard_of(scope: Scope, call: CallSite) -> Optional[cst.BaseExpression]:
+    """The test of the innermost ``if`` around ``call`` within ``scope``, if any."""
+    chain = ancestors(scope.node, call.node) or []
+    for node in reversed(chain):
+        if isinstance(node, (cst.For, cst.While, cst.FunctionDef)):
+            return None
+        if isinstance(node, cst.If):
+            return node.test
+    return None
+
+
+def _false_flag_passed(file_model: FileModel, scope: Scope, names: set) -> bool:
+    flags = names & set(scope.params)
+    if not flags:
+        return False
+    for call in file_model.callers.get(scope, ()):
+        for arg in call.node.args:
+            if arg.keyword is not None and arg.keyword.value in flags:
+                if literal_bool(arg.value) is False or _names_evaluation(arg.value):
+                    return True
+    return False
+
+
+def _phase_loop_over_evaluation(scope: Scope, names: set) -> bool:
+    for loop in scope.loops:
+        if not isinstance(loop.node, cst.For):
+            continue
+        if set(identifiers(loop.node.target)) & names and isinstance(loop.iter, (cst.Tuple, cst.List)):
+            if any(_names_evaluation(e.value) for e in loop.iter.elements):
+                return True
+    return False
+
+
+def _names_evaluation(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.SimpleString) and node.evaluated_value.lower() in _EVAL_WORDS

@@ -1,0 +1,235 @@
+"""The project around a file: what its own modules define, so that a role does not stop at an import.
+
+``from models import Learner`` or ``from .losses import focal_loss`` hides a model class
+or a loss function in another module of the same project. When the model asks about
+such a name, the module it comes from is found the way Python would find it when the
+project runs (next to the importing file, at the project root, under ``src/``), read
+with the standard library's ``ast`` (an eighth of a libcst parse) and summarised once.
+A summary is kept per file and read again only when the file changes (its size or
+modification time), so the language server and a long run pay for each module once.
+
+A file with no project around it (standard input, a snippet) has no index and is
+linted as before; every surface that names the file's path (the CLI, flake8,
+``--stdin-filename``, the language server) sees the same project.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Optional, Tuple
+
+from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
+
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# Bases that make a class a model (by last name), as ``roles`` reads them in a file.
+MODEL_BASES = frozenset(
+    "Module LightningModule PreTrainedModel ModelMixin Sequential ModuleList ModuleDict".split()
+)
+_MAX_SOURCE = 2_000_000  # bytes; a generated giant module is not worth reading for roles
+_MAX_HOPS = 4  # re-exports and base classes followed across modules
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    """What one module defines at its top level that the roles care about."""
+
+    class_bases: Dict[str, Tuple[str, ...]]  # class -> dotted base names as written
+    imports: Dict[str, Tuple[str, int]]  # local name -> (qualified name, relative level)
+    loss_functions: frozenset  # functions that return a loss computed by torch
+
+
+def summarize(source: str) -> Optional[ModuleSummary]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    bases, imports, losses = {}, {}, set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            bases[node.name] = tuple(filter(None, (_dotted(b) for b in node.bases)))
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    module = f"{node.module}.{alias.name}" if node.module else alias.name
+                    imports[alias.asname or alias.name] = (module, node.level)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                imports[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0], 0)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _returns_loss(node):
+            losses.add(node.name)
+    return ModuleSummary(bases, imports, frozenset(losses))
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _returns_loss(func: ast.AST) -> bool:
+    """``return F.cross_entropy(...)`` or ``return loss`` after ``loss = F.mse_loss(...)``."""
+    made = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and _is_loss_call(node.value):
+            made.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            if _is_loss_call(value) or (isinstance(value, ast.Name) and value.id in made):
+                return True
+    return False
+
+
+def _is_loss_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and last_name(_dotted(node.func) or "") in LOSS_FUNCTIONS
+
+
+class ProjectIndex:
+    """The summaries of one project's modules, found from a root and read on demand."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._summaries: Dict[Path, Tuple[Tuple[int, int], Optional[ModuleSummary]]] = {}
+        self._lock = threading.Lock()  # the language server lints on a worker thread
+
+    def summary(self, path: Path) -> Optional[ModuleSummary]:
+        return self.stamped_summary(path)[1]
+
+    def stamped_summary(self, path: Path) -> Tuple[Optional[Tuple[int, int]], Optional[ModuleSummary]]:
+        """``(mtime_ns, size)`` of the file as read, and its summary."""
+        try:
+            stat = path.stat()
+        except OSError:
+            return None, None
+        key = (stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            known = self._summaries.get(path)
+        if known is not None and known[0] == key:
+            return known
+        summary = None
+        if stat.st_size <= _MAX_SOURCE:
+            try:
+                summary = summarize(path.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                summary = None
+        with self._lock:
+            self._summaries[path] = (key, summary)
+        return key, summary
+
+    def module_file(self, module: str, level: int, importer: Path) -> Optional[Path]:
+        """The file ``import module`` (``level`` dots) from ``importer`` would load, if it
+        belongs to this project."""
+        parts = module.split(".") if module else []
+        if level:
+            base = importer.parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            bases = [importer.parent, self.root, self.root / "src"]
+        for base in bases:
+            for candidate in (base.joinpath(*parts).with_suffix(".py") if parts else None,
+                              base.joinpath(*parts, "__init__.py")):
+                if candidate is not None and candidate.is_file() and self._inside(candidate):
+                    return candidate
+        return None
+
+    def _inside(self, path: Path) -> bool:
+        try:
+            path.resolve().relative_to(self.root.resolve())
+        except ValueError:
+            return False
+        return True
+
+
+class ProjectView:
+    """One file's questions to its project: what does an imported name stand for?"""
+
+    def __init__(self, index: ProjectIndex, path: Path) -> None:
+        self.index = index
+        self.path = path
+        self.consulted: Dict[str, Tuple[int, int]] = {}  # what a cached result depends on
+
+    def kind_of(self, module: str, level: int, name: str) -> Optional[str]:
+        """``"model"``, ``"loss"`` (a loss class or function) or None, for ``name`` of
+        ``module`` imported from this file."""
+        return self._kind(module, level, name, self.path, _MAX_HOPS)
+
+    def _kind(self, module: str, level: int, name: str, importer: Path, hops: int) -> Optional[str]:
+        if hops <= 0:
+            return None
+        target = self.index.module_file(module, level, importer)
+        if target is None:
+            # ``from package import module`` then ``module.Name``: the name is a module.
+            return None
+        stamp, summary = self.index.stamped_summary(target)
+        if stamp is not None:
+            self.consulted[str(target)] = stamp
+        if summary is None:
+            return None
+        if name in summary.loss_functions:
+            return "loss"
+        if name in summary.class_bases:
+            return self._class_kind(summary, name, target, hops)
+        if name in summary.imports:  # re-exported: ``from .resnet import ResNet`` in __init__
+            qualified, sub_level = summary.imports[name]
+            sub_module, _, sub_name = qualified.rpartition(".")
+            return self._kind(sub_module, sub_level, sub_name, target, hops - 1)
+        return None
+
+    def _class_kind(self, summary: ModuleSummary, name: str, where: Path, hops: int) -> Optional[str]:
+        seen, todo = set(), [name]
+        loss = name.endswith("Loss")
+        while todo:
+            current = todo.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            for base in summary.class_bases.get(current, ()):
+                head = base.split(".", 1)[0]
+                if base in summary.class_bases:
+                    todo.append(base)
+                elif last_name(base) in MODEL_BASES or (last_name(base) == "_Loss"):
+                    return "loss" if loss or last_name(base) == "_Loss" else "model"
+                elif head in summary.imports and "." not in base:
+                    qualified, level = summary.imports[head]
+                    module, _, imported = qualified.rpartition(".")
+                    kind = self._kind(module, level, imported, where, hops - 1)
+                    if kind is not None:
+                        return "loss" if loss else kind
+        return None
+
+
+_INDEXES: Dict[Path, ProjectIndex] = {}
+_INDEXES_LOCK = threading.Lock()
+
+
+def project_root(path: Path) -> Path:
+    """The nearest folder above ``path`` with a project marker, else the file's own folder."""
+    for folder in path.parents:
+        if any((folder / marker).exists() for marker in _ROOT_MARKERS):
+            return folder
+    return path.parent
+
+
+def view_for(path: str) -> Optional[ProjectView]:
+    """The project view of a file on disk, or None (standard input, a snippet, no such file)."""
+    if not path or path in ("-", "<stdin>") or not path.endswith((".py", ".ipynb", ".pyi")):
+        return None
+    file = Path(os.path.abspath(path))
+    if not file.parent.is_dir():
+        return None
+    root = project_root(file)
+    with _INDEXES_LOCK:
+        index = _INDEXES.get(root)
+        if index is None:
+            index = _INDEXES[root] = ProjectIndex(root)
+    return ProjectView(index, file)
