@@ -59,6 +59,27 @@ def _hands_over(call: ast.Call, switched: set) -> bool:
     return any(tree_gate.dotted(v) in switched for v in values)
 
 
+_CUTS = frozenset(("item", "argmax", "argmin", "tolist", "numpy", "multinomial", "int", "float", "topk"))
+
+
+def _inference_without_backward(tree_index: TreeIndex) -> bool:
+    """A body that runs a model-named call and reads numbers off it (``.argmax()``,
+    ``.item()``, ``multinomial``), with no backward of its own: ``_pure_inference``."""
+    for body in tree_index.bodies:
+        forward = cut = False
+        for node in tree_gate.own_nodes(body):
+            if isinstance(node, ast.Call):
+                name = tree_gate.called_name(node)
+                if name == "backward":
+                    break
+                forward = forward or tree_gate.may_be_forward(node)
+                cut = cut or name in _CUTS
+        else:
+            if forward and cut:
+                return True
+    return False
+
+
 def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
     """``cnn(test_x)`` inside a loop: a forward on held-out data, every few steps."""
     for _, loop in tree_index.loops:
@@ -108,7 +129,8 @@ class EvalWithoutNoGrad(Rule):
     gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
             r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
             r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
-            r"[Tt]est_|_[Tt]est\b|[Vv]al_|_[Vv]al\b",)
+            r"[Tt]est_|_[Tt]est\b|[Vv]al_|_[Vv]al\b|"
+            r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(",)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
@@ -116,7 +138,8 @@ class EvalWithoutNoGrad(Rule):
         a loop that runs a call over evaluation data or in a function named like
         evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
         return (_switches_and_runs(tree_index) or tree_index.evaluation_loops()
-                or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index))
+                or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
+                or _inference_without_backward(tree_index))
 
     docs = """
 ## What it does
@@ -229,7 +252,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
             return (scope.start, scope.end)
         if _runs_on_held_out_data(file_model, scope, call):
             return (call.order, call.order + 1)
-        return None
+        return _pure_inference(file_model, scope, call)
 
     @staticmethod
     def _needs_grad(file_model: FileModel, span) -> bool:
@@ -364,6 +387,64 @@ def _runs_on_held_out_data(file_model: FileModel, scope, call) -> bool:
     targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else (
         [stmt.target] if isinstance(stmt, cst.AnnAssign) else [])
     return not any(p in consumed for t in targets for p in bound_paths(t))
+
+
+def _pure_inference(file_model: FileModel, scope, call):
+    """A forward whose graph nothing can use: choosing an action (``net(state).argmax().item()``),
+    sampling characters in a loop. The function computes no gradient, returns no graph and
+    keeps none where a caller could reach it; at module level, a loop whose values no backward
+    consumes. Hooks are a side channel we cannot follow: files that register them are left alone."""
+    if _registers_hooks(file_model) or _freezes_parameters(file_model):
+        return None  # a frozen model records no graph: who is frozen, we cannot always tell
+    if scope.is_module:
+        loop = call.site.loop
+        if loop is None or _loop_feeds_a_backward(file_model, scope, loop):
+            return None
+        return (loop.start, loop.end)
+    returned = file_model.returns_graph(scope)
+    if any(returned) if isinstance(returned, tuple) else returned:
+        return None
+    if _keeps_graph(file_model, scope) or scope.name in ("closure", "__call__"):
+        return None
+    if call.site.loop is None and not _called_in_a_loop(file_model, scope):
+        return None  # once (a lazy-init or display forward): no hazard worth a finding
+    return (scope.start, scope.end)
+
+
+def _called_in_a_loop(file_model: FileModel, scope) -> bool:
+    """Is the function called from a loop of this file (``agent.choose_action(s)`` per step)?"""
+    for call in file_model.calls:
+        if call.site.loop is None:
+            continue
+        if file_model.resolve(call) is scope or (scope.class_name is not None and call.method == scope.name):
+            return True
+    return False
+
+
+def _freezes_parameters(file_model: FileModel) -> bool:
+    return any(_handles_grad(scope) for scope in file_model.scopes)
+
+
+def _registers_hooks(file_model: FileModel) -> bool:
+    return file_model.derived(_hooks_registered)
+
+
+def _hooks_registered(file_model: FileModel) -> bool:
+    return any((c.method or "").startswith("register_") and "hook" in (c.method or "") for c in file_model.calls)
+
+
+def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
+    """Does a value bound in the loop (or kept by it) reach a backward of the module?"""
+    consumed = file_model.backprop_paths(scope)
+    taint = file_model.taint(scope)
+    for a in scope.assignments:
+        if loop.contains(a.order) and any(p in consumed for t in a.targets for p in bound_paths(t)):
+            return True
+    return any(
+        loop.contains(c.order) and c.method in CONTAINER_METHODS
+        and any(taint.carries_graph(arg.value, c.order) for arg in c.node.args)
+        for c in scope.calls
+    )
 
 
 def _runs_what_it_is_given(file_model: FileModel, scope, call) -> bool:
