@@ -1,14 +1,17 @@
 """TL507: ``torch.load`` that unpickles arbitrary objects (weights_only=False, or left out before 2.6)."""
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from torchlint.edits import with_keyword
-from torchlint.model import FileModel
-from torchlint.model.expr import keyword, literal_bool, positional
+from torchlint.model import CallSite, FileModel
+from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.rule import Fix, Rule
 
 _LOADS = frozenset({"torch.load", "torch.serialization.load"})
+_SAVES = frozenset({"torch.save", "torch.serialization.save"})
 # torch.load grew ``weights_only`` in 1.13; its default became True in 2.6.
 _WEIGHTS_ONLY_SINCE = (1, 13)
 _SAFE_DEFAULT_SINCE = (2, 6)
@@ -18,6 +21,27 @@ _EXPLICIT_MESSAGE = (
     "whatever code it holds; save a state_dict and load it with weights_only=True "
     "(torch.serialization.add_safe_globals for your own types)"
 )
+
+
+def _place(node) -> Optional[str]:
+    """What names a file or buffer, comparably: ``buf``, ``self.path``, ``'model.pt'``."""
+    if isinstance(node, cst.SimpleString):
+        return repr(node.evaluated_value)
+    return dotted(node) if node is not None else None
+
+
+def _round_trip(file_model: FileModel, load: CallSite) -> bool:
+    """The load reads what a ``torch.save`` earlier in the same function wrote to the same
+    place (``torch.save(module, buf); buf.seek(0); torch.load(buf)``, a deep copy): the
+    program's own bytes, not a file from elsewhere."""
+    place = _place(positional(load.node, 0) or keyword(load.node, "f"))
+    if place is None:
+        return False
+    return any(
+        save.order < load.order and file_model.qualify(save) in _SAVES
+        and _place(positional(save.node, 1) or keyword(save.node, "f")) == place
+        for save in load.scope.calls
+    )
 
 
 class UnsafeTorchLoad(Rule):
@@ -55,8 +79,11 @@ Not reported: `weights_only=True`; a `weights_only` given as a variable, or
 possibly inside `**kwargs`; calls passing a `pickle_module` (a deliberate
 choice of unpickler, with which `weights_only=True` cannot be combined); other
 libraries' `load` functions (`numpy.load`, `pickle.load`, `torch.jit.load`,
-which reads TorchScript, not pickles); test files, which load what they have
-just saved.
+which reads TorchScript, not pickles); a load of the buffer or path a
+`torch.save` earlier in the same function wrote (`torch.save(module, buf);
+buf.seek(0); torch.load(buf, weights_only=False)`, a deep copy through
+pickle), which reads the program's own bytes; test files, which load what they
+have just saved.
 
 ## Example
 ```python
@@ -109,6 +136,8 @@ lower bound of torch in the project's dependencies (docs/configuration.md).
                 continue  # **kwargs may carry weights_only
             if keyword(node, "pickle_module") is not None or positional(node, 2) is not None:
                 continue  # a chosen unpickler: weights_only=True cannot go with it
+            if _round_trip(file_model, call):
+                continue
             weights_only = keyword(node, "weights_only")
             if weights_only is not None:
                 if literal_bool(weights_only) is False:
@@ -156,6 +185,25 @@ def load_any(path, **options):
     legacy = torch.load(path, pickle_module=dill)
     return legacy, torch.load(path, **options)
 """,
+        # A deep copy through pickle: the bytes loaded are the ones just saved.
+        """\
+# target-torch-version: 2.1
+import io
+
+import torch
+
+
+def clone_module(module):
+    with io.BytesIO() as buffer:
+        torch.save(module, buffer)
+        buffer.seek(0)
+        return torch.load(buffer, weights_only=False)
+
+
+def reload(model, path="last.pt"):
+    torch.save(model.state_dict(), path)
+    model.load_state_dict(torch.load(path))
+""",
         """\
 # target-torch-version: 1.12
 import torch
@@ -190,5 +238,25 @@ def restore(model, optimizer, path):
     state = T.load(path, map_location="cpu")  # expect: TL507
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(load(path + ".optim"))  # expect: TL507
+""",
+        # Bytes from elsewhere in a buffer, and a path saved by another function: not round trips.
+        """\
+import io
+
+import requests
+import torch
+
+
+def fetch(url):
+    buffer = io.BytesIO(requests.get(url).content)
+    return torch.load(buffer, weights_only=False)  # expect: TL507
+
+
+def save(model, path):
+    torch.save(model, path)
+
+
+def load_back(path):
+    return torch.load(path, weights_only=False)  # expect: TL507
 """,
     )
