@@ -228,13 +228,17 @@ def test_stdin_fix_uses_the_target_of_its_name(project, capsys, monkeypatch):
     assert "weights_only=True" in capsys.readouterr().out
 
 
-def test_notebooks_are_linted_for_the_target(project, capsys):
+def test_notebooks_are_linted_and_fixed_for_the_target(project, capsys):
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
             "source": LOADS.splitlines(keepends=True)}
-    write(project, "nb.ipynb", json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    path = write(project, "nb.ipynb", json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4,
+                                                  "nbformat_minor": 5}))
     assert tl507_lines(check("nb.ipynb", capsys=capsys)[1]) == []
     out = check("--target-torch-version", "2.0", "nb.ipynb", capsys=capsys)[1]
     assert any(" TL507 " in line for line in out.splitlines())
+    code, out, _ = check("--target-torch-version", "2.0", "--fix", "--unsafe-fixes", "nb.ipynb", capsys=capsys)
+    assert code == 0, out
+    assert "weights_only=True" in "".join(json.loads(path.read_text())["cells"][0]["source"])
 
 
 def test_the_language_server_lints_for_the_target(project):
