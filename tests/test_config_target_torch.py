@@ -72,7 +72,8 @@ def test_pyproject_dependencies_set_the_target(project, capsys):
 
 def test_optional_dependencies_count_and_the_lowest_bound_wins(project, capsys):
     write(project, "pyproject.toml", '[project]\nname = "demo"\ndependencies = ["torch>=2.4"]\n'
-                                     '[project.optional-dependencies]\nold = ["torch~=1.13; python_version < \'3.9\'"]\n')
+                                     '[project.optional-dependencies]\n'
+                                     'old = ["torch~=1.13; python_version < \'3.9\'"]\n')
     write(project, "a.py", LOADS)
     out = check("--show-settings", "a.py", capsys=capsys)[1]
     assert settings_line(out).startswith("target-torch-version: 1.13 (from ")
