@@ -423,7 +423,8 @@ class Settings:
         self.target_torch = target_torch
         self._target_option = target_option
         self._read_dependencies = not isolated
-        self._declared: Dict[str, Optional[declared_torch.Declared]] = {}  # folder -> what its project says
+        self._project_of: Dict[str, Optional[str]] = {}  # folder -> its project's folder
+        self._declared: Dict[str, Optional[declared_torch.Declared]] = {}  # project folder -> what it says
         self._fixed: Optional[Config] = _named_file(config_file) if config_file is not None else None
         if isolated and self._fixed is None:
             self._fixed = Config()
@@ -497,16 +498,14 @@ class Settings:
         """The torch lower bound the project holding ``folder`` declares (read once per folder)."""
         if not self._read_dependencies:
             return None
-        if folder not in self._declared:
-            project = declared_torch.project_folder(folder)
-            if project is None:
-                self._declared[folder] = None
-            else:  # keyed by the project's folder too: its files are read once, whatever the depth
-                key = "project:" + project
-                if key not in self._declared:
-                    self._declared[key] = declared_torch.declared_in(project)
-                self._declared[folder] = self._declared[key]
-        return self._declared[folder]
+        if folder not in self._project_of:
+            self._project_of[folder] = declared_torch.project_folder(folder)
+        project = self._project_of[folder]
+        if project is None:
+            return None
+        if project not in self._declared:
+            self._declared[project] = declared_torch.declared_in(project)
+        return self._declared[project]
 
     def codes_for(self, path: str) -> frozenset:
         return self.resolve(path).codes
