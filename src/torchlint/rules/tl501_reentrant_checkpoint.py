@@ -108,11 +108,11 @@ no `use_reentrant` argument.
 `checkpoint_sequential` since 2.0; for a target older than that the argument
 does not exist (passing it raises "Unexpected keyword arguments"), so those
 calls are not reported. Left out, `use_reentrant` means the reentrant variant
-in every release up to at least 2.13 (the installed 2.13's
-`torch/utils/checkpoint.py` still sets `use_reentrant = True` when it is
-None). Since 2.1 (pytorch/pytorch#100551) leaving it out also warns on each
-call, saying a later release will raise; up to 2.0 it is silent, which is
-when this rule is the only one to tell. The finding and its fix are the same
+in every release up to at least 2.13 (torch 2.13's `torch/utils/checkpoint.py`
+still sets `use_reentrant = True` when it is None, though its warning says a
+later release will raise). Since 2.1 (pytorch/pytorch#100551) leaving it out
+warns on each call; up to 2.0 it is silent, and this rule is the only one to
+tell. The finding and its fix are the same
 for every target from 1.11 (2.0 for `checkpoint_sequential`) on.
 """
 
