@@ -255,7 +255,7 @@ def test_jobs_is_capped_at_the_core_count(monkeypatch):
 
     monkeypatch.setattr(runner, "ProcessPoolExecutor", Pool)
     monkeypatch.setattr(runner.os, "cpu_count", lambda: 4)
-    runner._run([("missing.py", ())] * 100, jobs=1000)
+    runner._run([("missing.py", (), None)] * 100, jobs=1000)  # (path, codes, target torch)
     assert started == [4]
 
 

@@ -18,7 +18,8 @@ from torchlint import docs
 from torchlint.docs import generated, render
 from torchlint.rules import ALL_RULES
 
-SECTIONS = ("## What it does", "## Why is this bad", "## Example", "## Use instead", "## Evidence")
+SECTIONS = ("## What it does", "## Why is this bad", "## Example", "## Use instead", "## Torch version",
+            "## Evidence")
 GENERATED = generated(ROOT)
 CHARTED = ("TL101", "TL201", "TL202", "TL301", "TL302", "TL304", "TL503")
 REGENERATE = "run python -m torchlint.docs"

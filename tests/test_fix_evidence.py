@@ -41,6 +41,9 @@ def test_the_fixed_program_measures_like_good(code, tmp_path, capsys):
     folder = HARNESS.fixture_dirs()[code]
     fixed_path = tmp_path / "bad.py"
     shutil.copy(folder / "bad.py", fixed_path)
+    for config in ("torchlint.toml", ".torchlint.toml"):  # a fixture's project settings (its target torch)
+        if (folder / config).is_file():
+            shutil.copy(folder / config, tmp_path / config)
     main(["check", "--fix", "--unsafe-fixes", "--no-cache", "--extend-select", code, str(fixed_path)])
     capsys.readouterr()
     assert fixed_path.read_text() != (folder / "bad.py").read_text(), f"{code}: no fix was applied"

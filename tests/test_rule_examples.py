@@ -5,16 +5,24 @@ the entry the CLI uses for a buffer on stdin. An invalid snippet must give
 exactly the findings of its rule marked ``# expect: TLxxx``; a valid one none
 of its rule. Other rules may speak on a snippet: each rule's examples test
 that rule only. Select one rule's examples with ``pytest -k TL301``.
+
+A snippet whose first line is ``# target-torch-version: X.Y`` is linted for
+that target torch version (the others for the newest known), as a project
+declaring it would be.
 """
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from conftest import expected
 from torchlint.rules import ALL_RULES
 from torchlint.runner import lint_data
+from torchlint.torch_version import parse_version
 
 MIN_EXAMPLES = 2
+_TARGET = re.compile(r"# target-torch-version: (\S+)\n")
 ALL_CODES = tuple(rule.code for rule in ALL_RULES)
 
 
@@ -35,7 +43,8 @@ def _lint(source: str, tmp_path) -> tuple:
     compile(source, "example.py", "exec")  # a snippet that does not parse proves nothing
     path = tmp_path / "example.py"
     path.write_text(source, encoding="utf-8")
-    result = lint_data(str(path), source, ALL_CODES)
+    target = _TARGET.match(source)
+    result = lint_data(str(path), source, ALL_CODES, parse_version(target.group(1)) if target else None)
     assert not result.errors, [error.message for error in result.errors]
     return {(d.line, d.code) for d in result.diagnostics}, expected(path)
 

@@ -112,15 +112,17 @@ def test_fix_action_uses_the_fixer(monkeypatch):
 
     calls = []
 
-    def fix_source(source, path, codes, unsafe, enabled, at):
-        calls.append((path, tuple(codes), unsafe, at))
+    def fix_source(source, path, codes, unsafe, enabled, at, target_torch):
+        calls.append((path, tuple(codes), unsafe, at, target_torch))
         return source.replace("losses.append(loss)", "losses.append(loss.item())")
 
     import torchlint.fixer
+    from torchlint.torch_version import NEWEST_KNOWN
 
     monkeypatch.setattr(torchlint.fixer, "fix_source", fix_source)
     fixed = server._fixed_text("/p/train.py", STORED, "TL301", (10, 9), unsafe=True)
-    assert calls == [("/p/train.py", ("TL301",), True, (10, 9))]
+    # the file's target torch version, as its check used: nothing in /p says one
+    assert calls == [("/p/train.py", ("TL301",), True, (10, 9), NEWEST_KNOWN)]
     document = TextDocument("file:///p/train.py", STORED)
     edit = server._minimal_edit(document, STORED, fixed)
     assert edit.new_text == ".item()"

@@ -297,6 +297,20 @@ async def test_a_saved_config_relints_open_documents(client: LanguageClient, tmp
 
 
 @pytest.mark.asyncio
+async def test_a_changed_requirements_file_relints_for_the_new_target(client: LanguageClient, tmp_path):
+    uri = (tmp_path / "train.py").as_uri()
+    _open(client, uri, "import torch\n\nstate = torch.load('model.pt')\n")
+    assert [d.code for d in await _published(client, uri, 1)] == []
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("torch>=2.1\n")  # before 2.6, torch.load without weights_only unpickles anything
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=requirements.as_uri(), type=types.FileChangeType.Created)]))
+    while len(client.publishes) < 2:
+        await client.wait_for_notification(PUBLISH)
+    assert [d.code for d in client.publishes[-1].diagnostics] == ["TL507"]
+
+
+@pytest.mark.asyncio
 async def test_saving_an_unchanged_document_publishes_nothing_new(client: LanguageClient, tmp_path):
     uri = (tmp_path / "train.py").as_uri()
     _open(client, uri, STORED)

@@ -62,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, metavar="FILE",
                        help="config file for every file: pyproject.toml ([tool.torchlint]) or torchlint.toml "
                             "(default: the nearest to each file; see docs/configuration.md)")
+    check.add_argument("--target-torch-version", metavar="X.Y",
+                       help="the oldest torch the code must run on, e.g. 2.1 (default: the config's "
+                            "target-torch-version, else the lower bound of torch in the project's "
+                            "dependencies, else the newest torchlint knows)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
                        help="worker processes (default: all cores; 1 = no pool; at most the core count)")
@@ -259,7 +263,11 @@ def _settings(args):
     ignore = _split(args.ignore, "--ignore") + _split(args.extend_ignore, "--extend-ignore")
     overrides = config_mod.command_line(_split(args.select, "--select"), _split(args.extend_select, "--extend-select"),
                                         ignore)
-    return config_mod.Settings(overrides, config_file=args.config, isolated=args.isolated, files=_file_options(args))
+    target = None
+    if args.target_torch_version is not None:
+        target = config_mod.target_version(args.target_torch_version, "--target-torch-version")
+    return config_mod.Settings(overrides, config_file=args.config, isolated=args.isolated, files=_file_options(args),
+                               target_torch=target)
 
 
 def _file_options(args):
@@ -355,9 +363,11 @@ def _check_all(args, settings, stdin_name, files):
         from torchlint.runner import lint_data
 
         data = sys.stdin.buffer.read()
-        results = [lint_data(stdin_name, data, settings.codes_for(stdin_name)) for _ in files]
+        resolved = settings.resolve(stdin_name)
+        results = [lint_data(stdin_name, data, resolved.codes, resolved.target_torch) for _ in files]
         return results, data, {stdin_name: _as_text(data)}
-    results = check_files(files, settings.codes_for, jobs=args.jobs, cache_dir=cache_dir)
+    results = check_files(files, settings.codes_for, jobs=args.jobs, cache_dir=cache_dir,
+                          target_for=lambda path: settings.resolve(path).target_torch)
     if args.verbose:
         for path in files:
             sys.stderr.write(f"torchlint: checked {path}\n")
@@ -377,7 +387,8 @@ def _lint(args, settings, stdin_name, files, missing, out) -> int:
     fix_run = None
     if args.fix or args.diff or args.fix_only:
         if stdin_name is not None:
-            return _fix_stdin(args, stdin_name, data, settings.codes_for(stdin_name), bool(files))
+            resolved = settings.resolve(stdin_name)
+            return _fix_stdin(args, stdin_name, data, resolved.codes, bool(files), resolved.target_torch)
         from torchlint.fix_files import fix_files
 
         before = sum(len(result.diagnostics) for result in results)
@@ -482,7 +493,7 @@ def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
     return EXIT_FINDINGS if fix_run.changed else EXIT_CLEAN
 
 
-def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) -> int:
+def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool, target_torch=None) -> int:
     """``--fix`` on stdin writes the fixed source to stdout (``--diff``: the diff) and the
     findings that remain to stderr, as editors expect."""
     from torchlint.engine import UNUSED_NOQA
@@ -494,7 +505,8 @@ def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) ->
     new = None
     if checked and not name.endswith(".ipynb"):
         rules = [rule for rule in ALL_RULES if rule.code in codes]
-        fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes), unused_noqa=UNUSED_NOQA in codes)
+        fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes), unused_noqa=UNUSED_NOQA in codes,
+                         target_torch=target_torch)
         for code, line, reason in fixed.outcome.rejected:
             sys.stderr.write(f"torchlint: {name}:{line}: {code} fix not applied: {reason}\n")
         if fixed.error is not None:
@@ -508,7 +520,7 @@ def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool) ->
     final = new if new is not None else data
     sys.stdout.buffer.write(final)
     sys.stdout.flush()
-    remaining = lint_data(name, final, codes).diagnostics if checked else []
+    remaining = lint_data(name, final, codes, target_torch).diagnostics if checked else []
     if args.output_format == "text":  # one line per finding, as editors read them
         for d in remaining:
             sys.stderr.write(d.as_text() + "\n")

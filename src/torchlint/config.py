@@ -24,15 +24,18 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from torchlint import declared_torch
 from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA
 from torchlint.rules import RULES_BY_CODE
+from torchlint.torch_version import NEWEST_KNOWN, TorchVersion, parse_version
 
 # Looked for in each folder, first found wins: ruff's order (.ruff.toml, ruff.toml, pyproject.toml).
 CONFIG_NAMES = (".torchlint.toml", "torchlint.toml", "pyproject.toml")
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
 _BOOL_KEYS = ("respect-gitignore",)
-_KEYS = _LIST_KEYS + ("per-file-ignores", "extend-per-file-ignores", "extend") + _BOOL_KEYS
+_TARGET_KEY = "target-torch-version"
+_KEYS = _LIST_KEYS + ("per-file-ignores", "extend-per-file-ignores", "extend") + _BOOL_KEYS + (_TARGET_KEY,)
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
 _ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine makes, opt-in
 _ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES | _ENGINE_CHECKS
@@ -42,6 +45,17 @@ _FAMILY = "TL"  # the broadest prefix; it does not name opt-in rules
 
 class ConfigError(Exception):
     """A configuration mistake, reported as one clear line and exit code 2."""
+
+
+def target_version(value, where: str) -> TorchVersion:
+    """A ``target-torch-version`` value (``"2.1"``, ``"1.13.1"``) as ``(major, minor)``,
+    from a config file or an option; anything else is a ConfigError naming ``where``."""
+    version = parse_version(value) if isinstance(value, str) else None
+    if version is None:
+        quoted = " (quote it: a TOML number loses trailing zeros, 2.10 reads as 2.1)" \
+            if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+        raise ConfigError(f"{where}: expected a torch version such as \"2.1\", got {value!r}{quoted}")
+    return version
 
 
 def _clean(selector: str) -> str:
@@ -158,6 +172,8 @@ class Config:
     # ``extend-per-file-ignores`` of this file and every file it extends: (root, patterns).
     extra_ignores: Tuple[Tuple[str, Dict[str, frozenset]], ...] = ()
     respect_gitignore: bool = True  # walks skip what .gitignore files ignore
+    target_torch: Optional[TorchVersion] = None  # target-torch-version; None: found from the project
+    target_torch_file: Optional[Path] = None  # the config file that set it (this one or one it extends)
 
     def relative(self, path: str, absolute: Optional[str] = None, root: Optional[str] = None) -> str:
         """``path`` relative to the config's folder (or ``root``), "/"-separated; as given when outside it."""
@@ -278,9 +294,11 @@ def _own_settings(path: Path, values: dict, prefix: str) -> Config:
     per_file = _patterns(values, "per-file-ignores", prefix)
     root = os.path.abspath(path.parent)
     extra = _patterns(values, "extend-per-file-ignores", prefix)
+    target = values.get(_TARGET_KEY)
     return Config(root=root, source=path, selection=selection, per_file_ignores=per_file,
                   exclude=tuple(values.get("exclude", ())), extra_ignores=((root, extra),) if extra else (),
-                  respect_gitignore=values.get("respect-gitignore", True))
+                  respect_gitignore=values.get("respect-gitignore", True),
+                  target_torch=target, target_torch_file=path if target is not None else None)
 
 
 def _patterns(values: dict, key: str, prefix: str) -> Dict[str, frozenset]:
@@ -305,6 +323,8 @@ def _checked(path: Path, table: str, key: str, value):
         if not isinstance(value, dict) or not all(_is_str_list(v) for v in value.values()):
             raise ConfigError(f"{where}: expected a table of pattern = [\"TL101\", ...]")
         return value
+    if key == _TARGET_KEY:
+        return target_version(value, where)
     if key in _BOOL_KEYS:
         if not isinstance(value, bool):
             raise ConfigError(f"{where}: expected true or false, got {value!r}")
@@ -345,6 +365,8 @@ def _layered(base: Config, own: Config, values: dict) -> Config:
         own.exclude_root = base.exclude_root or base.root
     if "respect-gitignore" not in values:
         own.respect_gitignore = base.respect_gitignore
+    if _TARGET_KEY not in values:
+        own.target_torch, own.target_torch_file = base.target_torch, base.target_torch_file
     return own
 
 
@@ -367,11 +389,18 @@ def _config_in(folder: str) -> Optional[Config]:
 
 # -- per-file resolution ---------------------------------------------------------
 
+NOTHING_SAYS = "newest known; nothing in the project says"
+
+
 @dataclass(frozen=True)
 class FileSettings:
     codes: frozenset  # the codes to lint this file for
     excluded: bool  # by the config's exclude (a file named on the command line is still checked)
     config: Config
+    # The oldest torch the file's project supports (rules' version-dependent advice
+    # follows it) and where that came from, for --show-settings.
+    target_torch: TorchVersion = NEWEST_KNOWN
+    target_origin: str = NOTHING_SAYS
 
 
 class Settings:
@@ -384,9 +413,18 @@ class Settings:
     """
 
     def __init__(self, overrides: Optional[Selection] = None, config_file: Optional[Path] = None,
-                 isolated: bool = False, files: Optional["FileOptions"] = None) -> None:
+                 isolated: bool = False, files: Optional["FileOptions"] = None,
+                 target_torch: Optional[TorchVersion] = None,
+                 target_option: str = "--target-torch-version") -> None:
         self.overrides = overrides
         self.files = files  # the command line's --exclude, --extend-exclude, --per-file-ignores
+        # ``--target-torch-version`` (flake8's too): wins over every config and the project's
+        # dependencies. ``isolated`` reads no file at all, dependency lists included.
+        self.target_torch = target_torch
+        self._target_option = target_option
+        self._read_dependencies = not isolated
+        self._project_of: Dict[str, Optional[str]] = {}  # folder -> its project's folder
+        self._declared: Dict[str, Optional[declared_torch.Declared]] = {}  # project folder -> what it says
         self._fixed: Optional[Config] = _named_file(config_file) if config_file is not None else None
         if isolated and self._fixed is None:
             self._fixed = Config()
@@ -428,16 +466,46 @@ class Settings:
 
     def resolve(self, path: str) -> FileSettings:
         absolute = os.path.abspath(path)
-        config = self.config_for_folder(os.path.dirname(absolute))
+        folder = os.path.dirname(absolute)
+        config = self.config_for_folder(folder)
         codes = self._codes(config)
+        target, origin = self._target(config, folder)
         if self.files is not None:
             codes = codes - self.files.ignored_for(absolute) - config._ignored_at(path, absolute)
-            return FileSettings(codes=codes, excluded=self.is_excluded(path), config=config)
-        if not (config.has_ignores() or config.exclude):
-            return FileSettings(codes=codes, excluded=False, config=config)
-        # Per-file ignores always remove, whatever the selection's specificity (as ruff).
-        codes = codes - config._ignored_at(path, absolute)
-        return FileSettings(codes=codes, excluded=config._excluded_at(path, absolute), config=config)
+            excluded = self.is_excluded(path)
+        elif not (config.has_ignores() or config.exclude):
+            excluded = False
+        else:
+            # Per-file ignores always remove, whatever the selection's specificity (as ruff).
+            codes = codes - config._ignored_at(path, absolute)
+            excluded = config._excluded_at(path, absolute)
+        return FileSettings(codes=codes, excluded=excluded, config=config, target_torch=target,
+                            target_origin=origin)
+
+    def _target(self, config: Config, folder: str) -> Tuple[TorchVersion, str]:
+        """The target torch version of files in ``folder`` and where it came from: the
+        command line, else the nearest config, else the project's torch requirement."""
+        if self.target_torch is not None:
+            return self.target_torch, f"from {self._target_option}"
+        if config.target_torch is not None:
+            return config.target_torch, f"from {config.target_torch_file}: {_TARGET_KEY}"
+        declared = self.declared_for(folder)
+        if declared is not None:
+            return declared.version, f"from {declared.file}: {declared.requirement}"
+        return NEWEST_KNOWN, NOTHING_SAYS
+
+    def declared_for(self, folder: str) -> Optional[declared_torch.Declared]:
+        """The torch lower bound the project holding ``folder`` declares (read once per folder)."""
+        if not self._read_dependencies:
+            return None
+        if folder not in self._project_of:
+            self._project_of[folder] = declared_torch.project_folder(folder)
+        project = self._project_of[folder]
+        if project is None:
+            return None
+        if project not in self._declared:
+            self._declared[project] = declared_torch.declared_in(project)
+        return self._declared[project]
 
     def codes_for(self, path: str) -> frozenset:
         return self.resolve(path).codes

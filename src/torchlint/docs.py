@@ -174,7 +174,21 @@ def render(rule, evidence: Optional[dict] = None) -> str:
     # the measured verdict up front: `torchlint rule` users read the top of the page
     head += "".join(f"\n{measured_line(entry)}\n" for entry in entries)
     body = fix_safety_section(rule, textwrap.dedent(rule.docs).rstrip())
-    return head + body + "\n\n" + evidence_section(rule, entries)
+    return head + body + "\n\n" + torch_version_section(rule) + "\n\n" + evidence_section(rule, entries)
+
+
+_TORCH_VERSION_HEADING = "## Torch version"
+_VERSION_INDEPENDENT = (
+    "The target torch version (`target-torch-version`, docs/configuration.md) does not change "
+    "what this rule reports."
+)
+
+
+def torch_version_section(rule) -> str:
+    """How the target torch version changes the rule (its ``torch_version`` paragraph),
+    or the one line saying it does not."""
+    text = textwrap.dedent(rule.torch_version).strip() or _VERSION_INDEPENDENT
+    return f"{_TORCH_VERSION_HEADING}\n{text}"
 
 
 def evidence_section(rule, entries: list) -> str:

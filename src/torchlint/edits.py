@@ -220,6 +220,12 @@ def without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     return call.with_changes(args=args)
 
 
+def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``name=value`` added last: ``torch.load(f)`` -> ``torch.load(f, weights_only=True)``."""
+    no_space = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    return call.with_changes(args=(*call.args, cst.Arg(keyword=cst.Name(name), value=value, equal=no_space)))
+
+
 def suspends(node: cst.CSTNode) -> bool:
     """Does ``node`` suspend its own function (not nested defs): a ``yield``, an ``await``,
     or an ``async for``/``async with``/async comprehension, which await implicitly?

@@ -20,6 +20,7 @@ from torchlint.model import FileModel
 from torchlint.noqa import comment_texts, file_exemption, suppressed, unused_codes, without_codes
 from torchlint.positions import node_positions
 from torchlint.rule import Fix
+from torchlint.torch_version import TorchVersion
 from torchlint.tree_gate import TreeIndex
 
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
@@ -136,6 +137,7 @@ def _lint(
     report_syntax_errors: bool = True,
     tree: Optional[ast.Module] = None,
     unused_noqa: bool = False,
+    target_torch: Optional[TorchVersion] = None,
 ) -> FileResult:
     result = FileResult(path)
     if isinstance(source, bytes):
@@ -181,7 +183,8 @@ def _lint(
         result.errors.append(FileError(path, f"cannot parse: {type(exc).__name__}: {exc}"))
         return result
     diagnostics, errors = lint_module(module, source, path, applicable, apply_noqa=apply_noqa,
-                                      unused_noqa=unused_noqa, dependencies=result.dependencies)
+                                      unused_noqa=unused_noqa, target_torch=target_torch,
+                                      dependencies=result.dependencies)
     result.diagnostics.extend(diagnostics)
     result.errors.extend(errors)
     return result
@@ -189,12 +192,14 @@ def _lint(
 
 def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type], *,
                 apply_noqa: bool = True, keep_edits: bool = False, unused_noqa: bool = False,
+                target_torch: Optional[TorchVersion] = None,
                 dependencies: Optional[dict] = None) -> Tuple[List[Diagnostic], List[FileError]]:
     """The rules' sorted findings on a parsed module, and the errors met on the way.
 
     A file's ``# torchlint: noqa`` exemption applies always (flake8 does not know
     it); line ``# noqa`` only with ``apply_noqa`` (flake8 applies its own).
     ``unused_noqa`` adds TL010 findings for noqa codes that suppressed nothing.
+    ``target_torch``: the oldest torch the file's project supports (None: the newest known).
     ``dependencies`` receives the project files the analysis read (``model/project.py``).
 
     The one lint path after parsing, for checking and for the fix loop (which
@@ -203,7 +208,7 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
     """
     errors: List[FileError] = []
     try:
-        file_model = FileModel(module, path)
+        file_model = FileModel(module, path, target_torch=target_torch)
     except RecursionError:
         return [], [FileError(path, "nesting too deep to analyse; file skipped")]
     except Exception as exc:  # a bug of ours: say so, keep the run going

@@ -17,6 +17,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from torchlint.engine import UNUSED_NOQA
 from torchlint.fixer import FixOutcome, allowed_fixes, fix_text
+from torchlint.torch_version import TorchVersion
 
 
 def decode_file(data: bytes) -> Tuple[str, str]:
@@ -155,7 +156,7 @@ class FileFix:
 
 
 def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str],
-             unused_noqa: bool = False) -> FileFix:
+             unused_noqa: bool = False, target_torch: Optional[TorchVersion] = None) -> FileFix:
     """Fix one file's bytes; the result keeps the file's encoding, BOM and line endings."""
     result = FileFix(path, old=data)
     try:
@@ -164,7 +165,7 @@ def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[st
         result.error = f"cannot decode file: {exc}"
         return result
     try:
-        outcome = fix_text(text, path, rules, allowed, unused_noqa=unused_noqa)
+        outcome = fix_text(text, path, rules, allowed, unused_noqa=unused_noqa, target_torch=target_torch)
     except Exception as exc:  # a bug of ours: the file stays as it was
         result.error = f"internal error while fixing: {type(exc).__name__}: {exc}"
         return result
@@ -177,14 +178,15 @@ def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[st
     return result
 
 
-def fix_notebook(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str]) -> FileFix:
+def fix_notebook(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str],
+                 target_torch: Optional[TorchVersion] = None) -> FileFix:
     """Fix a notebook's code cells as one program; only the cells that change are rewritten."""
     from torchlint import notebook
 
     result = FileFix(path, old=data)
 
     def transform(text: str) -> Optional[str]:
-        result.outcome = fix_text(text, path, rules, allowed)
+        result.outcome = fix_text(text, path, rules, allowed, target_torch=target_torch)
         return result.outcome.text
 
     try:
@@ -219,7 +221,8 @@ def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool
     allowed = allowed_fixes(unsafe)
     run = FixRun(results=list(results))
     for index, (path, result) in enumerate(zip(files, results)):
-        codes = settings.codes_for(path)  # the resolver `check` used (config.Settings)
+        resolved = settings.resolve(path)  # the resolver `check` used (config.Settings)
+        codes, target = resolved.codes, resolved.target_torch
         wanted = [d for d in result.diagnostics if d.code in codes and d.fix in allowed]
         if not wanted:
             continue
@@ -232,9 +235,9 @@ def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool
             run.errors.append(f"{path}: cannot read file: {exc.strerror or exc}")
             continue
         if path.endswith(".ipynb"):  # TL010's fix is offered for .py files only
-            fixed = fix_notebook(path, data, rules, allowed)
+            fixed = fix_notebook(path, data, rules, allowed, target)
         else:
-            fixed = fix_data(path, data, rules, allowed, UNUSED_NOQA in codes)  # unused_noqa
+            fixed = fix_data(path, data, rules, allowed, UNUSED_NOQA in codes, target)  # unused_noqa
         for code, line, reason in fixed.outcome.rejected:
             run.errors.append(f"{path}:{line}: {code} fix not applied: {reason}")
         if fixed.error is not None:
@@ -249,6 +252,6 @@ def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool
                 fixed.error = f"cannot write fixed file: {exc.strerror or exc}"
                 run.errors.append(f"{path}: {fixed.error}")
             else:  # what remains is what the file now holds, checked the way `check` does
-                run.results[index] = lint_data(path, fixed.new, codes)
+                run.results[index] = lint_data(path, fixed.new, codes, target)
         run.fixes.append(fixed)
     return run

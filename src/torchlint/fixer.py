@@ -29,6 +29,7 @@ import libcst as cst
 from torchlint.diagnostic import Applicability, Diagnostic
 from torchlint.edits import FixError, add_imports, apply_edits, parents_of
 from torchlint.engine import lint_module, with_room
+from torchlint.torch_version import TorchVersion
 
 MAX_PASSES = 10
 
@@ -49,21 +50,32 @@ def allowed_fixes(unsafe: bool) -> FrozenSet[Applicability]:
 
 def fix_text(text: str, path: str, rules: Sequence[type], allowed: Iterable[str] = (Applicability.SAFE,),
              only: Optional[Iterable[str]] = None, unused_noqa: bool = False,
-             at: Optional[Tuple[int, int]] = None) -> FixOutcome:
+             at: Optional[Tuple[int, int]] = None, target_torch: Optional[TorchVersion] = None) -> FixOutcome:
     """Apply every allowed fix the rules offer for ``text``; ``outcome.text`` is None when nothing changed.
 
     Every rule in ``rules`` checks the result; ``only`` (codes) limits which rules' fixes
     apply, and ``at`` (1-based line and column in ``text``, as reported) to the one finding
     there, an editor's fix for one diagnostic: lines move once it is in, so it is the last.
     ``unused_noqa``: TL010 is enabled, and its fix (dropping unused noqa codes) applies too.
+    ``target_torch``: the file's target torch version, as ``torch check`` used (None: the newest known).
     """
     allowed = frozenset(Applicability(a) for a in allowed)
     only = frozenset(only) if only is not None else None
-    return with_room(len(text), _fix_text, text, path, rules, allowed, only, unused_noqa, at)
+    checking = _Checking(path, rules, unused_noqa, target_torch)
+    return with_room(len(text), _fix_text, text, checking, allowed, only, at)
 
 
-def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, only,
-              unused_noqa: bool = False, at: Optional[Tuple[int, int]] = None) -> FixOutcome:
+@dataclass(frozen=True)
+class _Checking:
+    """How every pass lints: the file's path, rules, TL010 and target torch version, as the check did."""
+    path: str
+    rules: Sequence[type]
+    unused_noqa: bool = False
+    target_torch: Optional[TorchVersion] = None
+
+
+def _fix_text(text: str, checking: _Checking, allowed: frozenset, only,
+              at: Optional[Tuple[int, int]] = None) -> FixOutcome:
     outcome = FixOutcome()
     try:
         module = cst.parse_module(text)
@@ -78,7 +90,7 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
     tail = text[len(module.code):]
     current = module.code
     refused: set = set()
-    found = _lint(module, current, path, rules, unused_noqa)
+    found = _lint(module, current, checking)
     for _ in range(MAX_PASSES):
         lines = current.splitlines()
         candidates = [d for d in found if d.edit is not None and d.fix in allowed
@@ -88,7 +100,7 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
             break
         batch = _choose(module, candidates)
         try:
-            module, current, found = _verify(module, found, batch, path, rules, unused_noqa)
+            module, current, found = _verify(module, found, batch, checking)
             outcome.applied.extend((d.code, d.edit.description) for d in batch)
             if at is not None:
                 break
@@ -99,7 +111,7 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
         # ones that fail alone, apply the first good one, and look again.
         for d in batch:
             try:
-                module, after_text, found_now = _verify(module, found, [d], path, rules, unused_noqa)
+                module, after_text, found_now = _verify(module, found, [d], checking)
             except (FixError, RecursionError) as exc:
                 refused.add(_key(d, lines))
                 outcome.rejected.append((d.code, d.line, str(exc)))
@@ -115,12 +127,12 @@ def _fix_text(text: str, path: str, rules: Sequence[type], allowed: frozenset, o
     return outcome
 
 
-def _lint(module: cst.Module, text: str, path: str, rules: Sequence[type],
-          unused_noqa: bool = False) -> List[Diagnostic]:
+def _lint(module: cst.Module, text: str, checking: _Checking) -> List[Diagnostic]:
     """The findings ``torchlint check`` reports on this tree, each with its fix's edits.
     A rule that raises is left out here: the check run reports it."""
-    applicable = [rule for rule in rules if rule.may_apply(text)]
-    diagnostics, _ = lint_module(module, text, path, applicable, keep_edits=True, unused_noqa=unused_noqa)
+    applicable = [rule for rule in checking.rules if rule.may_apply(text)]
+    diagnostics, _ = lint_module(module, text, checking.path, applicable, keep_edits=True,
+                                 unused_noqa=checking.unused_noqa, target_torch=checking.target_torch)
     return diagnostics
 
 
@@ -187,7 +199,7 @@ def _apply(module: cst.Module, batch: List[Diagnostic]) -> Tuple[cst.Module, Lis
     return new_module, inserted
 
 
-def _verify(module, before, batch, path, rules, unused_noqa=False):
+def _verify(module, before, batch, checking: _Checking):
     """Apply ``batch``; return (new module, new text, findings) or raise FixError saying why not."""
     from torchlint.positions import node_positions
 
@@ -197,7 +209,7 @@ def _verify(module, before, batch, path, rules, unused_noqa=False):
         parsed = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"the fixed code does not parse ({exc.message})") from exc
-    after = _lint(parsed, text, path, rules, unused_noqa)
+    after = _lint(parsed, text, checking)
     old_counts = Counter(d.code for d in before)
     new_counts = Counter(d.code for d in after)
     fixed = Counter(d.code for d in batch)
@@ -220,7 +232,8 @@ def _verify(module, before, batch, path, rules, unused_noqa=False):
 
 
 def fix_source(source: str, path: str, codes: Iterable[str], unsafe: bool = False,
-               enabled: Optional[Iterable[str]] = None, at: Optional[Tuple[int, int]] = None) -> str:
+               enabled: Optional[Iterable[str]] = None, at: Optional[Tuple[int, int]] = None,
+               target_torch: Optional[TorchVersion] = None) -> str:
     """The language server's quick fix: ``source`` with the fixes of ``codes`` applied
     (only the finding at ``at``, 1-based line and column, when given).
 
@@ -233,5 +246,5 @@ def fix_source(source: str, path: str, codes: Iterable[str], unsafe: bool = Fals
     codes = frozenset(codes)
     checking = codes | frozenset(DEFAULT_CODES if enabled is None else enabled)
     rules = [rule for rule in ALL_RULES if rule.code in checking]
-    outcome = fix_text(source, path, rules, allowed_fixes(unsafe), only=codes, at=at)
+    outcome = fix_text(source, path, rules, allowed_fixes(unsafe), only=codes, at=at, target_torch=target_torch)
     return outcome.text if outcome.text is not None else source

@@ -9,6 +9,10 @@ Opt-in rules run only when named (``TL106``, ``TL10``), never by ``TL``
 alone, as flake8-bugbear does with its B9 codes. flake8's ``--isolated`` is
 not visible to plugins: torchlint's config files are read even then.
 
+The target torch version is flake8's ``--target-torch-version`` (also
+``target-torch-version`` in flake8's config), else found as for ``torchlint
+check``: the torchlint config, then the torch requirement of the file's project.
+
 flake8 handles ``# noqa``, ``--per-file-ignores`` and syntax errors (E999)
 itself, so the plugin only reports findings. A rule that raises becomes a
 TL002 finding instead of aborting flake8's run; a broken torchlint config
@@ -22,6 +26,9 @@ from torchlint import __version__
 from torchlint import config as config_mod
 from torchlint.engine import INTERNAL_ERROR, UNUSED_NOQA, lint_source
 from torchlint.rules import RULES_BY_CODE
+from torchlint.torch_version import TorchVersion
+
+_TARGET_OPTION = "--target-torch-version"
 
 
 def _ours(selectors) -> tuple:
@@ -65,17 +72,32 @@ class TorchlintChecker:
     version = __version__
 
     _layer: Optional[config_mod.Selection] = None
+    _target: Optional[TorchVersion] = None  # --target-torch-version
     _settings: Optional[config_mod.Settings] = None  # made on first use, in each process
+
+    @classmethod
+    def add_options(cls, parser) -> None:
+        parser.add_option(_TARGET_OPTION, metavar="X.Y", parse_from_config=True, default=None,
+                          help="torchlint: the oldest torch the code must run on, e.g. 2.1 (default: "
+                               "the torchlint config's, else the project's torch requirement)")
 
     @classmethod
     def parse_options(cls, options) -> None:
         cls._layer = flake8_layer(options)
+        value = getattr(options, "target_torch_version", None)
+        try:
+            cls._target = config_mod.target_version(value, f"flake8 {_TARGET_OPTION}") if value else None
+        except config_mod.ConfigError as exc:
+            from flake8.exceptions import ExecutionError  # flake8 prints its message, exits 1
+
+            raise ExecutionError(f"torchlint: {exc}") from None
         cls._settings = None
 
     @classmethod
     def settings(cls) -> config_mod.Settings:
         if cls._settings is None:
-            cls._settings = config_mod.Settings(cls._layer)
+            cls._settings = config_mod.Settings(cls._layer, target_torch=cls._target,
+                                                target_option=f"flake8 {_TARGET_OPTION}")
         return cls._settings
 
     def __init__(self, tree, lines, filename) -> None:
@@ -102,7 +124,7 @@ class TorchlintChecker:
             source = source[1:]
         result = lint_source(source, self.filename, rules, apply_noqa=False,
                              report_syntax_errors=False, tree=self.tree,
-                             unused_noqa=UNUSED_NOQA in resolved.codes)
+                             unused_noqa=UNUSED_NOQA in resolved.codes, target_torch=resolved.target_torch)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
         for error in result.errors:

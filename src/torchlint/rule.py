@@ -56,6 +56,10 @@ class Rule:
     gate: ClassVar[Tuple[str, ...]] = ()
     # Markdown sections: What it does / Why is this bad / Example / Use instead.
     docs: ClassVar[str] = ""
+    # For a rule whose findings or advice depend on the target torch version
+    # (``FileModel.target_torch_version``): a Markdown paragraph saying how, the
+    # "Torch version" section of its page. Empty: the target does not change the rule.
+    torch_version: ClassVar[str] = ""
     # Inline examples, as Fixit keeps them: short whole programs the rule must
     # flag (``invalid``: each expected finding marked at the end of its line with
     # ``# expect: TL301``) and tricky correct ones it must stay silent on

@@ -1,9 +1,10 @@
 """Checking many files: a content-hash cache and a process pool, same results either way.
 
 The cache is keyed on the file's bytes, its path (rules read it: pytest test
-files), the torchlint version and the enabled codes, like ruff's; an entry also
-names the project modules its analysis read (``model/project.py``) and is used
-only while they are unchanged. It keeps
+files), the torchlint version, the enabled codes and the target torch version
+(rules' advice follows it), like ruff's; an entry also names the project modules
+its analysis read (``model/project.py``) and is used only while they are
+unchanged. It keeps
 the entries of every file it has seen, up to ``MAX_ENTRIES``, dropping the
 least recently used first: checking one file leaves the rest warm. Output
 order never depends on which worker finishes first.
@@ -24,6 +25,7 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.engine import PARSE_ERROR, UNUSED_NOQA, lint_source
+from torchlint.torch_version import TorchVersion, format_version
 
 CACHE_DIR = ".torchlint_cache"
 CACHE_DIR_ENV = "TORCHLINT_CACHE_DIR"  # as ruff's RUFF_CACHE_DIR: --cache-dir wins over it
@@ -84,24 +86,29 @@ def _code_fingerprint() -> str:
 _CODE = None
 
 
-def _key(path: str, content: str, codes: tuple) -> str:
-    """The cache key of a file whose bytes hash to ``content`` (``_content``)."""
+def _key(path: str, content: str, codes: tuple, target_torch: Optional[TorchVersion] = None) -> str:
+    """The cache key of a file whose bytes hash to ``content`` (``_content``), linted for
+    ``codes`` with ``target_torch`` (None: the newest known, the engine's default)."""
     global _CODE
     if _CODE is None:
         _CODE = _code_fingerprint()
-    return hashlib.sha256(f"{content}\0{path}\0{_CODE}\0{','.join(codes)}".encode()).hexdigest()
+    target = format_version(target_torch) if target_torch is not None else "newest"
+    return hashlib.sha256(f"{content}\0{path}\0{_CODE}\0{','.join(codes)}\0{target}".encode()).hexdigest()
 
 
 def _content(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str]) -> FileResult:
+def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
+              target_torch: Optional[TorchVersion] = None) -> FileResult:
     """One file's content, already read (bytes from disk or stdin, or an editor's
-    text), linted for ``codes`` (``Settings.codes_for(path)``); notebooks are
-    recognised by their suffix."""
+    text), linted for ``codes`` with ``target_torch`` (``Settings.resolve(path)``'s
+    ``codes`` and ``target_torch``); notebooks are recognised by their suffix."""
     codes = frozenset(codes)
     options = {"unused_noqa": True} if UNUSED_NOQA in codes else {}
+    if target_torch is not None:
+        options["target_torch"] = target_torch
     if path.endswith(".ipynb"):
         from torchlint.notebook import lint_notebook
 
@@ -121,7 +128,7 @@ def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
 
     Workers read files themselves, so that the parent never holds the whole
     tree's bytes (nor hands a copy to every worker it forks)."""
-    path, codes = args
+    path, codes, target_torch = args
     data, problem = _read(path)
     if data is None:  # reported like flake8's E902: a file that was not checked is a finding
         if PARSE_ERROR not in codes:  # ignored by the config: still said, as a note
@@ -129,7 +136,7 @@ def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
         return FileResult(path, diagnostics=[Diagnostic(path, 1, 1, PARSE_ERROR, problem)]), None
     if not _is_python(path, data):
         return FileResult(path, errors=[FileError(path, _NOT_PYTHON)]), None
-    return lint_data(path, data, codes), _content(data)
+    return lint_data(path, data, codes, target_torch), _content(data)
 
 
 def cache_folder(flag: Optional[Path], default_root: Path) -> Path:
@@ -262,8 +269,10 @@ def _written_by_us(entry: Path) -> bool:
 
 
 def check_files(files: List[str], codes_for: Callable[[str], Iterable[str]], *, jobs: int = 0,
-                cache_dir: Optional[Path] = None) -> List[FileResult]:
-    """Lint ``files``, each for its own codes (``codes_for(path)``, from ``config.Settings``);
+                cache_dir: Optional[Path] = None,
+                target_for: Optional[Callable[[str], Optional[TorchVersion]]] = None) -> List[FileResult]:
+    """Lint ``files``, each for its own codes (``codes_for(path)``, from ``config.Settings``)
+    and target torch version (``target_for(path)``; without it, the newest known);
     with ``cache_dir``, unchanged files are answered from the cache kept there."""
     keys: dict = {}  # frozenset of codes -> its sorted tuple: few distinct sets, many files
     cache = ResultCache(cache_dir) if cache_dir is not None else None
@@ -272,20 +281,21 @@ def check_files(files: List[str], codes_for: Callable[[str], Iterable[str]], *, 
     for index, path in enumerate(files):
         wanted = frozenset(codes_for(path))
         codes = keys.setdefault(wanted, tuple(sorted(wanted)))
+        target = target_for(path) if target_for is not None else None
         if cache is not None:
             data, _ = _read(path)  # unreadable files are reported by the worker
-            hit = cache.get(_key(path, _content(data), codes)) if data is not None else None
+            hit = cache.get(_key(path, _content(data), codes, target)) if data is not None else None
             if hit is not None:
                 results[index] = hit
                 continue
-        todo.append((index, codes))
-    outcomes = _run([(files[index], codes) for index, codes in todo], jobs)
-    for (index, codes), (result, content) in zip(todo, outcomes):
+        todo.append((index, codes, target))
+    outcomes = _run([(files[index], codes, target) for index, codes, target in todo], jobs)
+    for (index, codes, target), (result, content) in zip(todo, outcomes):
         results[index] = result
         if cache is not None and content is not None:
             # The hash of what the worker read: a file edited meanwhile is
             # remembered with the content its result belongs to.
-            cache.put(_key(files[index], content, codes), result)
+            cache.put(_key(files[index], content, codes, target), result)
     if cache is not None:
         cache.save()
     return results

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import fnmatch
 import logging
 import os
 import threading
@@ -43,6 +44,8 @@ from torchlint.noqa import noqa_pattern
 SOURCE = "torchlint"
 FIX_ALL = "source.fixAll.torchlint"
 CONFIG_NAMES = frozenset((".torchlint.toml", "torchlint.toml", "pyproject.toml"))
+# Requirement files set the target torch version where no config does (config.Settings).
+REQUIREMENTS_GLOB = "requirements*.txt"
 # How long a document must stay unchanged before it is linted: one lint per
 # burst of keystrokes, while a pause of a tenth of a second still feels immediate.
 DEBOUNCE_S = 0.1
@@ -128,7 +131,8 @@ def lint_with_config_message(path: str, source: str) -> LintResult:
     settings, message = _settings(path)
     if settings.excluded:
         return LintResult([], message)
-    result = lint_data(path, source, settings.codes)  # text, not bytes: no coding-line re-decoding
+    # text, not bytes: no coding-line re-decoding
+    result = lint_data(path, source, settings.codes, settings.target_torch)
     for error in result.errors:
         log.warning("%s: %s", error.path, error.message)
     return LintResult(result.diagnostics, message)
@@ -341,7 +345,8 @@ async def initialized(ls: LanguageServer, params: types.InitializedParams) -> No
     watched = workspace.did_change_watched_files if workspace else None
     if not (watched and watched.dynamic_registration):
         return
-    watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}") for name in sorted(CONFIG_NAMES)]
+    watchers = [types.FileSystemWatcher(glob_pattern=f"**/{name}")
+                for name in (*sorted(CONFIG_NAMES), REQUIREMENTS_GLOB)]
     registration = types.Registration(
         id="torchlint-config-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
         register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))
@@ -394,7 +399,8 @@ def shutdown(ls: LanguageServer, params) -> None:
 
 
 def _is_config(uri: str) -> bool:
-    return os.path.basename(to_fs_path(uri) or uri) in CONFIG_NAMES
+    name = os.path.basename(to_fs_path(uri) or uri)
+    return name in CONFIG_NAMES or fnmatch.fnmatch(name, REQUIREMENTS_GLOB)
 
 
 def _config_changed(ls: LanguageServer) -> None:
@@ -411,9 +417,11 @@ def _fixed_text(path: str, source: str, code: str, at: Optional[Tuple[int, int]]
     finding when ``at`` is unknown); None when that changes nothing."""
     from torchlint.fixer import fix_source
 
-    enabled = _settings(path)[0].codes
+    settings = _settings(path)[0]
+    enabled = settings.codes
     try:
-        fixed = fix_source(source, path, codes=[code], unsafe=unsafe, enabled=enabled, at=at)
+        fixed = fix_source(source, path, codes=[code], unsafe=unsafe, enabled=enabled, at=at,
+                           target_torch=settings.target_torch)
     except Exception:
         log.exception("fixing %s in %s failed", code, path)
         return None
@@ -424,9 +432,11 @@ def _fixed_all(path: str, source: str) -> Optional[str]:
     """The document with every safe fix its enabled rules offer applied; None when none applies."""
     from torchlint.fixer import fix_source
 
-    enabled = _settings(path)[0].codes
+    settings = _settings(path)[0]
+    enabled = settings.codes
     try:
-        fixed = fix_source(source, path, codes=enabled, unsafe=False, enabled=enabled)
+        fixed = fix_source(source, path, codes=enabled, unsafe=False, enabled=enabled,
+                           target_torch=settings.target_torch)
     except Exception:
         log.exception("fixing %s failed", path)
         return None

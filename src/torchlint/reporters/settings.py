@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+from torchlint.torch_version import format_version
+
 
 def show_settings(path: str, settings, out) -> None:
     resolved = settings.resolve(path)
@@ -20,6 +22,7 @@ def show_settings(path: str, settings, out) -> None:
         *_per_file(config.per_file_ignores.items(), "config"),
         *_per_file(files.per_file_ignores if files else (), "command line"),
         f"respect-gitignore: {str(settings.respects_gitignore(os.path.dirname(os.path.abspath(path)))).lower()}",
+        f"target-torch-version: {format_version(resolved.target_torch)} ({resolved.target_origin})",
     ]
     out.write("\n".join(lines) + "\n")
 

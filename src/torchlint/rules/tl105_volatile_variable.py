@@ -9,6 +9,8 @@ from torchlint.model.legacy import variable_data, volatile_flag
 from torchlint.model.tree import contains, statement_in_block
 from torchlint.rule import Fix, Rule
 
+# The release that made ``volatile`` a no-op (and brought ``torch.no_grad``).
+_VOLATILE_IGNORED_SINCE = (0, 4)
 
 
 class VolatileVariable(Rule):
@@ -66,8 +68,15 @@ not depend on the variable now runs without grad too. In a generator, or at
 module level, only the statement itself is wrapped.
 """
 
+    torch_version = """
+`volatile` has been ignored since PyTorch 0.4, which also brought
+`torch.no_grad()`. For a target older than 0.4 (`target-torch-version =
+"0.3"`) the flag still works and `no_grad` does not exist: the rule is silent.
+From 0.4 on it reports as described.
+"""
+
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.target_torch_version < _VOLATILE_IGNORED_SINCE:
             return
         covered: set = set()  # calls a previous finding's fix already rewrites
         for call in file_model.calls:

@@ -7,9 +7,13 @@ from torchlint.model import FileModel
 from torchlint.model.expr import dotted, keyword, literal_bool
 from torchlint.rule import Fix, Rule
 
-_CHECKPOINTS = frozenset(
-    f"torch.utils.checkpoint.{name}" for name in ("checkpoint", "checkpoint_sequential")
-)
+# Each function and the first release whose signature has ``use_reentrant`` (1.11 for
+# ``checkpoint``; ``checkpoint_sequential`` got it in 2.0, pytorch/pytorch#86331):
+# for an older target the advice cannot be followed, so nothing is reported.
+_CHECKPOINTS = {
+    "torch.utils.checkpoint.checkpoint": (1, 11),
+    "torch.utils.checkpoint.checkpoint_sequential": (2, 0),
+}
 _NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
@@ -49,8 +53,9 @@ import checkpoint`, `import torch.utils.checkpoint as cp`, under an alias)
 that leave out `use_reentrant` or pass `use_reentrant=True`.
 
 ## Why is this bad
-Without `use_reentrant`, PyTorch (up to at least 2.13) warns and falls back to
-the reentrant implementation, which PyTorch itself recommends against:
+Without `use_reentrant`, PyTorch (up to at least 2.13) runs the reentrant
+implementation, which PyTorch itself recommends against (and warns about,
+since 2.1):
 
 - when none of the tensors passed in requires grad (the first block of a
   network fed raw data, a frozen embedding's output), the checkpointed block's
@@ -98,11 +103,26 @@ that expect the reentrant backward, and PyTorch older than 1.11, which has
 no `use_reentrant` argument.
 """
 
+    torch_version = """
+`checkpoint` takes `use_reentrant` since PyTorch 1.11 and
+`checkpoint_sequential` since 2.0; for a target older than that the argument
+does not exist (passing it raises "Unexpected keyword arguments"), so those
+calls are not reported. Left out, `use_reentrant` means the reentrant variant
+in every release up to at least 2.13 (torch 2.13's `torch/utils/checkpoint.py`
+still sets `use_reentrant = True` when it is None, though its warning says a
+later release will raise). Since 2.1 (pytorch/pytorch#100551) leaving it out
+warns on each call; up to 2.0 it is silent, and this rule is the only one to
+tell. The finding and its fix are the same
+for every target from 1.11 (2.0 for `checkpoint_sequential`) on.
+"""
+
     def check(self, file_model: FileModel):
         if not file_model.is_torch_code or file_model.is_test_file:
             return
+        target = file_model.target_torch_version
         for call in file_model.calls:
-            if file_model.qualify(call) not in _CHECKPOINTS or shadowed(file_model, call):
+            since = _CHECKPOINTS.get(file_model.qualify(call))
+            if since is None or target < since or shadowed(file_model, call):
                 continue
             if any(arg.star == "**" for arg in call.node.args):
                 continue  # **kwargs may carry use_reentrant

@@ -27,7 +27,7 @@ def train(model, train_loader, epochs):
 
 def export_test_predictions(test_loader, path="model.pt"):
     model = build_model()
-    model.load_state_dict(torch.load(path))
+    model.load_state_dict(torch.load(path, weights_only=True))
     rows = []
     with torch.no_grad():
         for x, _ in test_loader:
