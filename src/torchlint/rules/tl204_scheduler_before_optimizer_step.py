@@ -1,0 +1,247 @@
+"""TL204: scheduler.step() before optimizer.step() in the same iteration skips the first learning rate."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.model import FileModel
+from torchlint.model.expr import identifiers, referenced_paths
+from torchlint.model.schedules import scheduler_of
+from torchlint.model.steps import exclusive_branches, optimizers_stepped_by
+from torchlint.model.tree import ancestors
+from torchlint.rule import Rule
+
+
+def _steps_its_optimizer(file_model: FileModel, call, optimizer) -> bool:
+    """Does ``call`` step the scheduler's optimizer (any optimizer, when that is not known)?
+
+    A helper counts when it steps that optimizer by name or is handed it
+    (``train_one_epoch(model, optimizer)``): inside, it may have another name.
+    """
+    stepped = optimizers_stepped_by(file_model, call)
+    if not stepped or optimizer is None or optimizer in stepped:
+        return bool(stepped)
+    return file_model.stepped_optimizer(call) is None and any(
+        optimizer in set(referenced_paths(arg.value)) for arg in call.node.args
+    )
+
+
+def _counted_guard(loop, scheduler_call) -> bool:
+    """``if epoch > 0: scheduler.step()``: a guard that reads the iteration count or compares
+    numbers may run the step after the previous iteration's optimizer steps, on purpose."""
+    counters = set(identifiers(loop.node.target)) if isinstance(loop.node, cst.For) else set()
+    for node in ancestors(loop.node, scheduler_call.node) or ():
+        if isinstance(node, cst.If):
+            test = node.test
+            if counters & set(identifiers(test)) or _compares_or_counts(test):
+                return True
+    return False
+
+
+def _compares_or_counts(test) -> bool:
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Comparison) or (
+            isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
+        ):
+            return True
+        if isinstance(node, (cst.BooleanOperation, cst.UnaryOperation)):
+            stack.extend((node.left, node.right) if isinstance(node, cst.BooleanOperation) else (node.expression,))
+    return False
+
+
+class SchedulerBeforeOptimizerStep(Rule):
+    code = "TL204"
+    name = "scheduler-before-optimizer-step"
+    message = (
+        "scheduler.step() runs before this iteration's optimizer.step(), so the first learning rate "
+        "of the schedule is skipped; call scheduler.step() after optimizer.step()"
+    )
+    gate = (r"\.step\(\s*\)", r"(?i:sched)|SWALR")
+    docs = """
+## What it does
+Finds a learning-rate scheduler's `step()` that runs, in one iteration of a
+loop, before the `optimizer.step()` it schedules: directly (`scheduler.step()`
+at the top of the epoch, the batches' `optimizer.step()` after it) or through
+a helper of the same module that visibly steps the optimizer
+(`scheduler.step()` and then `train(model, loader, optimizer)` in the epoch
+loop).
+
+Schedulers are known by their construction (`torch.optim.lr_scheduler.X(...)`
+however imported, `swa_utils.SWALR`, transformers' `get_*_schedule*`) and,
+where the file builds none under that name, by the names `scheduler`,
+`lr_scheduler` and `sched`.
+
+## Why is this bad
+Since PyTorch 1.1 a scheduler is stepped after the optimizer. Stepped
+before, the first update already uses the schedule's *second* value: the
+first epoch (or warm-up step) of the schedule is skipped and every later one
+comes one step early, so `StepLR` decays an epoch too soon and a warm-up never
+trains at its starting rate. PyTorch warns once ("Detected call of
+`lr_scheduler.step()` before `optimizer.step()`"), which is easy to miss in a
+long log, and the run's results no longer match the schedule it reports.
+
+Not reported: `ReduceLROnPlateau.step(val_loss)` after validation (and any
+`step(...)` given an argument), a per-epoch scheduler stepped after the
+inner training loop, `scheduler.step()` at the end of an iteration after
+the optimizer's step, `scheduler.step()` after a helper that trains
+(`train_one_epoch(...)` then `scheduler.step()`), a helper torchlint cannot
+see into, and a step guarded by the iteration count (`if epoch > 0:
+scheduler.step()`).
+
+## Example
+```python
+for epoch in range(epochs):
+    scheduler.step()
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+```
+
+## Use instead
+```python
+for epoch in range(epochs):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    scheduler.step()
+```
+"""
+
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
+            return
+        for call in file_model.calls:
+            if call.method != "step" or call.node.args or call.site.loop is None:
+                continue
+            scheduler = scheduler_of(file_model, call.receiver)
+            if scheduler is None or scheduler.takes_metric:
+                continue
+            if self._before_optimizer_step(file_model, call, scheduler.optimizer):
+                yield self.report(call.node)
+
+    @staticmethod
+    def _before_optimizer_step(file_model: FileModel, call, optimizer) -> bool:
+        loop = call.site.loop
+        if _counted_guard(loop, call):
+            return False
+        later = None
+        for other in file_model.calls_in(loop):
+            if other.order >= call.order and later is None:
+                later = []
+            if other is call or not _steps_its_optimizer(file_model, other, optimizer):
+                continue
+            if later is None:
+                return False  # the iteration steps the optimizer first: end-of-iteration order
+            later.append(other)
+        return any(not exclusive_branches(call.scope, call.node, other.node) for other in later or ())
+
+    valid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion, epochs):
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        val_loss = validate(model)
+        scheduler.step(val_loss)
+""",
+        """\
+import torch
+from torch.optim import lr_scheduler
+
+
+def train_one_epoch(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+
+def fit(model, loader, criterion, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = lr_scheduler.StepLR(optimizer, step_size=10)
+    for epoch in range(epochs):
+        train_one_epoch(model, loader, optimizer, criterion)
+        scheduler.step()
+""",
+        """\
+import torch
+from transformers import get_linear_schedule_with_warmup
+
+
+def finetune(model, loader, optimizer, total):
+    scheduler = get_linear_schedule_with_warmup(optimizer, 100, total)
+    for batch in loader:
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, scheduler, criterion, epochs):
+    for epoch in range(epochs):
+        if epoch > 0:
+            scheduler.step()  # the previous epoch's optimizer steps came first
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, criterion, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30)
+    for epoch in range(epochs):
+        scheduler.step()  # expect: TL204
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+
+def main(model, loader, optimizer, criterion, epochs):
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
+    for epoch in range(epochs):
+        sched.step()  # expect: TL204
+        train(model, loader, optimizer, criterion)
+""",
+        """\
+import torch
+
+
+def finetune(model, loader, optimizer, lr_scheduler):
+    for batch in loader:
+        lr_scheduler.step()  # expect: TL204
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    )
