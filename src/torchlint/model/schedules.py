@@ -43,12 +43,15 @@ def _built_scheduler(file_model: FileModel, value: cst.Call) -> Optional[str]:
     if callee is None:
         return None
     last = last_name(callee)
-    qualified = file_model.names.qualify(callee) or ""
-    if qualified.startswith("torch.optim.lr_scheduler.") or qualified.endswith("swa_utils.SWALR"):
+    if _is_torch_scheduler(file_model, callee) or _FACTORY.match(last):
         return last
-    if _FACTORY.match(last):
-        return last
-    return None
+    bases = file_model.class_bases.get(callee, ())  # class WarmupLR(lr_scheduler._LRScheduler)
+    return last if any(_is_torch_scheduler(file_model, base) for base in bases) else None
+
+
+def _is_torch_scheduler(file_model: FileModel, path: str) -> bool:
+    qualified = file_model.names.qualify(path) or ""
+    return qualified.startswith("torch.optim.lr_scheduler.") or qualified.endswith("swa_utils.SWALR")
 
 
 def _built_on(file_model: FileModel, value: cst.Call) -> Optional[str]:
@@ -64,25 +67,50 @@ def _built_on(file_model: FileModel, value: cst.Call) -> Optional[str]:
 
 
 def _constructions(file_model: FileModel) -> dict:
-    """``{path: Scheduler or None}`` for every name the file binds to a call (None: not a scheduler)."""
+    """``{path: [Scheduler or None, ...]}``: what each call bound to a name builds (None: no scheduler)."""
     built: dict = {}
     for a in file_model.assignments:
         if a.kind != "assign" or not isinstance(a.value, cst.Call):
             continue
-        kind = _built_scheduler(file_model, a.value)
-        found = Scheduler(kind, _built_on(file_model, a.value)) if kind else None
         for target in a.targets:
             path = dotted(target)
-            if path is not None and (found is not None or path not in built):
-                built[path] = found  # a scheduler built anywhere under the name wins
+            if path is not None:
+                built.setdefault(path, []).append(_scheduler_built_by(file_model, a.value))
     return built
 
 
-def scheduler_of(file_model: FileModel, path: Optional[str]) -> Optional[Scheduler]:
-    """The learning-rate scheduler ``path`` holds, or None when it holds none (or we cannot tell)."""
+def _scheduler_built_by(file_model: FileModel, value: cst.Call) -> Optional[Scheduler]:
+    kind = _built_scheduler(file_model, value)
+    return Scheduler(kind, _built_on(file_model, value)) if kind else None
+
+
+def scheduler_of(file_model: FileModel, path: Optional[str], scope=None) -> Optional[Scheduler]:
+    """The learning-rate scheduler ``path`` holds in ``scope``, or None when it holds none
+    (or we cannot tell).
+
+    A construction in the scope itself decides; else every construction under
+    that name in the file: a metric scheduler among them (``ReduceLROnPlateau``)
+    makes it one, and a name only ever built by other calls holds no scheduler.
+    """
     if path is None:
         return None
-    built = file_model.derived(_constructions)
-    if path in built:
-        return built[path]
+    if scope is not None:
+        own = [_scheduler_built_by(file_model, a.value) for a in scope.assignments
+               if a.kind == "assign" and isinstance(a.value, cst.Call) and any(dotted(t) == path for t in a.targets)]
+        if own:
+            return _one_of(own)
+    built = file_model.derived(_constructions).get(path)
+    if built:
+        return _one_of(built)
     return Scheduler(None, None) if last_name(path) in SCHEDULER_NAMES else None
+
+
+def _one_of(built: list) -> Optional[Scheduler]:
+    schedulers = [s for s in built if s is not None]
+    if not schedulers:
+        return None
+    metric = [s for s in schedulers if s.takes_metric]
+    if metric:
+        return metric[0]
+    optimizers = {s.optimizer for s in schedulers}
+    return schedulers[0] if len(optimizers) == 1 else Scheduler(schedulers[0].kind, None)

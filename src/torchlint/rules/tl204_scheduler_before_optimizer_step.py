@@ -27,26 +27,35 @@ def _steps_its_optimizer(file_model: FileModel, call, optimizer) -> bool:
 
 def _counted_guard(loop, scheduler_call) -> bool:
     """``if epoch > 0: scheduler.step()``: a guard that reads the iteration count or compares
-    numbers may run the step after the previous iteration's optimizer steps, on purpose."""
+    numbers may run the step after the previous iteration's optimizer steps, on purpose.
+    ``if scheduler is not None:`` is no such guard."""
     counters = set(identifiers(loop.node.target)) if isinstance(loop.node, cst.For) else set()
     for node in ancestors(loop.node, scheduler_call.node) or ():
-        if isinstance(node, cst.If):
-            test = node.test
-            if counters & set(identifiers(test)) or _compares_or_counts(test):
-                return True
+        if isinstance(node, cst.If) and _counts(node.test, counters):
+            return True
     return False
 
 
-def _compares_or_counts(test) -> bool:
+_ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def _counts(test, counters) -> bool:
     stack = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Comparison) or (
-            isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)
-        ):
+        if isinstance(node, cst.Comparison):
+            if any(isinstance(c.operator, _ORDERING) for c in node.comparisons):
+                return True
+            if counters & set(identifiers(node)):
+                return True
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
             return True
-        if isinstance(node, (cst.BooleanOperation, cst.UnaryOperation)):
-            stack.extend((node.left, node.right) if isinstance(node, cst.BooleanOperation) else (node.expression,))
+        elif isinstance(node, cst.BooleanOperation):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, cst.UnaryOperation):
+            stack.append(node.expression)
+        elif isinstance(node, (cst.Name, cst.Attribute)) and counters & set(identifiers(node)):
+            return True  # if step: ...
     return False
 
 
@@ -116,7 +125,7 @@ for epoch in range(epochs):
         for call in file_model.calls:
             if call.method != "step" or call.node.args or call.site.loop is None:
                 continue
-            scheduler = scheduler_of(file_model, call.receiver)
+            scheduler = scheduler_of(file_model, call.receiver, call.scope)
             if scheduler is None or scheduler.takes_metric:
                 continue
             if self._before_optimizer_step(file_model, call, scheduler.optimizer):
