@@ -11,7 +11,8 @@ Questions TL203 and TL204 ask about one iteration of a training loop:
   stopping where the graph is cut (``detach``, ``no_grad``, ``argmax``);
 * which optimizers a call steps, itself or through a same-module helper
   (``train_one_epoch(model, optimizer)``);
-* whether two statements sit in branches that exclude each other.
+* whether one pass can run one statement after another (not in branches that
+  exclude each other, no ``continue`` right after the first).
 """
 from __future__ import annotations
 
@@ -214,18 +215,52 @@ def optimizers_stepped_by(file_model: FileModel, call) -> frozenset:
 
 
 # -- control flow ---------------------------------------------------------------
-def exclusive_branches(scope, first: cst.CSTNode, second: cst.CSTNode) -> bool:
-    """Do the two nodes stand in different branches of one ``if`` (or ``match``), so that
-    one run of the scope never executes both?"""
+_LOOP_JUMPS = (cst.Continue, cst.Break)
+_SCOPE_JUMPS = (cst.Return, cst.Raise)
+
+
+def may_run_after(scope, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+    """Can one pass through ``scope`` (one iteration of the loops around both) run
+    ``second`` after ``first``? Not when they stand in different branches of one
+    ``if`` (or ``match``), nor when a block holding ``first`` (and not ``second``)
+    leaves right after it: ``optimizer.step(); continue``.
+
+    The caller knows ``first`` comes before ``second`` in the source.
+    """
     chain_a, chain_b = ancestors(scope.node, first), ancestors(scope.node, second)
     if chain_a is None or chain_b is None:
-        return False
+        return True
     chain_a, chain_b = chain_a + [first], chain_b + [second]
-    for depth, (a, b) in enumerate(zip(chain_a, chain_b)):
-        if a is b:
+    depth = 0
+    while depth < min(len(chain_a), len(chain_b)) and chain_a[depth] is chain_b[depth]:
+        depth += 1
+    if depth == 0 or depth >= min(len(chain_a), len(chain_b)):
+        return True  # one holds the other
+    parent = chain_a[depth - 1]
+    if isinstance(parent, cst.If) and chain_a[depth] is not parent.test and chain_b[depth] is not parent.test:
+        return False
+    if isinstance(parent, cst.Match):
+        return False
+    return not _leaves_after(chain_a[depth - 1:])
+
+
+def _leaves_after(chain) -> bool:
+    """Does a block on ``chain`` (from the common ancestor down to the node) end its run with a
+    ``continue``/``break``/``return``/``raise`` after the statement that holds the node? A
+    ``continue`` or ``break`` inside a loop below the common ancestor only ends that loop."""
+    loop_below = False
+    for block, child in zip(chain, chain[1:]):
+        if isinstance(block, (cst.For, cst.While)) and block is not chain[0]:
+            loop_below = True
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)):
             continue
-        parent = chain_a[depth - 1] if depth else None
-        if isinstance(parent, cst.If):
-            return a is not parent.test and b is not parent.test
-        return isinstance(parent, cst.Match)
+        index = next((i for i, statement in enumerate(body) if statement is child), None)
+        if index is None:
+            continue
+        jumps = _SCOPE_JUMPS if loop_below else _SCOPE_JUMPS + _LOOP_JUMPS
+        for statement in body[index + 1:]:
+            small = statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,)
+            if any(isinstance(s, jumps) for s in small):
+                return True
     return False

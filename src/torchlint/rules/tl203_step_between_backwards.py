@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from torchlint.model import FileModel, differentiated
-from torchlint.model.steps import exclusive_branches, forward_sources, model_called, updates_model
+from torchlint.model.steps import forward_sources, may_run_after, model_called, updates_model
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
@@ -100,8 +100,8 @@ optimizerG.step()
                 continue
             if not any(b.order < step.order and span.contains(b.order) for b in backwards):
                 continue  # no backward before the step: not two backwards around it
-            if exclusive_branches(scope, step.node, backward.node):
-                continue
+            if not may_run_after(scope, step.node, backward.node):
+                continue  # if/else branches, or ``optimizer.step(); continue``
             if _stale_forward(file_model, scope, backward, step, optimizer, span) is not None:
                 return True
         return False

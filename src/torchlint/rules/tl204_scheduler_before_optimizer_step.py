@@ -6,7 +6,7 @@ import libcst as cst
 from torchlint.model import FileModel
 from torchlint.model.expr import identifiers, referenced_paths
 from torchlint.model.schedules import scheduler_of
-from torchlint.model.steps import exclusive_branches, optimizers_stepped_by
+from torchlint.model.steps import may_run_after, optimizers_stepped_by
 from torchlint.model.tree import ancestors
 from torchlint.rule import Rule
 
@@ -36,6 +36,8 @@ def _counted_guard(loop, scheduler_call) -> bool:
     return False
 
 
+# The torch release since which the optimizer steps before the scheduler.
+_ORDER_REVERSED = (1, 1)
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 
@@ -67,6 +69,12 @@ class SchedulerBeforeOptimizerStep(Rule):
         "of the schedule is skipped; call scheduler.step() after optimizer.step()"
     )
     gate = (r"\.step\(\s*\)", r"(?i:sched)|SWALR")
+    torch_version = """
+PyTorch 1.1 reversed the order: before it, `scheduler.step()` ran at the start
+of an epoch, before the optimizer's steps, and that was correct. For a project
+whose oldest supported torch (`target-torch-version`) is older than 1.1, the
+rule reports nothing.
+"""
     docs = """
 ## What it does
 Finds a learning-rate scheduler's `step()` that runs, in one iteration of a
@@ -120,7 +128,7 @@ for epoch in range(epochs):
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.target_torch_version < _ORDER_REVERSED:
             return
         for call in file_model.calls:
             if call.method != "step" or call.node.args or call.site.loop is None:
@@ -145,7 +153,7 @@ for epoch in range(epochs):
             if later is None:
                 return False  # the iteration steps the optimizer first: end-of-iteration order
             later.append(other)
-        return any(not exclusive_branches(call.scope, call.node, other.node) for other in later or ())
+        return any(may_run_after(call.scope, call.node, other.node) for other in later or ())
 
     valid = (
         """\

@@ -5,7 +5,9 @@ The DCGAN order (``netD(fake)`` recomputed after ``optimizerD.step()``), a WGAN
 critic loop, a D/G step chosen by a branch (never both in one iteration), two
 losses through one graph before the only step, DDPG (the actor loss calls the
 critic again), A2C with a detached advantage, a target network under
-``no_grad``, and pix2pix, whose backward passes live in helpers.
+``no_grad``, pix2pix, whose backward passes live in helpers, and an ESRGAN
+warm-up branch that steps the generator and ``continue``s before the
+adversarial losses reuse its output.
 """
 import torch
 import torch.nn as nn
@@ -146,3 +148,22 @@ class Pix2Pix(nn.Module):
         pred_fake = self.netD(self.fake_B)
         self.loss_G = self.criterionGAN(pred_fake, True)
         self.loss_G.backward()
+
+
+def esrgan_warmup(generator, discriminator, loader, optimizer_G, optimizer_D, criterion_pixel, criterion_GAN, warmup):
+    for i, (imgs_lr, imgs_hr) in enumerate(loader):
+        optimizer_G.zero_grad()
+        gen_hr = generator(imgs_lr)
+        loss_pixel = criterion_pixel(gen_hr, imgs_hr)
+        if i < warmup:
+            loss_pixel.backward()
+            optimizer_G.step()
+            continue  # the adversarial part below never runs after this step
+        pred_fake = discriminator(gen_hr)
+        loss_G = criterion_GAN(pred_fake, torch.ones_like(pred_fake)) + loss_pixel
+        loss_G.backward()
+        optimizer_G.step()
+        optimizer_D.zero_grad()
+        loss_D = criterion_GAN(discriminator(gen_hr.detach()), torch.zeros(len(imgs_lr), 1))
+        loss_D.backward()
+        optimizer_D.step()
