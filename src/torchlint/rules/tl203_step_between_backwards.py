@@ -7,16 +7,15 @@ from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
 
-def _stale_forward(file_model: FileModel, scope, backward, step, optimizer, span):
-    """A forward pass computed before ``step`` (in this iteration) whose output the
-    ``backward`` differentiates, through a model ``optimizer`` updates; else None."""
-    loss = differentiated(backward)
-    for source in forward_sources(file_model, scope, loss, backward.order):
+def _updated_by_step(file_model: FileModel, sources, step, optimizer, span) -> bool:
+    """Did one of the forward passes ``sources`` run before ``step`` (in this iteration),
+    through a model that ``optimizer`` updates?"""
+    for source in sources:
         if source.order < step.order and span.contains(source.order):
             model = model_called(file_model, source)
             if model is not None and updates_model(file_model, optimizer, model):
-                return source
-    return None
+                return True
+    return False
 
 
 class StepBetweenBackwards(Rule):
@@ -95,6 +94,7 @@ optimizerG.step()
     @staticmethod
     def _after_step_through_stale_graph(file_model: FileModel, scope, backward, backwards, steps) -> bool:
         span = backward.site.loop or scope
+        sources = None  # the forward passes the loss comes from, read once
         for step, optimizer in steps:
             if not (step.order < backward.order and span.contains(step.order)):
                 continue
@@ -102,7 +102,9 @@ optimizerG.step()
                 continue  # no backward before the step: not two backwards around it
             if not may_run_after(scope, step.node, backward.node):
                 continue  # if/else branches, or ``optimizer.step(); continue``
-            if _stale_forward(file_model, scope, backward, step, optimizer, span) is not None:
+            if sources is None:
+                sources = list(forward_sources(file_model, scope, differentiated(backward), backward.order))
+            if _updated_by_step(file_model, sources, step, optimizer, span):
                 return True
         return False
 

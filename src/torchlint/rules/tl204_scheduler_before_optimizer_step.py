@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.model import FileModel
-from torchlint.model.expr import identifiers, referenced_paths
+from torchlint.model.expr import dotted, identifiers, referenced_paths
 from torchlint.model.schedules import scheduler_of
 from torchlint.model.steps import may_run_after, optimizers_stepped_by
 from torchlint.model.tree import ancestors
@@ -25,15 +25,31 @@ def _steps_its_optimizer(file_model: FileModel, call, optimizer) -> bool:
     )
 
 
-def _counted_guard(loop, scheduler_call) -> bool:
-    """``if epoch > 0: scheduler.step()``: a guard that reads the iteration count or compares
-    numbers may run the step after the previous iteration's optimizer steps, on purpose.
-    ``if scheduler is not None:`` is no such guard."""
+def _deliberate(file_model: FileModel, loop, scheduler_call) -> bool:
+    """Signs the author steps the scheduler first on purpose and knows what it does:
+
+    * a guard that reads the iteration count or compares numbers (``if epoch > 0:
+      scheduler.step()``) may run the step after the previous iteration's
+      optimizer steps (``if scheduler is not None:`` is no such guard);
+    * the step is under ``warnings.catch_warnings()``: PyTorch's warning about
+      this very order is silenced;
+    * the file sets ``scheduler.last_epoch`` itself (ultralytics sets it to
+      ``start_epoch - 1`` so that the first step lands on the first epoch).
+    """
     counters = set(identifiers(loop.node.target)) if isinstance(loop.node, cst.For) else set()
     for node in ancestors(loop.node, scheduler_call.node) or ():
         if isinstance(node, cst.If) and _counts(node.test, counters):
             return True
-    return False
+        if isinstance(node, cst.With) and any(_catches_warnings(item.item) for item in node.items):
+            return True
+    return any(
+        isinstance(t, cst.Attribute) and t.attr.value == "last_epoch" and dotted(t.value) == scheduler_call.receiver
+        for a in file_model.assignments if a.kind in ("assign", "aug") for t in a.targets
+    )
+
+
+def _catches_warnings(item) -> bool:
+    return isinstance(item, cst.Call) and (dotted(item.func) or "").endswith("catch_warnings")
 
 
 # The torch release since which the optimizer steps before the scheduler.
@@ -103,8 +119,10 @@ Not reported: `ReduceLROnPlateau.step(val_loss)` after validation (and any
 inner training loop, `scheduler.step()` at the end of an iteration after
 the optimizer's step, `scheduler.step()` after a helper that trains
 (`train_one_epoch(...)` then `scheduler.step()`), a helper torchlint cannot
-see into, and a step guarded by the iteration count (`if epoch > 0:
-scheduler.step()`).
+see into, a step guarded by the iteration count (`if epoch > 0:
+scheduler.step()`), and code that steps first on purpose: under
+`warnings.catch_warnings()`, or where the file sets `scheduler.last_epoch`
+itself to shift the schedule.
 
 ## Example
 ```python
@@ -142,7 +160,7 @@ for epoch in range(epochs):
     @staticmethod
     def _before_optimizer_step(file_model: FileModel, call, optimizer) -> bool:
         loop = call.site.loop
-        if _counted_guard(loop, call):
+        if _deliberate(file_model, loop, call):
             return False
         later = None
         for other in file_model.calls_in(loop):

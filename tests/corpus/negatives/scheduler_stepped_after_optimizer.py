@@ -6,9 +6,12 @@ after the optimizer, ``scheduler.step()`` before a training helper imported
 from another module (not visible), a step guarded by the epoch count, a
 diffusers noise scheduler and a hand-written schedule object (not torch
 schedulers), a GAN whose two schedulers each follow their optimizer, a
-per-epoch step after training and validation, and a schedule demo whose
-optimizer steps first.
+per-epoch step after training and validation, a schedule demo whose
+optimizer steps first, and ultralytics' deliberate order (``last_epoch``
+shifted by hand, the warning silenced).
 """
+import warnings
+
 import torch
 from torch.optim.lr_scheduler import ReduceLROnPlateau, OneCycleLR, _LRScheduler
 from diffusers import DDPMScheduler
@@ -34,16 +37,16 @@ def per_batch(model, loader, optimizer, criterion):
         scheduler.step()
 
 
-def imported_helper(model, loader, optimizer, scheduler):
+def imported_helper(model, loader, optimizer, sched):
     for epoch in range(10):
-        scheduler.step()
+        sched.step()
         train_one_epoch(model, loader, optimizer)
 
 
-def guarded(model, loader, optimizer, scheduler, criterion, warmup):
+def guarded(model, loader, optimizer, lr_scheduler, criterion, warmup):
     for epoch in range(10):
         if epoch >= warmup:
-            scheduler.step()
+            lr_scheduler.step()
         for x, y in loader:
             optimizer.zero_grad()
             criterion(model(x), y).backward()
@@ -104,3 +107,32 @@ def demo_schedule(optimizer):
         optimizer.step()
         lrs.append(scheduler.get_last_lr())
         scheduler.step()
+
+
+class Trainer:
+    """ultralytics' order: the scheduler steps at the top of each epoch on purpose, its
+    position shifted once (``last_epoch = start_epoch - 1``) and PyTorch's warning silenced."""
+
+    def __init__(self, model, start_epoch):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda e: 0.9 ** e)
+        self.scheduler.last_epoch = start_epoch - 1  # do not move
+
+    def fit(self, loader, epochs):
+        for epoch in range(epochs):
+            self.scheduler.step()
+            self.train_epoch(loader)
+
+    def fit_quietly(self, loader, epochs, sched):
+        for epoch in range(epochs):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # 'Detected lr_scheduler.step() before optimizer.step()'
+                sched.step()
+            self.train_epoch(loader)
+
+    def train_epoch(self, loader):
+        for x in loader:
+            self.optimizer.zero_grad()
+            self.model(x).mean().backward()
+            self.optimizer.step()
