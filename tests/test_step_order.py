@@ -126,3 +126,17 @@ def train(model, loader, optimizer, scheduler):
 def test_tl204_follows_the_target_torch_version(target, found):
     model = build(SCHEDULER_FIRST, target)
     assert len(list(SchedulerBeforeOptimizerStep().check(model))) == found
+
+
+def test_the_optimizer_built_in_the_scope_decides():
+    model = build("""
+        import torch
+        def a(model, head):
+            optimizer = torch.optim.SGD(model.parameters(), lr=1)
+        def b(model, head):
+            optimizer = torch.optim.SGD(head.parameters(), lr=1)
+    """)
+    b = model.functions["b"][0]
+    assert updates_model(model, "optimizer", "model") is True  # the file as a whole
+    assert updates_model(model, "optimizer", "model", b) is False
+    assert updates_model(model, "optimizer", "head", b) is True

@@ -42,14 +42,15 @@ def _flat(shape) -> tuple:
 
 
 # -- what an optimizer updates --------------------------------------------------
-def _optimizer_models(file_model: FileModel) -> dict:
-    """``{optimizer path: frozenset of model paths}`` whose ``parameters()`` its construction reads.
+def _optimizer_models(file_model: FileModel, scope=None) -> dict:
+    """``{optimizer path: frozenset of model paths}`` whose ``parameters()`` its construction
+    reads, in ``scope`` (the whole file when None).
 
     An optimizer built from something else (a list named ``params``, a
     function's result) gets no entry: what it updates is not visible here.
     """
     found: dict = {}
-    for a in file_model.assignments:
+    for a in scope.assignments if scope is not None else file_model.assignments:
         if a.kind != "assign" or not isinstance(a.value, cst.Call):
             continue
         targets = [p for p in map(dotted, a.targets) if p]
@@ -75,14 +76,19 @@ def _parameter_owners(node: cst.CSTNode) -> Iterator[str]:
         stack.extend(children(cur))
 
 
-def updates_model(file_model: FileModel, optimizer: str, model: str) -> bool:
+def updates_model(file_model: FileModel, optimizer: str, model: str, scope=None) -> bool:
     """Does stepping ``optimizer`` change weights that a forward pass of ``model`` uses?
 
-    From the optimizer's construction when the file has it (``model`` or a part
-    of it, or a part of ``model`` among the owners: ``model.head``); otherwise
-    from GAN roles only (``optimizerD`` and ``netD``). Unsure is no.
+    From the optimizer's construction when the file has it, in ``scope`` first
+    (``model`` or a part of it among the owners, or a part of ``model``:
+    ``model.head``); otherwise from GAN roles only (``optimizerD`` and
+    ``netD``). Unsure is no.
     """
-    owners = file_model.derived(_optimizer_models).get(optimizer)
+    owners = None
+    if scope is not None:
+        owners = file_model.derived(_optimizer_models, scope).get(optimizer)
+    if owners is None:
+        owners = file_model.derived(_optimizer_models).get(optimizer)
     if owners is not None:
         return any(model == m or model.startswith(m + ".") or m.startswith(model + ".") for m in owners)
     role = optimizer_role(optimizer)

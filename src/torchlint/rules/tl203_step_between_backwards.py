@@ -13,7 +13,7 @@ def _updated_by_step(file_model: FileModel, sources, step, optimizer, span) -> b
     for source in sources:
         if source.order < step.order and span.contains(source.order):
             model = model_called(file_model, source)
-            if model is not None and updates_model(file_model, optimizer, model):
+            if model is not None and updates_model(file_model, optimizer, model, step.scope):
                 return True
     return False
 

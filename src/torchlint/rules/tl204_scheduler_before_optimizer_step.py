@@ -10,6 +10,9 @@ from torchlint.model.steps import may_run_after, optimizers_stepped_by
 from torchlint.model.tree import ancestors
 from torchlint.rule import Rule
 
+# The torch release since which the optimizer steps before the scheduler.
+_ORDER_REVERSED = (1, 1)
+
 
 def _steps_its_optimizer(file_model: FileModel, call, optimizer) -> bool:
     """Does ``call`` step the scheduler's optimizer (any optimizer, when that is not known)?
@@ -52,12 +55,11 @@ def _catches_warnings(item) -> bool:
     return isinstance(item, cst.Call) and (dotted(item.func) or "").endswith("catch_warnings")
 
 
-# The torch release since which the optimizer steps before the scheduler.
-_ORDER_REVERSED = (1, 1)
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 
 def _counts(test, counters) -> bool:
+    """Does an ``if`` test compare numbers, take a modulo or read the loop's counter?"""
     stack = [test]
     while stack:
         node = stack.pop()
@@ -159,19 +161,15 @@ for epoch in range(epochs):
 
     @staticmethod
     def _before_optimizer_step(file_model: FileModel, call, optimizer) -> bool:
-        loop = call.site.loop
-        if _deliberate(file_model, loop, call):
+        """In one iteration of the innermost loop around ``call``: no step of its optimizer
+        before it, one after it that the same pass can reach, and no sign it is meant."""
+        iteration = file_model.calls_in(call.site.loop)
+        if any(c.order < call.order and _steps_its_optimizer(file_model, c, optimizer) for c in iteration):
+            return False  # the end of an iteration whose optimizer stepped first
+        later = [c for c in iteration if c.order > call.order and _steps_its_optimizer(file_model, c, optimizer)]
+        if not any(may_run_after(call.scope, call.node, c.node) for c in later):
             return False
-        later = None
-        for other in file_model.calls_in(loop):
-            if other.order >= call.order and later is None:
-                later = []
-            if other is call or not _steps_its_optimizer(file_model, other, optimizer):
-                continue
-            if later is None:
-                return False  # the iteration steps the optimizer first: end-of-iteration order
-            later.append(other)
-        return any(may_run_after(call.scope, call.node, other.node) for other in later or ())
+        return not _deliberate(file_model, call.site.loop, call)
 
     valid = (
         """\
