@@ -3,8 +3,10 @@
 
 Correct: ``toggle_optimizer(opt_d)`` sets ``requires_grad=False`` on every
 parameter the discriminator's optimizer does not own (the generator's), so
-``self.discriminator(fake)`` in the discriminator step builds no graph
-into the generator.
+the fake generated again under it, and ``self.discriminator(fake)`` in the
+discriminator step, build no graph into the generator. (Reusing the ``fake``
+made before ``opt_g.step()`` would not be correct: its graph into the
+generator was freed by the generator's backward, and TL203 reports it.)
 """
 import pytorch_lightning as pl
 import torch
@@ -33,6 +35,7 @@ class GAN(pl.LightningModule):
         self.untoggle_optimizer(opt_g)
 
         self.toggle_optimizer(opt_d)
+        fake = self.generator(z)
         real_loss = F.binary_cross_entropy_with_logits(self.discriminator(imgs), torch.ones_like(imgs[:, :1]))
         fake_loss = F.binary_cross_entropy_with_logits(self.discriminator(fake), torch.zeros_like(fake[:, :1]))
         d_loss = (real_loss + fake_loss) / 2
