@@ -39,6 +39,14 @@ class LegacyDataIndex(Rule):
     )
     fix_safety = "safe"
     gate = (r"data", r"\[\s*0\s*\]")
+    torch_version = """
+PyTorch 0.4 made losses and full reductions 0-dim tensors (indexing one
+warned) and added `.item()`; from 0.5 on the index raises. The rule is
+silent for a project whose oldest supported torch is older than 0.4, where
+`.data[0]` is still right and `.item()` does not exist yet.
+"""
+    # The oldest torch with 0-dim losses and ``Tensor.item()``.
+    _SINCE = (0, 4)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
@@ -98,7 +106,7 @@ replaces can only raise.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.target_torch_version < self._SINCE:
             return
         shapes = zero_dim(file_model)
         for scope, node in subscripts_by_scope(file_model):
