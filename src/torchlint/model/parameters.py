@@ -17,12 +17,14 @@ import libcst as cst
 from torchlint.model.expr import dotted
 from torchlint.model.leaves import is_leaf_factory, method_chain, produced_by_graph_call, reaching_value
 from torchlint.model.tensors import TensorNames
-from torchlint.model.vocab import LEAF_WRAPPERS, PARAMETER_ITERATORS
+from torchlint.model.vocab import LEAF_WRAPPERS, PARAMETER_ITERATORS, SHAPE_METHODS
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel, Scope
 
+# Methods after which a detached tensor is still a leaf (``.detach().clone().to(device)``).
+_AFTER_DETACH = SHAPE_METHODS | frozenset(("clone", "detach"))
 # A module's own parameters, read as attributes: ``model.fc.weight``.
 PARAMETER_ATTRS = frozenset(("weight", "bias"))
 
@@ -102,6 +104,23 @@ def _followed(scope: Scope, iterated, order: int):
         if reaching is not None and reaching[0].kind == "assign":
             return reaching[1]
     return iterated
+
+
+def is_leaf(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
+    """Surely a leaf tensor, whose ``requires_grad`` can be set: a parameter, or a name
+    bound to a tensor factory or to a detached copy (``x.detach().clone()``)."""
+    if is_parameter(file_model, scope, expr, order):
+        return True
+    path = dotted(expr)
+    reaching = reaching_value(scope, path, order) if path is not None and "." not in path else None
+    if reaching is None or reaching[0].kind != "assign":
+        return False
+    value = reaching[1]
+    if is_leaf_factory(file_model, value):
+        return True
+    _, methods = method_chain(value)
+    # Whatever follows ``detach()`` (a copy, a move, a reshape) records nothing: still a leaf.
+    return "detach" in methods and all(m in _AFTER_DETACH for m in methods[methods.index("detach") + 1:])
 
 
 def is_tensor(file_model: FileModel, scope: Scope, expr, order: int) -> bool:

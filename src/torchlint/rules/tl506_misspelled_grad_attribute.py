@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.diagnostic import Applicability
 from torchlint.model import FileModel
 from torchlint.model.expr import literal_bool
-from torchlint.model.parameters import is_parameter, is_tensor
+from torchlint.model.parameters import is_leaf, is_tensor
 from torchlint.rule import Fix, Rule
 from torchlint.tree_gate import TreeIndex
 
@@ -127,10 +127,10 @@ optimizer = torch.optim.SGD(filter(lambda p: p.requires_grad, model.parameters()
 
 ## Fix safety
 The fix writes the name the code meant: `requires_grad`. It is safe on a
-parameter (a leaf of floating dtype, whose flag can always be set) and
-unsafe on other tensors, where the corrected line may now raise: torch
-refuses to change `requires_grad` on a computed tensor, or to set it on an
-integer one. `x.retain_grad = True` becomes `x.retain_grad()` (unsafe: it
+surely leaf tensor (a parameter, a tensor factory's result, a
+`.detach()`ed copy), whose flag can be set, and unsafe on other tensors,
+where the corrected line may now raise: torch refuses to change
+`requires_grad` on a computed tensor. `x.retain_grad = True` becomes `x.retain_grad()` (unsafe: it
 raises on a tensor that does not require grad); with another value it is
 reported without a fix.
 """
@@ -149,7 +149,7 @@ reported without a fix.
                 if not is_tensor(file_model, scope, receiver, order):
                     continue
                 if intended == "requires_grad":
-                    leaf = is_parameter(file_model, scope, receiver, order)
+                    leaf = is_leaf(file_model, scope, receiver, order)
                     fix = Fix(f"spell it `{intended}`", ((target.attr, cst.Name(intended)),),
                               applicability=Applicability.SAFE if leaf else Applicability.UNSAFE)
                 else:
