@@ -28,8 +28,13 @@ _REDUCTION_KEYWORDS = frozenset(("dtype", "p"))
 SHAPE_KEEPING_METHODS = frozenset(
     "detach clone cpu cuda to float double half abs neg sqrt exp log squeeze contiguous".split()
 )
+# Torch functions of one tensor that keep its shape.
+_ELEMENTWISE = frozenset("abs neg sqrt exp log sigmoid tanh relu square".split())
 # Where the value came from visibly not torch: numpy and pandas reduce to scalars of their own.
 _NOT_TORCH_ROOTS = frozenset(("np", "numpy", "pd", "pandas", "math", "statistics"))
+_ARITHMETIC_UPDATES = frozenset(
+    ("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign", "FloorDivideAssign", "PowerAssign", "ModuloAssign")
+)
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo)
 # Words that name a loss function or module (``criterion``, ``loss_fn``), not a loss value.
 _CALLABLE_WORDS = frozenset(("fn", "func", "function", "fun", "module", "layer", "obj"))
@@ -92,8 +97,11 @@ class ZeroDim:
         qualified = self.file_model.names.qualify(dotted(func))
         if qualified is not None and qualified.count(".") == 1:  # torch.sum(x)
             name = qualified.split(".")[1]
+            first = positional(call, 0)
             if name in FULL_REDUCTIONS:
-                return positional(call, 0) is not None and self._full_reduction_args(call, name, first=1)
+                return first is not None and self._full_reduction_args(call, name, first=1)
+            if name in _ELEMENTWISE and len(call.args) == 1 and first is not None:  # torch.abs(diff)
+                return self.holds(first, scope)
         elif qualified is None and isinstance(func, cst.Attribute):  # x.sum()
             method = func.attr.value
             if method in FULL_REDUCTIONS and self._full_reduction_args(call, method, first=0):
@@ -158,9 +166,15 @@ class ZeroDim:
         return is_criterion_name(callee.rsplit(".", 1)[-1])
 
     def _torch_loss_class(self, call: cst.Call) -> bool:
-        qualified = self.file_model.names.qualify(dotted(call.func)) or ""
-        name = qualified.rsplit(".", 1)[-1]
-        return qualified.startswith("torch.nn.") and name.endswith("Loss") and not name.endswith("WithLoss")
+        """``nn.CrossEntropyLoss(...)``: through the imports, or through ``nn`` itself where
+        no import binds it (``from model import *`` hands old scripts their ``nn``)."""
+        callee = dotted(call.func) or ""
+        qualified = self.file_model.names.qualify(callee)
+        if qualified is None and callee.startswith("nn.") and callee.count(".") == 1 \
+                and "nn" not in self.file_model.names.bound_by_import:
+            qualified = "torch." + callee
+        name = (qualified or "").rsplit(".", 1)[-1]
+        return (qualified or "").startswith("torch.nn.") and name.endswith("Loss") and not name.endswith("WithLoss")
 
     def _binds_reducing_criterion(self, assignment) -> bool:
         value = assignment.value
@@ -179,8 +193,10 @@ class ZeroDim:
 
     # -- names and arithmetic ----------------------------------------------
     def _name(self, name: str, scope: Scope) -> bool:
-        """Every binding of ``name`` in the scope is 0-dim (whichever reaches a use, in
-        whatever branch or iteration), and nothing else binds it there."""
+        """Every binding of ``name`` in the scope (whichever reaches a use, in whatever
+        branch or iteration) is a 0-dim tensor or a number, and at least one is a tensor:
+        ``loss = 0`` then ``loss += criterion(out, y)`` ends a 0-dim tensor (or the int
+        0, which has no ``.data`` at all). Nothing else may bind it there."""
         key = (id(scope), name)
         if key in self._names_in_progress:
             return True  # ``loss = loss / n``: 0-dim if the other bindings are
@@ -189,9 +205,10 @@ class ZeroDim:
         values = list(_bound_values(scope, name))
         if not values or any(v is None for v in values):
             return False
+        tensors = [v for v in values if not _is_number(v)]
         self._names_in_progress.add(key)
         try:
-            return all(self.holds(v, scope) for v in values)
+            return bool(tensors) and all(self.holds(v, scope) for v in tensors)
         finally:
             self._names_in_progress.discard(key)
 
@@ -217,15 +234,17 @@ def _is_number(expr) -> bool:
 
 
 def _bound_values(scope: Scope, name: str) -> Iterator[Optional[cst.BaseExpression]]:
-    """The value of each binding of ``name`` in ``scope``; None for one that is not a plain
-    assignment (a loop or ``with`` target, ``del``, unpacking of an unknown value)."""
+    """The value of each binding of ``name`` in ``scope``, and the right side of each
+    ``name += value``; None for one that is neither (a loop or ``with`` target, ``del``,
+    unpacking of an unknown value, ``name @= w``)."""
     for a in scope.assignments:
-        if a.kind == "aug":
-            continue  # in place on a tensor: the shape cannot change
         for target in a.targets:
             if not _binds(target, name):
                 continue
-            yield _element_for(target, a.value, name) if a.kind == "assign" else None
+            if a.kind == "aug":
+                yield a.value if a.op in _ARITHMETIC_UPDATES else None
+            else:
+                yield _element_for(target, a.value, name) if a.kind == "assign" else None
 
 
 def _element_for(target, value, name: str) -> Optional[cst.BaseExpression]:

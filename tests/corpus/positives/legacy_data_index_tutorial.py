@@ -2,7 +2,8 @@
 
 The criterion is a module-level ``nn.CrossEntropyLoss()``, the VAE-style loss
 function returns a sum, the accuracy is a full ``sum()``, and one loss is
-read through ``.data.cpu().numpy()[0]`` inside ``float(...)``.
+read through ``.data.cpu().numpy()[0]`` inside ``float(...)``. A sequence
+model adds one loss per step to ``loss = 0``.
 """
 import torch
 import torch.nn.functional as F
@@ -33,3 +34,15 @@ def train(cnn, vae, loader, optimizer, epochs):
         recon, mu, logvar = vae(b_x)
         vae_total = vae_loss(recon, b_x, mu, logvar)
         print(float(vae_total.data.cpu().numpy()[0]))  # expect: TL505
+
+
+def train_sequence(decoder, optimizer, inputs, targets):
+    hidden = decoder.init_hidden()
+    optimizer.zero_grad()
+    loss = 0
+    for step in range(len(inputs)):
+        output, hidden = decoder(inputs[step], hidden)
+        loss += loss_func(output, targets[step])
+    loss.backward()
+    optimizer.step()
+    return loss.data[0] / len(inputs)  # expect: TL505
