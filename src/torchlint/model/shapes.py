@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.vocab import LOSS_FUNCTIONS, tokens
-from torchlint.model.walk import children
+from torchlint.model.walk import children, walk
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel, Scope
@@ -299,25 +299,54 @@ def scalar_index(node: cst.Subscript) -> Optional[cst.BaseExpression]:
     return expr if through_data else None
 
 
-def subscripts_by_scope(file_model: FileModel) -> list:
-    """``(scope, subscript)`` for every subscript read in the file, in source order, with the
-    function it stands in (the module for top-level code and class bodies)."""
-    return file_model.derived(_subscripts_by_scope)
+def legacy_scalar_indexes(file_model: FileModel) -> list:
+    """``(scope, subscript, X)`` for every ``X.data[0]`` read in the file (``scalar_index``),
+    with the function it stands in (the module for top-level code and class bodies). An
+    index whose ``X`` names a lambda's parameter or a comprehension's variable is left
+    out: that name is not the one the function binds."""
+    return file_model.derived(_legacy_scalar_indexes)
 
 
-def _subscripts_by_scope(file_model: FileModel) -> list:
+def _legacy_scalar_indexes(file_model: FileModel) -> list:
     scope_of = {id(s.node): s for s in file_model.scopes}
     targets = {id(t) for a in file_model.assignments for t in _all_targets(a.targets)}
     out = []
-    stack = [(file_model.module, file_model.module_scope)]
+    stack = [(file_model.module, file_model.module_scope, frozenset())]
     while stack:
-        node, scope = stack.pop()
+        node, scope, local = stack.pop()
         if isinstance(node, cst.FunctionDef):
-            scope = scope_of.get(id(node), scope)
+            scope, local = scope_of.get(id(node), scope), frozenset()
+        elif isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            local = local | _locally_bound(node)
         elif isinstance(node, cst.Subscript) and id(node) not in targets:
-            out.append((scope, node))
-        stack.extend((child, scope) for child in reversed(children(node)))
+            subject = scalar_index(node)
+            if subject is not None and not local.intersection(_names_in(subject)):
+                out.append((scope, node, subject))
+        stack.extend((child, scope, local) for child in reversed(children(node)))
     return out
+
+
+def _locally_bound(node) -> frozenset:
+    """The names a lambda's parameters or a comprehension's ``for`` targets bind."""
+    if isinstance(node, cst.Lambda):
+        params = node.params
+        return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    names, comp = set(), node.for_in
+    while comp is not None:
+        names.update(_names_in(comp.target))
+        comp = comp.inner_for_in
+    return frozenset(names)
+
+
+def _names_in(expr) -> set:
+    found = set()
+
+    def enter(node):
+        if isinstance(node, cst.Name):
+            found.add(node.value)
+
+    walk(expr, enter, lambda node: None)
+    return found
 
 
 def _all_targets(targets) -> Iterator[cst.CSTNode]:

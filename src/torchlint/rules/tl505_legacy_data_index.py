@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint import tree_gate
 from torchlint.model import FileModel
-from torchlint.model.shapes import scalar_index, subscripts_by_scope, zero_dim
+from torchlint.model.shapes import legacy_scalar_indexes, zero_dim
 from torchlint.rule import Fix, Rule
 from torchlint.tree_gate import TreeIndex
 
@@ -111,11 +111,10 @@ replaces can only raise.
         if not file_model.is_torch_code or file_model.target_torch_version < self._SINCE:
             return
         shapes = zero_dim(file_model)
-        for scope, node in subscripts_by_scope(file_model):
-            found = scalar_index(node)
-            if found is None or not shapes.holds(found, scope):
+        for scope, node, tensor in legacy_scalar_indexes(file_model):
+            if not shapes.holds(tensor, scope):
                 continue
-            item = cst.Call(func=cst.Attribute(value=found, attr=cst.Name("item")))
+            item = cst.Call(func=cst.Attribute(value=tensor, attr=cst.Name("item")))
             yield self.report(node, fix=Fix("read the number with `.item()`", ((node, item),)))
 
     valid = (

@@ -6,7 +6,9 @@ A running loss started as ``torch.zeros(1)`` keeps shape ``(1,)`` however many
 log-probability backpropagates (one element) and has an index 0 too; a loss
 function of this file that returns per-sample values, a criterion built with
 the 0.3-era ``reduce=False``, and a per-sample criterion kept on ``self`` all
-give one loss per sample, of which ``[0]`` is the first.
+give one loss per sample, of which ``[0]`` is the first. A comprehension's
+``loss`` is its own variable (one-element tensors kept in a list), not the
+function's 0-dim loss of the same name.
 """
 import torch
 from torch import nn
@@ -57,3 +59,9 @@ def first_sample_errors(model, x, y):
     with torch.no_grad():
         out = model(x)
         return squared_error(out, y).data[0], legacy(out, y).data[0]
+
+
+def first_of_each(model, x, y, kept):
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    return [loss.data[0] for loss in kept], sorted(kept, key=lambda loss: loss.data[0])
