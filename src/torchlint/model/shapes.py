@@ -51,16 +51,17 @@ def is_criterion_name(name: str) -> bool:
 def reduces(call: cst.Call) -> Optional[bool]:
     """Does a loss call or construction keep torch's default of reducing to one number?
     False for ``reduction='none'`` and ``reduce=False``, None when it is not a literal."""
+    reduce = keyword(call, "reduce")  # the 0.3-era flag wins over ``reduction`` when given
+    if reduce is not None:
+        if not (isinstance(reduce, cst.Name) and reduce.value in ("True", "False")):
+            return None
+        if reduce.value == "False":
+            return False
     reduction = keyword(call, "reduction")
     if reduction is not None:
         if not isinstance(reduction, cst.SimpleString):
             return None
         return reduction.evaluated_value in ("mean", "sum", "batchmean")
-    reduce = keyword(call, "reduce")
-    if reduce is not None:
-        if not (isinstance(reduce, cst.Name) and reduce.value in ("True", "False")):
-            return None
-        return reduce.value == "True"
     for arg in call.args:  # ``nn.MSELoss(None, False)``: size_average, reduce given by position
         if arg.keyword is None and isinstance(arg.value, (cst.Name, cst.SimpleString)):
             if getattr(arg.value, "value", None) == "False" or (

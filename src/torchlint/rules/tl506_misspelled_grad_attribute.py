@@ -33,7 +33,7 @@ def _is_word(char: str) -> bool:
 
 def _assigned_hinted_names(source: str) -> Iterator[str]:
     """Each attribute name holding a hint that the text assigns (``x.name =``, ``x.name, y.name =``,
-    ``x.name: bool =``, ``(x.name) =``). ``str.find`` for the hints and a look either side:
+    ``x.name: bool =``, ``[x.name] =``). ``str.find`` for the hints and a look either side:
     a regex starting with six alternatives scans a notebook's outputs far slower."""
     seen = set()
     for hint in _HINTS:
@@ -60,7 +60,7 @@ def _is_assigned_attribute(source: str, start: int, end: int) -> bool:
     while after < len(source) and source[after] in _SPACE:
         after += 1
     follows = source[after:after + 2]
-    return follows[:1] in (",", ":", ")") or (follows[:1] == "=" and follows != "==")
+    return follows[:1] in (",", ":", ")", "]") or (follows[:1] == "=" and follows != "==")
 
 
 def _osa(a: str, b: str) -> int:
