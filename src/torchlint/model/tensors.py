@@ -73,7 +73,8 @@ class TensorNames:
     def __init__(self, file_model: FileModel, scope, skip_params: int = 0) -> None:
         self.file_model = file_model
         self.scope = scope
-        self.params = self._tensor_params(scope.params[skip_params:])
+        # Module-level code has no parameters (and its node no ``params`` to read).
+        self.params = frozenset() if scope.is_module else self._tensor_params(scope.params[skip_params:])
 
     # -- parameters ------------------------------------------------------
     def _tensor_params(self, names) -> frozenset:

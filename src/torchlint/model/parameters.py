@@ -1,0 +1,148 @@
+"""Expressions that surely hold a tensor, and those that surely hold a model parameter.
+
+TL506 asks this before calling ``x.require_grad = False`` a typo: on a tensor
+the assignment silently makes a new Python attribute, while on a config
+object or a module's own flag (``self.require_grad = require_grad``) the name
+is the author's choice. Evidence comes from how the value was made, never
+from its name alone: a loop over ``model.parameters()``, a module's
+``.weight``/``.bias``, ``nn.Parameter(...)`` or a tensor factory, a forward
+pass or a loss, a torch operation on a tensor. Unknown is not a tensor.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from torchlint.model.expr import dotted
+from torchlint.model.leaves import is_leaf_factory, method_chain, produced_by_graph_call, reaching_value
+from torchlint.model.tensors import TensorNames
+from torchlint.model.vocab import LEAF_WRAPPERS, PARAMETER_ITERATORS, SHAPE_METHODS
+from torchlint.model.walk import walk
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel, Scope
+
+# Methods after which a detached tensor is still a leaf (``.detach().clone().to(device)``).
+_AFTER_DETACH = SHAPE_METHODS | frozenset(("clone", "detach"))
+# A module's own parameters, read as attributes: ``model.fc.weight``.
+PARAMETER_ATTRS = frozenset(("weight", "bias"))
+
+
+def _calls_parameter_iterator(expr) -> Optional[str]:
+    """``named_parameters``/``parameters`` when ``expr`` calls one (``chain(a.parameters(),
+    b.parameters())``, ``list(model.parameters())[:-2]``), else None."""
+    found = []
+
+    def enter(node):
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in PARAMETER_ITERATORS):
+            found.append(node.func.attr.value)
+
+    walk(expr, enter, lambda node: None)
+    if not found:
+        return None
+    return "named_parameters" if "named_parameters" in found else "parameters"
+
+
+def _loop_parameter(loop_node: cst.For, iterated, name: str) -> bool:
+    """Does ``for ... in iterated`` bind ``name`` to one parameter at a time?
+    ``for p in m.parameters()``, ``for n, p in m.named_parameters()``,
+    ``for i, p in enumerate(m.parameters())``."""
+    kind = _calls_parameter_iterator(iterated)
+    target = loop_node.target
+    if kind is None:
+        return False
+    if isinstance(target, cst.Name):
+        return kind == "parameters" and target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+        last = target.elements[1].value
+        enumerated = isinstance(iterated, cst.Call) and dotted(iterated.func) == "enumerate"
+        return (kind == "named_parameters" or enumerated) and isinstance(last, cst.Name) and last.value == name
+    return False
+
+
+def is_parameter(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
+    """Surely a leaf parameter of a model: a loop variable over ``parameters()``, a
+    ``.weight``/``.bias``, an element of ``list(model.parameters())``, or a name or
+    attribute bound to ``nn.Parameter(...)``/``Variable(...)``."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in PARAMETER_ATTRS:
+        return True
+    if isinstance(expr, cst.Subscript):  # ``list(model.parameters())[0]``, ``params[-1]``
+        return _calls_parameter_iterator(_followed(scope, expr.value, order)) is not None
+    path = dotted(expr)
+    if path is None:
+        return False
+    if "." in path:  # ``self.w``: every binding in the file makes a leaf
+        bindings = [a for a in file_model.assignments if any(dotted(t) == path for t in a.targets)]
+        return bool(bindings) and all(a.kind == "assign" and _wraps_parameter(file_model, a.value) for a in bindings)
+    reaching = reaching_value(scope, path, order)
+    if reaching is None:
+        return False
+    assignment, value = reaching
+    if assignment.kind == "for":
+        iterated = _followed(scope, assignment.value, order)
+        return _loop_parameter(assignment.node, iterated, path)
+    return assignment.kind == "assign" and (
+        _wraps_parameter(file_model, value)
+        or (isinstance(value, cst.Attribute) and value.attr.value in PARAMETER_ATTRS)
+    )
+
+
+def _wraps_parameter(file_model: FileModel, value) -> bool:
+    """``nn.Parameter(w)``, ``Variable(x)``: a floating leaf made to be trained."""
+    base, methods = method_chain(value)
+    return (not methods and isinstance(base, cst.Call)
+            and (dotted(base.func) or "").rsplit(".", 1)[-1] in LEAF_WRAPPERS)
+
+
+def _followed(scope: Scope, iterated, order: int):
+    """``params`` of ``for p in params`` replaced by the value it was bound to, once."""
+    path = dotted(iterated)
+    if path is not None:
+        reaching = reaching_value(scope, path, order)
+        if reaching is not None and reaching[0].kind == "assign":
+            return reaching[1]
+    return iterated
+
+
+def is_leaf(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
+    """Surely a leaf tensor, whose ``requires_grad`` can be set: a parameter, or a name
+    bound to a tensor factory or to a detached copy (``x.detach().clone()``)."""
+    if is_parameter(file_model, scope, expr, order):
+        return True
+    path = dotted(expr)
+    reaching = reaching_value(scope, path, order) if path is not None and "." not in path else None
+    if reaching is None or reaching[0].kind != "assign":
+        return False
+    value = reaching[1]
+    if is_leaf_factory(file_model, value):
+        return True
+    _, methods = method_chain(value)
+    # Whatever follows ``detach()`` (a copy, a move, a reshape) records nothing: still a leaf.
+    return "detach" in methods and all(m in _AFTER_DETACH for m in methods[methods.index("detach") + 1:])
+
+
+def is_tensor(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
+    """Surely a tensor: a parameter, or a name bound to a tensor factory, a forward pass,
+    a loss, a torch operation on a tensor (or a method of one), or a function argument
+    the function uses as a tensor."""
+    if is_parameter(file_model, scope, expr, order):
+        return True
+    path = dotted(expr)
+    if path is None or "." in path:
+        return False
+    reaching = reaching_value(scope, path, order)
+    if reaching is None:  # a function's own argument, not rebound before here
+        return not scope.is_module and path in file_model.derived(_tensor_names, scope).params
+    if reaching[0].kind != "assign":
+        return False
+    value = reaching[1]
+    if is_leaf_factory(file_model, value) or produced_by_graph_call(file_model, value):
+        return True
+    names = file_model.derived(_tensor_names, scope)
+    return names.is_tensor(value, names.known_at(reaching[0].order))
+
+
+def _tensor_names(file_model: FileModel, scope: Scope) -> TensorNames:
+    return TensorNames(file_model, scope, skip_params=1 if scope.class_name else 0)

@@ -1,0 +1,359 @@
+"""Values that are surely 0-dim tensors: losses and full reductions.
+
+Before PyTorch 0.4 a loss or a ``.sum()`` was a one-element Variable and
+``loss.data[0]`` read its number; since then they are 0-dim tensors, which
+cannot be indexed. TL505 asks this module whether the tensor in front of such
+an index is surely 0-dim. "Surely" is the point: a batch, a model output, a
+``sum(1)`` or a loss built with ``reduction='none'`` has rows, and reading
+row 0 of it is correct. Unknown is not 0-dim.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator, Optional
+
+import libcst as cst
+
+from torchlint.model.expr import dotted, keyword, positional
+from torchlint.model.vocab import LOSS_FUNCTIONS, tokens
+from torchlint.model.walk import children, walk
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel, Scope
+
+# Reductions that, called without a dim, reduce every element to one: a 0-dim tensor.
+FULL_REDUCTIONS = frozenset("sum mean max min prod norm std var median nansum nanmean amax amin all any".split())
+# Keywords a full reduction may take without naming a dim (``norm``'s first positional is ``p``).
+_REDUCTION_KEYWORDS = frozenset(("dtype", "p"))
+# Methods that hand back a tensor of the same shape (0-dim stays 0-dim).
+SHAPE_KEEPING_METHODS = frozenset(
+    "detach clone cpu cuda to float double half abs neg sqrt exp log squeeze contiguous".split()
+)
+# Torch functions of one tensor that keep its shape.
+_ELEMENTWISE = frozenset("abs neg sqrt exp log sigmoid tanh relu square".split())
+# Where the value came from visibly not torch: numpy and pandas reduce to scalars of their own.
+_NOT_TORCH_ROOTS = frozenset(("np", "numpy", "pd", "pandas", "math", "statistics"))
+_ARITHMETIC_UPDATES = frozenset(
+    ("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign", "FloorDivideAssign", "PowerAssign", "ModuloAssign")
+)
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.Modulo)
+# Words that name a loss function or module (``criterion``, ``loss_fn``), not a loss value.
+_CALLABLE_WORDS = frozenset(("fn", "func", "function", "fun", "module", "layer", "obj"))
+
+
+def is_criterion_name(name: str) -> bool:
+    """``criterion``, ``crit``, ``loss_fn``, ``loss_func``, ``mse_loss_function``."""
+    toks = tokens(name)
+    if "criterion" in toks or "crit" in toks:
+        return True
+    return any(t.endswith("loss") for t in toks) and bool(toks) and toks[-1] in _CALLABLE_WORDS
+
+
+def reduces(call: cst.Call) -> Optional[bool]:
+    """Does a loss call or construction keep torch's default of reducing to one number?
+    False for ``reduction='none'`` and ``reduce=False``, None when it is not a literal."""
+    reduce = keyword(call, "reduce")  # the 0.3-era flag wins over ``reduction`` when given
+    if reduce is not None:
+        if not (isinstance(reduce, cst.Name) and reduce.value in ("True", "False")):
+            return None
+        if reduce.value == "False":
+            return False
+    reduction = keyword(call, "reduction")
+    if reduction is not None:
+        if not isinstance(reduction, cst.SimpleString):
+            return None
+        return reduction.evaluated_value in ("mean", "sum", "batchmean")
+    for arg in call.args:  # ``nn.MSELoss(None, False)``: size_average, reduce given by position
+        if arg.keyword is None and isinstance(arg.value, (cst.Name, cst.SimpleString)):
+            if getattr(arg.value, "value", None) == "False" or (
+                    isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "none"):
+                return False
+    return True
+
+
+class ZeroDim:
+    """Answers "is this expression surely a 0-dim tensor?" for one file."""
+
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model = file_model
+        self._names_in_progress: set = set()
+        self._functions_in_progress: set = set()
+
+    def holds(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        t = type(expr)
+        if t is cst.Name:
+            return self._name(expr.value, scope)
+        if t is cst.Attribute:
+            return expr.attr.value == "data" and self.holds(expr.value, scope)
+        if t is cst.Call:
+            return self._call(expr, scope)
+        if t is cst.BinaryOperation:
+            return isinstance(expr.operator, _ARITHMETIC) and self._arithmetic(expr, scope)
+        if t is cst.UnaryOperation:
+            return isinstance(expr.operator, (cst.Minus, cst.Plus)) and self.holds(expr.expression, scope)
+        return False
+
+    # -- calls -------------------------------------------------------------
+    def _call(self, call: cst.Call, scope: Scope) -> bool:
+        func = call.func
+        qualified = self.file_model.names.qualify(dotted(func))
+        if qualified is not None and qualified.count(".") == 1:  # torch.sum(x)
+            name = qualified.split(".")[1]
+            first = positional(call, 0)
+            if name in FULL_REDUCTIONS:
+                return first is not None and self._full_reduction_args(call, name, first=1)
+            if name in _ELEMENTWISE and len(call.args) == 1 and first is not None:  # torch.abs(diff)
+                return self.holds(first, scope)
+        elif qualified is None and isinstance(func, cst.Attribute):  # x.sum()
+            method = func.attr.value
+            if method in FULL_REDUCTIONS and self._full_reduction_args(call, method, first=0):
+                return not self._visibly_not_torch(func.value)
+            # ``.to(device)`` and ``.cpu()`` move a tensor; none of these change its shape.
+            if method in SHAPE_KEEPING_METHODS and (method == "to" or not call.args):
+                return self.holds(func.value, scope)
+        return self.is_reduced_loss(call, scope)
+
+    @staticmethod
+    def _full_reduction_args(call: cst.Call, name: str, first: int) -> bool:
+        """No dim given: ``x.sum()``, ``x.norm(2)``, ``torch.sum(x, dtype=...)``, ``torch.norm(x, 2)``."""
+        allowed_positionals = first + (1 if name == "norm" else 0)
+        seen = 0
+        for arg in call.args:
+            if arg.star:
+                return False
+            if arg.keyword is None:
+                seen += 1
+            elif arg.keyword.value not in _REDUCTION_KEYWORDS:
+                return False
+        return seen <= allowed_positionals
+
+    @staticmethod
+    def _visibly_not_torch(receiver: cst.BaseExpression) -> bool:
+        node = receiver
+        while True:
+            if isinstance(node, cst.Call):
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("numpy", "tolist", "values"):
+                    return True
+                node = node.func
+            elif isinstance(node, (cst.Attribute, cst.Subscript)):
+                if isinstance(node, cst.Attribute) and node.attr.value in ("values", "numpy"):
+                    return True
+                node = node.value
+            else:
+                return isinstance(node, cst.Name) and node.value in _NOT_TORCH_ROOTS
+
+    def is_reduced_loss(self, call: cst.Call, scope: Scope) -> bool:
+        """A loss that reduces to one number: ``F.cross_entropy(out, y)``, ``criterion(out, y)``
+        for a criterion built as ``nn.CrossEntropyLoss()`` or passed in, a loss function of
+        this file that returns one, ``nn.MSELoss()(a, b)``."""
+        if isinstance(call.func, cst.Call):
+            return self._torch_loss_class(call.func) and reduces(call.func) is True and bool(call.args)
+        callee = dotted(call.func)
+        if callee is None or not call.args:
+            return False
+        qualified = self.file_model.names.qualify(callee)
+        if qualified is not None:
+            name = qualified.rsplit(".", 1)[-1]
+            return (qualified.startswith("torch.nn.functional.") and name in LOSS_FUNCTIONS
+                    and reduces(call) is True)
+        site = self.file_model.call_of(call)
+        target = self.file_model.resolve(site) if site is not None else None
+        if target is not None:
+            return self._returns_zero_dim(target)
+        bindings = [a for a in self.file_model.assignments if any(dotted(t) == callee for t in a.targets)]
+        if bindings:
+            return all(self._binds_reducing_criterion(a) for a in bindings)
+        if callee.split(".", 1)[0] in self.file_model.names.bound_by_import:
+            return False  # someone else's function: it may return anything
+        return is_criterion_name(callee.rsplit(".", 1)[-1])
+
+    def _torch_loss_class(self, call: cst.Call) -> bool:
+        """``nn.CrossEntropyLoss(...)``: through the imports, or through ``nn`` itself where
+        no import binds it (``from model import *`` hands old scripts their ``nn``)."""
+        callee = dotted(call.func) or ""
+        qualified = self.file_model.names.qualify(callee)
+        if qualified is None and callee.startswith("nn.") and callee.count(".") == 1 \
+                and "nn" not in self.file_model.names.bound_by_import:
+            qualified = "torch." + callee
+        name = (qualified or "").rsplit(".", 1)[-1]
+        return (qualified or "").startswith("torch.nn.") and name.endswith("Loss") and not name.endswith("WithLoss")
+
+    def _binds_reducing_criterion(self, assignment) -> bool:
+        value = assignment.value
+        return (assignment.kind == "assign" and isinstance(value, cst.Call)
+                and self._torch_loss_class(value) and reduces(value) is True)
+
+    def _returns_zero_dim(self, function: Scope) -> bool:
+        if function in self._functions_in_progress:
+            return False  # recursion proves nothing
+        self._functions_in_progress.add(function)
+        try:
+            values = [value for _, value in function.returns]
+            return bool(values) and all(v is not None and self.holds(v, function) for v in values)
+        finally:
+            self._functions_in_progress.discard(function)
+
+    # -- names and arithmetic ----------------------------------------------
+    def _name(self, name: str, scope: Scope) -> bool:
+        """Every binding of ``name`` in the scope (whichever reaches a use, in whatever
+        branch or iteration) is a 0-dim tensor or a number, and at least one is a tensor:
+        ``loss = 0`` then ``loss += criterion(out, y)`` ends a 0-dim tensor (or the int
+        0, which has no ``.data`` at all). Nothing else may bind it there."""
+        key = (id(scope), name)
+        if key in self._names_in_progress:
+            return True  # ``loss = loss / n``: 0-dim if the other bindings are
+        if name in scope.params:
+            return False
+        values = list(_bound_values(scope, name))
+        if not values or any(v is None for v in values):
+            return False
+        tensors = [v for v in values if not _is_number(v)]
+        self._names_in_progress.add(key)
+        try:
+            return bool(tensors) and all(self.holds(v, scope) for v in tensors)
+        finally:
+            self._names_in_progress.discard(key)
+
+    def _arithmetic(self, expr: cst.BinaryOperation, scope: Scope) -> bool:
+        """``loss_a + 0.1 * loss_b``: numbers and 0-dim tensors, at least one tensor."""
+        operands = list(_operands(expr))
+        tensors = [op for op in operands if not _is_number(op)]
+        return bool(tensors) and all(self.holds(op, scope) for op in tensors)
+
+
+def _operands(expr) -> Iterator[cst.BaseExpression]:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+        yield from _operands(expr.left)
+        yield from _operands(expr.right)
+    else:
+        yield expr
+
+
+def _is_number(expr) -> bool:
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_number(expr.expression)
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def _bound_values(scope: Scope, name: str) -> Iterator[Optional[cst.BaseExpression]]:
+    """The value of each binding of ``name`` in ``scope``, and the right side of each
+    ``name += value``; None for one that is neither (a loop or ``with`` target, ``del``,
+    unpacking of an unknown value, ``name @= w``)."""
+    for a in scope.assignments:
+        for target in a.targets:
+            if not _binds(target, name):
+                continue
+            if a.kind == "aug":
+                yield a.value if a.op in _ARITHMETIC_UPDATES else None
+            else:
+                yield _element_for(target, a.value, name) if a.kind == "assign" else None
+
+
+def _element_for(target, value, name: str) -> Optional[cst.BaseExpression]:
+    """``value`` for ``name = value``; the matching element for ``a, name = x, y``; None
+    where a tuple target unpacks something else (its elements are unknown)."""
+    if isinstance(target, cst.Name):
+        return value
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(value.elements) == len(target.elements):
+            for el, val in zip(target.elements, value.elements):
+                if isinstance(el, cst.StarredElement) or isinstance(val, cst.StarredElement):
+                    return None
+                if _binds(el.value, name):
+                    return _element_for(el.value, val.value, name)
+    return None
+
+
+def _binds(target, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(el.value, name) for el in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _binds(target.value, name)
+    return False
+
+
+def zero_dim(file_model: FileModel) -> ZeroDim:
+    return file_model.derived(ZeroDim)
+
+
+# -- finding ``X.data[0]`` ---------------------------------------------------
+
+def scalar_index(node: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """For ``X.data[0]``, ``X.data.cpu()[0]``, ``X.cpu().data.numpy()[0]``: ``X``.
+    The index must be the literal 0 and the path to it must go through ``.data`` (the
+    pre-0.4 idiom); the steps after ``X`` keep its shape. None for anything else."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = node.slice[0].slice.value
+    if not (isinstance(index, cst.Integer) and index.value == "0"):
+        return None
+    expr, through_data = node.value, False
+    while True:
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            through_data, expr = True, expr.value
+        elif (isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+              and expr.func.attr.value in ("cpu", "cuda", "detach", "numpy", "clone")):
+            expr = expr.func.value
+        else:
+            break
+    return expr if through_data else None
+
+
+def legacy_scalar_indexes(file_model: FileModel) -> list:
+    """``(scope, subscript, X)`` for every ``X.data[0]`` read in the file (``scalar_index``),
+    with the function it stands in (the module for top-level code and class bodies). An
+    index whose ``X`` names a lambda's parameter or a comprehension's variable is left
+    out: that name is not the one the function binds."""
+    return file_model.derived(_legacy_scalar_indexes)
+
+
+def _legacy_scalar_indexes(file_model: FileModel) -> list:
+    scope_of = {id(s.node): s for s in file_model.scopes}
+    targets = {id(t) for a in file_model.assignments for t in _all_targets(a.targets)}
+    out = []
+    stack = [(file_model.module, file_model.module_scope, frozenset())]
+    while stack:
+        node, scope, local = stack.pop()
+        if isinstance(node, cst.FunctionDef):
+            scope, local = scope_of.get(id(node), scope), frozenset()
+        elif isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            local = local | _locally_bound(node)
+        elif isinstance(node, cst.Subscript) and id(node) not in targets:
+            subject = scalar_index(node)
+            if subject is not None and not local.intersection(_names_in(subject)):
+                out.append((scope, node, subject))
+        stack.extend((child, scope, local) for child in reversed(children(node)))
+    return out
+
+
+def _locally_bound(node) -> frozenset:
+    """The names a lambda's parameters or a comprehension's ``for`` targets bind."""
+    if isinstance(node, cst.Lambda):
+        params = node.params
+        return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+    names, comp = set(), node.for_in
+    while comp is not None:
+        names.update(_names_in(comp.target))
+        comp = comp.inner_for_in
+    return frozenset(names)
+
+
+def _names_in(expr) -> set:
+    found = set()
+
+    def enter(node):
+        if isinstance(node, cst.Name):
+            found.add(node.value)
+
+    walk(expr, enter, lambda node: None)
+    return found
+
+
+def _all_targets(targets) -> Iterator[cst.CSTNode]:
+    for t in targets:
+        yield t
+        if isinstance(t, (cst.Tuple, cst.List)):
+            yield from _all_targets(el.value for el in t.elements)
+        elif isinstance(t, cst.StarredElement):
+            yield from _all_targets((t.value,))

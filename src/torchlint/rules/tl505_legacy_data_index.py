@@ -1,0 +1,192 @@
+"""TL505: ``loss.data[0]`` reads a number the pre-0.4 way; on a 0-dim tensor it raises."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from torchlint import tree_gate
+from torchlint.model import FileModel
+from torchlint.model.shapes import legacy_scalar_indexes, zero_dim
+from torchlint.rule import Fix, Rule
+from torchlint.tree_gate import TreeIndex
+
+# The steps ``scalar_index`` looks through between the tensor and ``[0]``.
+_PASSED_THROUGH = frozenset(("cpu", "cuda", "detach", "numpy", "clone"))
+
+
+def _indexes_data_in_tree(node: ast.AST) -> bool:
+    """``X.data[0]``, ``X.data.cpu().numpy()[0]``: the shape ``scalar_index`` accepts."""
+    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0):
+        return False
+    expr = node.value
+    while True:
+        if isinstance(expr, ast.Attribute) and expr.attr == "data":
+            return True
+        if isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) \
+                and expr.func.attr in _PASSED_THROUGH:
+            expr = expr.func.value
+        else:
+            return False
+
+
+class LegacyDataIndex(Rule):
+    code = "TL505"
+    name = "legacy-data-index"
+    message = (
+        "`.data[0]` on a 0-dim tensor (a loss or a full reduction) raises IndexError since PyTorch 0.5; "
+        "read the number with `.item()`"
+    )
+    fix_safety = "safe"
+    gate = (r"data", r"\[\s*0\s*\]")
+    torch_version = """
+PyTorch 0.4 made losses and full reductions 0-dim tensors (indexing one
+warned) and added `.item()`; from 0.5 on the index raises. The rule is
+silent for a project whose oldest supported torch is older than 0.4, where
+`.data[0]` is still right and `.item()` does not exist yet.
+"""
+    # The oldest torch with 0-dim losses and ``Tensor.item()``.
+    _SINCE = (0, 4)
+
+    @classmethod
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        return any(_indexes_data_in_tree(node)
+                   for body in tree_index.bodies_mentioning("data") for node in tree_gate.own_nodes(body))
+
+    docs = """
+## What it does
+Finds `X.data[0]` (also `X.data.cpu()[0]` and `X.data.numpy()[0]`) where
+`X` is surely a 0-dim tensor: the result of a loss (`criterion(out, y)`,
+`F.nll_loss(...)`, a loss function of the file that returns one), of a
+reduction over all elements (`.sum()`, `.mean()`, `.max()`, `.norm()` with
+no dim, `torch.sum(x)`), arithmetic on those (`loss_a + 0.1 * loss_b`), or
+a name every binding of which is one, or a number it adds them to
+(`loss = 0` then `loss += criterion(out[t], y[t])` in a sequence model).
+
+## Why is this bad
+Before PyTorch 0.4 a loss was a `Variable` holding a one-element tensor,
+and `loss.data[0]` was how tutorials read its value. Since 0.4 losses and
+full reductions are 0-dim tensors: 0.4 warned, and from 0.5 on indexing one
+raises `IndexError: invalid index of a 0-dim tensor`. The line that logs the
+loss or counts correct predictions stops the training or evaluation run.
+The `.numpy()[0]` spelling fails the same way (a 0-dim array has no index 0).
+
+Not reported where the tensor may have a dimension, so that `[0]` reads a
+row or an element: a batch, a model output (`output.data[0]`), a reduction
+over a dim (`x.sum(1)`, `.max(1)[1]`), a parameter (`weight.data[0]`), a
+loss built with `reduction='none'` or `reduce=False`, a name bound to
+something else in some branch, or a name on which only `backward()` is
+called (a one-element tensor of shape `(1,)` backpropagates as well, and
+indexing it is correct). Assignments such as `w.data[0] = 1.0` are not
+reads and are left alone.
+
+## Example
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    running_loss += loss.data[0]
+correct += (output.argmax(1) == y).sum().data[0]
+```
+
+## Use instead
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    running_loss += loss.item()
+correct += (output.argmax(1) == y).sum().item()
+```
+
+## Fix safety
+The fix replaces the whole index expression by `X.item()`, which returns
+the number `[0]` returned before PyTorch 0.4 (a Python number; a `.cpu()`
+or `.numpy()` on the way is no longer needed). It is safe: the code it
+replaces can only raise.
+"""
+
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code or file_model.target_torch_version < self._SINCE:
+            return
+        shapes = zero_dim(file_model)
+        for scope, node, tensor in legacy_scalar_indexes(file_model):
+            if not shapes.holds(tensor, scope):
+                continue
+            item = cst.Call(func=cst.Attribute(value=tensor, attr=cst.Name("item")))
+            yield self.report(node, fix=Fix("read the number with `.item()`", ((node, item),)))
+
+    valid = (
+        """\
+import torch
+import torch.nn as nn
+
+criterion = nn.CrossEntropyLoss(reduction="none")
+
+
+def first_sample_loss(model, x, y):
+    per_sample = criterion(model(x), y)
+    output = model(x)
+    top = output.max(1)[1].data[0]
+    return per_sample.data[0], output.data[0], top, x.sum(1).data[0]
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        print(loss.data[0], model.fc.weight.data[0])
+        if len(y) > 1:
+            loss = ((model(x) - y) ** 2).mean(0)
+        print(loss.data[0])
+""",
+        """\
+import numpy as np
+import torch
+
+
+def summary(scores, net):
+    net.fc.weight.data[0] = 1.0
+    best = np.asarray(scores).max()
+    return float(best), scores.sum(dim=0).data[0]
+""",
+    )
+    invalid = (
+        """\
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+model = nn.Linear(4, 3)
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x, y = Variable(torch.randn(8, 4)), Variable(torch.randint(0, 3, (8,)))
+    output = model(x)
+    loss = criterion(output, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    pred = output.max(1)[1]
+    accuracy = (pred == y).sum().data[0] / 8.0  # expect: TL505
+    print("step %d loss %.4f" % (step, loss.data[0]))  # expect: TL505
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+
+def test(model, loader):
+    test_loss, norms = 0, []
+    for data, target in loader:
+        output = model(data)
+        test_loss += F.nll_loss(output, target, size_average=False).data[0]  # expect: TL505
+        norms.append(float(torch.norm(output, 2).data.cpu().numpy()[0]))  # expect: TL505
+    return test_loss, norms
+""",
+    )
