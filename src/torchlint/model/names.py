@@ -35,6 +35,8 @@ def from_import_bindings(node: cst.ImportFrom, module: str) -> dict:
 class TorchNames:
     def __init__(self) -> None:
         self.aliases: dict = {}  # local name -> qualified path, torch only
+        # The same for torchvision, kept apart so that ``qualify`` still means "a torch API".
+        self.vision_aliases: dict = {}
         self.imported_roots: set = set()
         self.bound_by_import: set = set()  # every local name an import binds
 
@@ -47,12 +49,13 @@ class TorchNames:
             self.imported_roots.add(root)
             local = alias.asname.name if alias.asname is not None else None
             self.bound_by_import.add(local.value if isinstance(local, cst.Name) else root)
-            if root != "torch":
+            table = self._table_for(root)
+            if table is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.aliases[alias.asname.name.value] = path
+                table[alias.asname.name.value] = path
             else:
-                self.aliases[root] = root
+                table[root] = root
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         if not isinstance(node.names, cst.ImportStar):
@@ -67,9 +70,13 @@ class TorchNames:
             return
         root = module.split(".", 1)[0]
         self.imported_roots.add(root)
-        if root != "torch" or isinstance(node.names, cst.ImportStar):
+        table = self._table_for(root)
+        if table is None or isinstance(node.names, cst.ImportStar):
             return
-        self.aliases.update(from_import_bindings(node, module))
+        table.update(from_import_bindings(node, module))
+
+    def _table_for(self, root: str) -> Optional[dict]:
+        return self.aliases if root == "torch" else self.vision_aliases if root == "torchvision" else None
 
     def qualify(self, path: Optional[str]) -> Optional[str]:
         """``T.nn.functional.mse_loss`` -> ``torch.nn.functional.mse_loss``; None if not torch."""
@@ -77,6 +84,16 @@ class TorchNames:
             return None
         head, _, rest = path.partition(".")
         target = self.aliases.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def qualify_vision(self, path: Optional[str]) -> Optional[str]:
+        """``models.resnet50`` -> ``torchvision.models.resnet50``; None if not torchvision."""
+        if path is None:
+            return None
+        head, _, rest = path.partition(".")
+        target = self.vision_aliases.get(head)
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
