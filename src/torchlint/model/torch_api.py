@@ -52,9 +52,9 @@ REMOVED = _table(
     ApiChange("torch.lstsq", "torch.linalg.lstsq(A, B).solution (arguments reversed)",
               (1, 12), "torch/_linalg_utils.py:94", _LINALG_REMOVAL),
     ApiChange("torch.symeig", "torch.linalg.eigh(A) or torch.linalg.eigvalsh(A) (default triangle is now the lower)",
-              (1, 12), "torch/_linalg_utils.py:111", _LINALG_REMOVAL),
+              (1, 12), "torch/_linalg_utils.py:119", _LINALG_REMOVAL),
     ApiChange("torch.eig", "torch.linalg.eig(A) or torch.linalg.eigvals(A) (complex results)",
-              (1, 12), "torch/_linalg_utils.py:132", _LINALG_REMOVAL),
+              (1, 12), "torch/_linalg_utils.py:140", _LINALG_REMOVAL),
     ApiChange("torch.matrix_rank", "torch.linalg.matrix_rank(A) ('symmetric' is now 'hermitian')",
               (1, 12), "torch/_linalg_utils.py:74", _LINALG_REMOVAL, fix="matrix_rank"),
 )
