@@ -77,7 +77,7 @@ rank = torch.linalg.matrix_rank(A)
 ## Fix safety
 Only `torch.matrix_rank(A)` with a single argument is fixed, to
 `torch.linalg.matrix_rank(A)`: with no tolerance given both use the largest
-singular value times `max(m, n)` times the dtype's epsilon. The fix is safe.
+singular value times `max(m, n)` times the dtype's epsilon.
 The others change argument order, return types or triangles, and need a
 person to adapt the code around them.
 """

@@ -32,7 +32,7 @@ class NonPublicTorchFunction(Rule):
     name = "non-public-torch-function"
     message = "a private torch name with a public twin; use the public one"
     default = False
-    fix_safety = "safe"
+    fix_safety = "unsafe"  # the call fixes are safe; a class base's is not (see Fix safety)
     gate = (r"_utils|_LRScheduler",)
     torch_version = """
 Reported when the target torch version (`target-torch-version`) has the

@@ -85,8 +85,8 @@ decay = torch.expm1(rate * dt)
 ```
 
 ## Fix safety
-The fix is safe: the same function of the same tensor, with the same
-dtype and shape. Only the rounding differs, towards the exact value; a test
+It computes the same function of the same tensor, with the same dtype
+and shape. Only the rounding differs, towards the exact value; a test
 that compares results bit for bit with the old expression may need its
 tolerance.
 """

@@ -91,7 +91,7 @@ backbone = models.mobilenet_v3_small(weights=None)
 ```
 
 ## Fix safety
-The fix is exact, so it is safe: `pretrained=False` becomes `weights=None`
+The fix is exact: `pretrained=False` becomes `weights=None`
 (and `pretrained_backbone=False`, `weights_backbone=None`), which the
 deprecated alias maps it to; `pretrained=True` becomes
 `weights="IMAGENET1K_V1"` for the classification builders, whose alias
