@@ -36,8 +36,8 @@ class RemovedTorchFunction(Rule):
 Each function is reported when the target torch version
 (`target-torch-version`) is at or above the release that removed it: 1.12
 for all five (deprecated since 1.9). Code that still supports torch older
-than 1.12 is not told about them; their `torch.linalg` replacements exist
-since 1.9 (`matrix_rank`, `lstsq`, `eigh`, `eig` since 1.8 or 1.9).
+than 1.12 is not told about them. Their `torch.linalg` replacements all
+exist from 1.9 on.
 """
     docs = """
 ## What it does
