@@ -52,6 +52,12 @@ def fixed(code: str, source: str) -> str:
     ("TL702", "import torch\nx = torch.lu_solve(b, lu, piv)\n", "import torch\nx = torch.linalg.lu_solve(lu, piv, b)\n"),
     ("TL702", "from torch import nn\nnn.init.xavier_uniform(w, gain=2)\n", "from torch import nn\nnn.init.xavier_uniform_(w, gain=2)\n"),
     ("TL702", "import torch\no = torch.ger(u, v)\n", "import torch\no = torch.outer(u, v)\n"),
+    # a bare decorator is a call too; the factory form takes the device
+    ("TL702", "import torch\n@torch.cuda.amp.custom_fwd\ndef forward(ctx, x):\n    return x\n",
+     'import torch\n@torch.amp.custom_fwd(device_type="cuda")\ndef forward(ctx, x):\n    return x\n'),
+    ("TL702", "import torch\n@torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\ndef forward(ctx, x):\n    return x\n",
+     'import torch\n@torch.amp.custom_fwd(cast_inputs=torch.float32, device_type="cuda")\ndef forward(ctx, x):\n'
+     '    return x\n'),
     ("TL701", "import torch\nr = torch.matrix_rank(A)\n", "import torch\nr = torch.linalg.matrix_rank(A)\n"),
     ("TL703", "import torch\nfrom torch.utils.data._utils.collate import default_convert\nx = default_convert(b)\n",
      "import torch\nfrom torch.utils.data._utils.collate import default_convert\nx = torch.utils.data.default_convert(b)\n"),

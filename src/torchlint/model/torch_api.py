@@ -78,9 +78,9 @@ DEPRECATED = _table(
     ApiChange("torch.cpu.amp.GradScaler", 'torch.amp.GradScaler("cpu", ...)', (2, 4),
               "torch/cpu/amp/grad_scaler.py:16", _AMP_2_4, fix="amp_device"),
     ApiChange("torch.cuda.amp.custom_fwd", 'torch.amp.custom_fwd(..., device_type="cuda")', (2, 4),
-              "torch/cuda/amp/autocast_mode.py:86", _AMP_2_4),
+              "torch/cuda/amp/autocast_mode.py:86", _AMP_2_4, fix="amp_decorator"),
     ApiChange("torch.cuda.amp.custom_bwd", 'torch.amp.custom_bwd(..., device_type="cuda")', (2, 4),
-              "torch/cuda/amp/autocast_mode.py:101", _AMP_2_4),
+              "torch/cuda/amp/autocast_mode.py:101", _AMP_2_4, fix="amp_decorator"),
     ApiChange("torch.testing.assert_allclose", "torch.testing.assert_close (stricter defaults: dtypes must match)",
               (1, 12), "torch/testing/_comparison.py:1635"),
     ApiChange("torch.nn.utils.weight_norm", "torch.nn.utils.parametrizations.weight_norm (new state_dict keys)",
@@ -161,11 +161,11 @@ def module_prefixes(table: Dict[str, ApiChange]) -> frozenset:
     return frozenset(prefixes)
 
 
-def _head_rebound(file_model, call) -> bool:
-    """The callee's first name is rebound in this file (a ``def solve``, a parameter,
-    a module-level assignment): then the import does not say what it calls."""
-    head = (call.callee or "").split(".", 1)[0]
-    if head in file_model.functions or head in call.scope.params:
+def head_rebound(file_model, written: Optional[str], scope) -> bool:
+    """The first name of ``written`` is rebound in this file (a ``def solve``, a parameter
+    of ``scope``, a module-level assignment): then the import does not say what it names."""
+    head = (written or "").split(".", 1)[0]
+    if head in file_model.functions or (scope is not None and head in scope.params):
         return True
     return any(a.kind == "assign" and any(dotted(t) == head for t in a.targets)
                for a in file_model.module_scope.assignments)
@@ -178,5 +178,5 @@ def api_calls(file_model, table: Dict[str, ApiChange]) -> Iterator[Tuple[object,
         change = table.get(file_model.qualify(call) or "")
         if change is None or change.since > file_model.target_torch_version:
             continue
-        if not _head_rebound(file_model, call):
+        if not head_rebound(file_model, call.callee, call.scope):
             yield call, change

@@ -6,8 +6,11 @@ import libcst as cst
 from torchlint.diagnostic import Applicability
 from torchlint.edits import renamed_reference
 from torchlint.model import FileModel
-from torchlint.model.torch_api import DEPRECATED, api_calls
+from torchlint.model.expr import dotted
+from torchlint.model.torch_api import DEPRECATED, api_calls, head_rebound
 from torchlint.rule import Fix, Rule
+
+_NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
 def _plain_positional(args, count=None) -> bool:
@@ -48,6 +51,29 @@ def _amp_device_fix(file_model, call, change):
     safe = leaf == "GradScaler"
     return Fix(f"call torch.amp.{leaf}(\"{device}\", ...)", ((call.node, new),), imports=imports,
                applicability=Applicability.SAFE if safe else Applicability.UNSAFE)
+
+
+def _device_keyword() -> cst.Arg:
+    return cst.Arg(cst.SimpleString('"cuda"'), keyword=cst.Name("device_type"), equal=_NO_SPACE)
+
+
+def _amp_decorator_fix(file_model, call, change):
+    """``torch.cuda.amp.custom_fwd(f, cast_inputs=...)`` -> ``torch.amp.custom_fwd(f, cast_inputs=...,
+    device_type="cuda")``: what the deprecated function calls itself."""
+    args = call.node.args
+    if any(a.star for a in args):
+        return None
+    leaf = change.name.rsplit(".", 1)[1]
+    renamed = _renamed(file_model, call, change, f"torch.amp.{leaf}")
+    if renamed is None:
+        return None
+    func, imports = renamed
+    new_args = list(args)
+    if new_args:
+        new_args[-1] = new_args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    new = call.node.with_changes(func=func, args=(*new_args, _device_keyword()))
+    return Fix(f'call torch.amp.{leaf}(..., device_type="cuda")', ((call.node, new),), imports=imports,
+               applicability=Applicability.SAFE)
 
 
 def _multi_dot_fix(file_model, call, change):
@@ -97,6 +123,7 @@ def _lu_solve_fix(file_model, call, change):
 
 _FIXES = {
     "amp_device": _amp_device_fix,
+    "amp_decorator": _amp_decorator_fix,
     "multi_dot": _multi_dot_fix,
     "single_argument": _single_argument_fix,
     "lu_solve": _lu_solve_fix,
@@ -150,8 +177,9 @@ than their replacement: `torch.range` includes its end point, unlike Python's
 `range` and `torch.arange`, and `torch.testing.assert_allclose` silently
 compares tensors of different dtypes.
 
-Not reported: method calls on tensors (`A.qr()`), names the file rebinds,
-a bare `@torch.cuda.amp.custom_fwd` decorator without a call.
+Not reported: method calls on tensors (`A.qr()`), and names the file
+rebinds. A bare `@torch.cuda.amp.custom_fwd` decorator is reported like a
+call (Python calls it).
 `torch.norm` and `torch.svd` are documented as discouraged but do not warn,
 and their replacements depend on the arguments: they are left out.
 
@@ -174,7 +202,9 @@ nn.init.xavier_uniform_(layer.weight)
 ## Fix safety
 Fixes are offered only where the replacement does the same thing:
 
-- safe: the old `nn.init` names, `clip_grad_norm`, `F.upsample` (each
+- safe: `custom_fwd`/`custom_bwd` (to `torch.amp.custom_fwd(...,
+  device_type="cuda")`, what the deprecated functions call; a bare
+  decorator becomes `@torch.amp.custom_fwd(device_type="cuda")`), the old `nn.init` names, `clip_grad_norm`, `F.upsample` (each
   already calls its replacement with the same arguments), `torch.ger` (an
   alias of `torch.outer`), `GradScaler` with keyword arguments (the same
   defaults are passed on), `chain_matmul` of two or more matrices (to
@@ -205,6 +235,30 @@ replacement returns something else or takes other arguments.
             elif change.fix in _FIXES:
                 fix = _FIXES[change.fix](file_model, call, change)
             yield self.report(call.node, message, fix=fix)
+        yield from self._bare_decorators(file_model)
+
+    def _bare_decorators(self, file_model: FileModel):
+        """``@torch.cuda.amp.custom_fwd`` without a call: the decorator is called all the same."""
+        for scope in file_model.scopes:
+            if not isinstance(scope.node, cst.FunctionDef):
+                continue
+            for decorator in scope.node.decorators:
+                written = dotted(decorator.decorator)
+                change = DEPRECATED.get(file_model.names.qualify(written) or "")
+                if change is None or change.fix != "amp_decorator" or change.since > file_model.target_torch_version:
+                    continue
+                if head_rebound(file_model, written, scope.parent):
+                    continue
+                leaf = change.name.rsplit(".", 1)[1]
+                renamed = renamed_reference(file_model, scope.parent, written, change.name, f"torch.amp.{leaf}")
+                fix = None
+                if renamed is not None:
+                    func, imports = renamed
+                    fix = Fix(f'decorate with torch.amp.{leaf}(device_type="cuda")',
+                              ((decorator.decorator, cst.Call(func=func, args=(_device_keyword(),))),),
+                              imports=imports, applicability=Applicability.SAFE)
+                yield self.report(decorator.decorator, f"{change.name} is deprecated (since torch "
+                                  f"{change.since[0]}.{change.since[1]}); use {change.replacement}", fix=fix)
 
     valid = (
         """\
@@ -270,5 +324,23 @@ def init_weights(module):
 
 def upscale(images):
     return F.upsample(images, scale_factor=2, mode="nearest")  # expect: TL702
+""",
+        """\
+import torch
+from torch.cuda.amp import custom_bwd, custom_fwd
+
+
+class ScaledMatmul(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd(cast_inputs=torch.float16)  # expect: TL702
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    @custom_bwd  # expect: TL702
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad @ b.T, a.T @ grad
 """,
     )
