@@ -87,3 +87,12 @@ def test_exact_fixes(code, before, after):
 def test_no_fix_where_the_replacement_is_not_exact(code, source):
     assert found(code, source, None) == 1
     assert fixed(code, source) == source
+
+
+def test_dtensor_members_move_with_their_class():
+    source = ("from torch.distributed._tensor import DTensor, Shard\n"
+              "t = DTensor.from_local(local, mesh, [Shard(0)])\n")
+    assert found("TL703", source, (2, 5)) == 2 and found("TL703", source, (2, 4)) == 0
+    assert fixed("TL703", source) == (
+        "import torch\nfrom torch.distributed._tensor import DTensor, Shard\n"
+        "t = torch.distributed.tensor.DTensor.from_local(local, mesh, [torch.distributed.tensor.Shard(0)])\n")

@@ -129,6 +129,10 @@ DEPRECATED = _table(
               rename="torch.outer", warns=False),
 )
 
+_DTENSOR = ("public since 2.5: https://github.com/pytorch/pytorch/pull/133881 moved DTensor to "
+            "torch.distributed.tensor and left torch/distributed/_tensor/__init__.py as a shim ('NOTICE: DTensor "
+            "has moved to torch.distributed.tensor')")
+
 # Private names whose public twin is the very same object (``default_collate``),
 # or, for ``_LRScheduler``, an empty subclass of it kept for old code.
 NON_PUBLIC = _table(
@@ -142,6 +146,20 @@ NON_PUBLIC = _table(
               "torch/utils/data/__init__.py:6",
               "exported beside IterableDataset; the release was not established, taken as 1.2 (IterableDataset's)",
               rename="torch.utils.data.get_worker_info"),
+    ApiChange("torch.distributed._tensor.DTensor", "torch.distributed.tensor.DTensor", (2, 5),
+              "torch/distributed/_tensor/__init__.py:33", _DTENSOR, rename="torch.distributed.tensor.DTensor"),
+    ApiChange("torch.distributed._tensor.distribute_tensor", "torch.distributed.tensor.distribute_tensor", (2, 5),
+              "torch/distributed/_tensor/__init__.py:32", _DTENSOR, rename="torch.distributed.tensor.distribute_tensor"),
+    ApiChange("torch.distributed._tensor.distribute_module", "torch.distributed.tensor.distribute_module", (2, 5),
+              "torch/distributed/_tensor/__init__.py:31", _DTENSOR, rename="torch.distributed.tensor.distribute_module"),
+    ApiChange("torch.distributed._tensor.Shard", "torch.distributed.tensor.Shard", (2, 5),
+              "torch/distributed/_tensor/__init__.py:43", _DTENSOR, rename="torch.distributed.tensor.Shard"),
+    ApiChange("torch.distributed._tensor.Replicate", "torch.distributed.tensor.Replicate", (2, 5),
+              "torch/distributed/_tensor/__init__.py:42", _DTENSOR, rename="torch.distributed.tensor.Replicate"),
+    ApiChange("torch.distributed._tensor.Partial", "torch.distributed.tensor.Partial", (2, 5),
+              "torch/distributed/_tensor/__init__.py:38", _DTENSOR, rename="torch.distributed.tensor.Partial"),
+    ApiChange("torch.distributed._tensor.Placement", "torch.distributed.tensor.Placement", (2, 5),
+              "torch/distributed/_tensor/__init__.py:39", _DTENSOR, rename="torch.distributed.tensor.Placement"),
     ApiChange("torch.optim.lr_scheduler._LRScheduler", "torch.optim.lr_scheduler.LRScheduler", (2, 0),
               "torch/optim/lr_scheduler.py:316",
               "LRScheduler public since 2.0: https://github.com/pytorch/pytorch/pull/88503",
@@ -171,12 +189,31 @@ def head_rebound(file_model, written: Optional[str], scope) -> bool:
                for a in file_model.module_scope.assignments)
 
 
-def api_calls(file_model, table: Dict[str, ApiChange]) -> Iterator[Tuple[object, ApiChange]]:
-    """``(call site, change)`` for every call of a function in ``table`` whose change
-    applies to the file's target torch version (``since`` at or below it)."""
+def lookup(table: Dict[str, ApiChange], qualified: Optional[str], members: bool = False
+           ) -> Tuple[Optional[ApiChange], str]:
+    """The entry for ``qualified`` and what follows its name: ``("", ...)`` for the name
+    itself; with ``members``, ``".from_local"`` for ``...DTensor.from_local`` too."""
+    if not qualified:
+        return None, ""
+    if qualified in table:
+        return table[qualified], ""
+    if members:
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 1, -1):
+            change = table.get(".".join(parts[:cut]))
+            if change is not None:
+                return change, "." + ".".join(parts[cut:])
+    return None, ""
+
+
+def api_calls(file_model, table: Dict[str, ApiChange], members: bool = False
+              ) -> Iterator[Tuple[object, ApiChange, str]]:
+    """``(call site, change, member)`` for every call of a function in ``table`` (or, with
+    ``members``, of a member of a class in it: ``member`` is then ``".from_local"``) whose
+    change applies to the file's target torch version (``since`` at or below it)."""
     for call in file_model.calls:
-        change = table.get(file_model.qualify(call) or "")
+        change, member = lookup(table, file_model.qualify(call), members)
         if change is None or change.since > file_model.target_torch_version:
             continue
         if not head_rebound(file_model, call.callee, call.scope):
-            yield call, change
+            yield call, change, member

@@ -85,7 +85,7 @@ person to adapt the code around them.
     def check(self, file_model: FileModel):
         if not file_model.is_torch_code:
             return
-        for call, change in api_calls(file_model, REMOVED):
+        for call, change, _ in api_calls(file_model, REMOVED):
             message = f"{change.name} was removed in torch {change.since[0]}.{change.since[1]} and raises " \
                       f"RuntimeError; use {change.replacement}"
             build = _FIXES.get(change.fix or "")

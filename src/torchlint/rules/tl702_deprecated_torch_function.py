@@ -224,7 +224,7 @@ replacement returns something else or takes other arguments.
     def check(self, file_model: FileModel):
         if not file_model.is_torch_code:
             return
-        for call, change in api_calls(file_model, DEPRECATED):
+        for call, change, _ in api_calls(file_model, DEPRECATED):
             message = f"{change.name} is deprecated (since torch {change.since[0]}.{change.since[1]}); " \
                       f"use {change.replacement}"
             if change.since <= (1, 0):

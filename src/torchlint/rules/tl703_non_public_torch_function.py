@@ -7,17 +7,18 @@ from torchlint.diagnostic import Applicability
 from torchlint.edits import renamed_reference
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted
-from torchlint.model.torch_api import NON_PUBLIC, api_calls
+from torchlint.model.torch_api import NON_PUBLIC, api_calls, lookup
 from torchlint.model.walk import walk
 from torchlint.rule import Fix, Rule
 
 
-def _rename(file_model, scope, node, written, change, applicability):
-    renamed = renamed_reference(file_model, scope, written, change.name, change.rename)
+def _rename(file_model, scope, node, written, change, member, applicability):
+    public = change.rename + member
+    renamed = renamed_reference(file_model, scope, written, change.name + member, public)
     if renamed is None:
         return None
     new, imports = renamed
-    return Fix(f"use {change.rename}", ((node, new),), imports=imports, applicability=applicability)
+    return Fix(f"use {public}", ((node, new),), imports=imports, applicability=applicability)
 
 
 def _class_defs(file_model: FileModel) -> list:
@@ -33,11 +34,12 @@ class NonPublicTorchFunction(Rule):
     message = "a private torch name with a public twin; use the public one"
     default = False
     fix_safety = "unsafe"  # the call fixes are safe; a class base's is not (see Fix safety)
-    gate = (r"_utils|_LRScheduler",)
+    gate = (r"_utils|_LRScheduler|_tensor",)
     torch_version = """
 Reported when the target torch version (`target-torch-version`) has the
 public name: `torch.utils.data.default_collate` and `default_convert` from
 1.11, `torch.optim.lr_scheduler.LRScheduler` from 2.0,
+`torch.distributed.tensor` (DTensor) from 2.5,
 `torch.utils.data.get_worker_info` for any supported target.
 """
     docs = """
@@ -46,15 +48,19 @@ Finds uses of private torch names whose public twin is the same function or
 class: `torch.utils.data._utils.collate.default_collate` and
 `default_convert` (public as `torch.utils.data.default_collate` and
 `default_convert`), `torch.utils.data._utils.worker.get_worker_info`
-(`torch.utils.data.get_worker_info`), and the learning-rate scheduler base
-class `torch.optim.lr_scheduler._LRScheduler` (`LRScheduler`), in calls and
-as the base of a class.
+(`torch.utils.data.get_worker_info`), DTensor's old home
+`torch.distributed._tensor` (`DTensor`, `distribute_tensor`,
+`distribute_module`, `Shard`, `Replicate`, `Partial`, `Placement`, now in
+`torch.distributed.tensor`; members such as `DTensor.from_local(...)` too),
+and the learning-rate scheduler base class
+`torch.optim.lr_scheduler._LRScheduler` (`LRScheduler`), in calls and as
+the base of a class.
 
 ## Why is this bad
 A leading underscore tells users the name may move or disappear without a
 deprecation period; the public twin is the supported spelling of the very
-same object (for `default_collate`, `default_convert` and
-`get_worker_info`, torch 2.13 exports one object under both names;
+same object (for `default_collate`, `default_convert`, `get_worker_info`
+and the DTensor names, torch 2.13 exports one object under both names;
 `_LRScheduler` is an empty subclass of `LRScheduler` kept only for old code).
 
 ## Example
@@ -91,19 +97,21 @@ training frameworks did) no longer recognises the class.
     def check(self, file_model: FileModel):
         if not file_model.is_torch_code:
             return
-        for call, change in api_calls(file_model, NON_PUBLIC):
-            fix = _rename(file_model, call.scope, call.node.func, call.callee, change, Applicability.SAFE)
-            yield self.report(call.node, f"{change.name} is private; use {change.replacement}", fix=fix)
+        for call, change, member in api_calls(file_model, NON_PUBLIC, members=True):
+            fix = _rename(file_model, call.scope, call.node.func, call.callee, change, member, Applicability.SAFE)
+            yield self.report(call.node, f"{change.name}{member} is private; use {change.replacement}{member}",
+                              fix=fix)
         yield from self._class_bases(file_model)
 
     def _class_bases(self, file_model: FileModel):
         for node in file_model.derived(_class_defs):
             for base in node.bases:
                 written = dotted(base.value)
-                change = NON_PUBLIC.get(file_model.names.qualify(written) or "")
+                change, member = lookup(NON_PUBLIC, file_model.names.qualify(written))
                 if change is None or change.since > file_model.target_torch_version:
                     continue
-                fix = _rename(file_model, file_model.module_scope, base.value, written, change, Applicability.UNSAFE)
+                fix = _rename(file_model, file_model.module_scope, base.value, written, change, member,
+                              Applicability.UNSAFE)
                 yield self.report(base.value, f"{change.name} is private; subclass {change.replacement}", fix=fix)
 
     valid = (
