@@ -171,8 +171,8 @@ torch 2.13 every one of them but `torch.ger` warns when called.
 
 ## Why is this bad
 A deprecated function warns on every run (a `FutureWarning` or
-`UserWarning` in the training log, often once per step for `autocast`) and
-will be removed: the code breaks on a later torch. Some also behave worse
+`UserWarning` in the training log) and will be removed: the code breaks
+on a later torch. Some also behave worse
 than their replacement: `torch.range` includes its end point, unlike Python's
 `range` and `torch.arange`, and `torch.testing.assert_allclose` silently
 compares tensors of different dtypes.
