@@ -39,7 +39,8 @@ def evaluate(model, loader):
     return outs
 """
 BOTH = {(11, "TL301"), (19, "TL101")}
-OPT_IN = {"TL106", "TL601"}
+TL7 = {"TL701", "TL702", "TL703", "TL704", "TL705"}  # the opt-in TorchFix-parity family
+OPT_IN = {"TL106", "TL601"} | TL7
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -104,6 +105,11 @@ def test_same_selector_in_select_and_ignore_is_refused_per_layer(tmp_path):
     (["TL106"], [], {"TL106"}),
     (None, ["TL6"], {"TL601"}),
     (["ALL"], ["TL106", "TL601"], {"TL106", "TL601"}),
+    (["TL7"], [], TL7),
+    (None, ["TL7"], TL7),
+    (None, ["TL70"], TL7),
+    (None, ["TL704"], {"TL704"}),
+    (["TL7"], ["TL106"], TL7 | {"TL106"}),
 ])
 def test_opt_in_rules_run_only_when_named(tmp_path, select, extend, named):
     assert codes(tmp_path, select=select, extend_select=extend) & OPT_IN == named

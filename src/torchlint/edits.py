@@ -161,6 +161,26 @@ def shadowed(scope, name: str) -> bool:
     return False
 
 
+def renamed_reference(file_model: FileModel, scope, written: str, old: str, new: str
+                      ) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
+    """How to write ``new`` (a qualified torch name) where the code wrote ``written``
+    (which means ``old``), and the imports that needs; None where it cannot be said.
+
+    Keeps the code's own spelling where it reaches the new name too
+    (``nn.init.normal`` -> ``nn.init.normal_``, ``F.upsample`` ->
+    ``F.interpolate``); otherwise names it from torch (``torch.amp.autocast``),
+    adding ``import torch`` where the file lacks it.
+    """
+    head, _, rest = written.partition(".")
+    bound = file_model.names.aliases.get(head)
+    if bound is not None and (f"{bound}.{rest}" if rest else bound) == old and new.startswith(bound + "."):
+        return cst.parse_expression(head + new[len(bound):]), ()
+    text, imports = torch_reference(file_model, new[len("torch."):])
+    if shadowed(scope, text.split(".", 1)[0]):
+        return None
+    return cst.parse_expression(text), imports
+
+
 def wrap_in_with(stmt: cst.BaseStatement, context: str) -> cst.With:
     """``with <context>:`` around ``stmt``; comments above ``stmt`` stay above the ``with``."""
     inner = stmt.with_changes(leading_lines=())

@@ -109,6 +109,11 @@ class TorchNames:
             return None
         return f"{target}.{rest}" if rest else target
 
+    def qualify_vision(self, path: Optional[str]) -> Optional[str]:
+        """``models.resnet50`` -> ``torchvision.models.resnet50``; None if not torchvision."""
+        qualified = self.qualify_any(path)
+        return qualified if qualified is not None and qualified.split(".", 1)[0] == "torchvision" else None
+
     @property
     def imports_torch(self) -> bool:
         return bool(self.aliases) or "torch" in self.imported_roots

@@ -1,0 +1,219 @@
+"""Torch functions that were removed, deprecated, or are private twins of public ones.
+
+Data for the opt-in TL701-TL703 rules. Every entry says where its claim comes
+from: a file and line of the torch 2.13.0 source (paths relative to the
+installed ``torch`` package, where the function raises, warns, or its docs
+say it is deprecated) or a PyTorch pull request or release page. The lists
+were read off PyTorch itself (``grep`` for ``deprecated`` and ``is now
+removed`` in the installed package, each call then run on torch 2.13 CPU to
+see the warning or error), not off another linter's tables.
+``tests/test_torch_api.py`` checks every source line and every warning.
+
+``rename`` marks an exact rewrite: the call with the same arguments under the
+new name does the same thing. Where the replacement takes its arguments in
+another order, returns something else, or differs in a default, there is no
+``rename``: the rule reports without a fix, or a rule module builds a
+narrower exact fix itself (``fix`` names it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterator, Optional, Tuple
+
+from torchlint.model.expr import dotted
+from torchlint.torch_version import TorchVersion
+
+
+@dataclass(frozen=True)
+class ApiChange:
+    name: str  # the qualified name code calls: ``torch.solve``
+    replacement: str  # what to write instead, as the message says it
+    since: TorchVersion  # the release that removed (TL701) or deprecated (TL702) it
+    source: str  # ``torch/<file>.py:<line>`` of torch 2.13.0, or a URL
+    since_source: str = ""  # where ``since`` comes from, when ``source`` does not say it
+    rename: Optional[str] = None  # an exact drop-in replacement's qualified name
+    fix: Optional[str] = None  # a narrower exact fix a rule builds (named by the rule module)
+    warns: bool = True  # calling it on torch 2.13 CPU warns (False: only the docs say so)
+
+
+def _table(*changes: ApiChange) -> Dict[str, ApiChange]:
+    return {change.name: change for change in changes}
+
+
+_LINALG_REMOVAL = (
+    "removed in 1.12 by https://github.com/pytorch/pytorch/pull/70986 and its siblings (the "
+    "stubs' comment: 'This nice error message can be removed in version 1.13+')"
+)
+
+# Calling one raises RuntimeError on torch 2.13 (stubs kept to explain the move).
+REMOVED = _table(
+    ApiChange("torch.solve", "torch.linalg.solve(A, B) (arguments reversed; returns only the solution)",
+              (1, 12), "torch/_linalg_utils.py:82", _LINALG_REMOVAL),
+    ApiChange("torch.lstsq", "torch.linalg.lstsq(A, B).solution (arguments reversed)",
+              (1, 12), "torch/_linalg_utils.py:94", _LINALG_REMOVAL),
+    ApiChange("torch.symeig", "torch.linalg.eigh(A) or torch.linalg.eigvalsh(A) (default triangle is now the lower)",
+              (1, 12), "torch/_linalg_utils.py:119", _LINALG_REMOVAL),
+    ApiChange("torch.eig", "torch.linalg.eig(A) or torch.linalg.eigvals(A) (complex results)",
+              (1, 12), "torch/_linalg_utils.py:140", _LINALG_REMOVAL),
+    ApiChange("torch.matrix_rank", "torch.linalg.matrix_rank(A) ('symmetric' is now 'hermitian')",
+              (1, 12), "torch/_linalg_utils.py:74", _LINALG_REMOVAL, fix="matrix_rank"),
+)
+
+_LINALG_1_9 = "deprecated in 1.9: https://github.com/pytorch/pytorch/pull/57735 (the same stack deprecated qr and cholesky)"
+_LINALG_1_13 = "deprecated in 1.13: https://github.com/pytorch/pytorch/pull/77636 and /77637 ('Version 1.13.0')"
+_AMP_2_4 = ("deprecated in 2.4 (the FutureWarning first reported on torch 2.4.0: "
+            "https://github.com/mit-han-lab/efficientvit/issues/127)")
+_OLD = "deprecated before 1.0; the release was not established, so any supported target gets the advice"
+_INIT = "torch/nn/init.py:771"  # _make_deprecate: the warning every old nn.init name gives
+
+# Still callable on torch 2.13, with a warning (or, where ``warns`` is False, a
+# deprecation note in the docs only).
+DEPRECATED = _table(
+    ApiChange("torch.cuda.amp.autocast", 'torch.amp.autocast("cuda", ...)', (2, 4),
+              "torch/cuda/amp/autocast_mode.py:14", _AMP_2_4, fix="amp_device"),
+    ApiChange("torch.cpu.amp.autocast", 'torch.amp.autocast("cpu", ...)', (2, 4),
+              "torch/cpu/amp/autocast_mode.py:13", _AMP_2_4, fix="amp_device"),
+    ApiChange("torch.cuda.amp.GradScaler", 'torch.amp.GradScaler("cuda", ...)', (2, 4),
+              "torch/cuda/amp/grad_scaler.py:19", _AMP_2_4, fix="amp_device"),
+    ApiChange("torch.cpu.amp.GradScaler", 'torch.amp.GradScaler("cpu", ...)', (2, 4),
+              "torch/cpu/amp/grad_scaler.py:16", _AMP_2_4, fix="amp_device"),
+    ApiChange("torch.cuda.amp.custom_fwd", 'torch.amp.custom_fwd(..., device_type="cuda")', (2, 4),
+              "torch/cuda/amp/autocast_mode.py:86", _AMP_2_4, fix="amp_decorator"),
+    ApiChange("torch.cuda.amp.custom_bwd", 'torch.amp.custom_bwd(..., device_type="cuda")', (2, 4),
+              "torch/cuda/amp/autocast_mode.py:101", _AMP_2_4, fix="amp_decorator"),
+    ApiChange("torch.testing.assert_allclose", "torch.testing.assert_close (stricter defaults: dtypes must match)",
+              (1, 12), "torch/testing/_comparison.py:1635"),
+    ApiChange("torch.nn.utils.weight_norm", "torch.nn.utils.parametrizations.weight_norm (new state_dict keys)",
+              (2, 1), "torch/nn/utils/weight_norm.py:33",
+              "the parametrization it points to arrived in 2.1: torch/nn/utils/parametrizations.py (weight_norm)"),
+    ApiChange("torch.nn.utils.stateless.functional_call", "torch.func.functional_call", (2, 0),
+              "torch/nn/utils/stateless.py:160"),
+    ApiChange("torch.set_default_tensor_type", "torch.set_default_dtype() and torch.set_default_device()", (2, 1),
+              "torch/__init__.py:1308"),
+    ApiChange("torch.backends.cuda.sdp_kernel", "torch.nn.attention.sdpa_kernel([SDPBackend...])", (2, 3),
+              "torch/backends/cuda/__init__.py:672",
+              "sdpa_kernel, its replacement, arrived in 2.3 (its docs: https://github.com/pytorch/pytorch/pull/121180; "
+              "the FutureWarning on 2.3: https://github.com/pytorch/torchchat/pull/270)"),
+    ApiChange("torch.utils._pytree._register_pytree_node", "torch.utils._pytree.register_pytree_node", (2, 2),
+              "torch/utils/_pytree.py:534",
+              "the public register_pytree_node arrived in 2.2: https://github.com/pytorch/pytorch/pull/112111"),
+    ApiChange("torch.nn.functional.upsample", "torch.nn.functional.interpolate", (1, 0),
+              "torch/nn/functional.py:4898", _OLD, rename="torch.nn.functional.interpolate"),
+    ApiChange("torch.nn.functional.upsample_nearest", 'torch.nn.functional.interpolate(..., mode="nearest")', (1, 0),
+              "torch/nn/functional.py:5374", _OLD),
+    ApiChange("torch.nn.functional.upsample_bilinear",
+              'torch.nn.functional.interpolate(..., mode="bilinear", align_corners=True)', (1, 0),
+              "torch/nn/functional.py:5446", _OLD),
+    ApiChange("torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad_norm_", (1, 0),
+              "torch/nn/utils/clip_grad.py:236", _OLD, rename="torch.nn.utils.clip_grad_norm_"),
+    *(ApiChange(f"torch.nn.init.{name}", f"torch.nn.init.{name}_", (1, 0), _INIT, _OLD,
+                rename=f"torch.nn.init.{name}_")
+      for name in ("uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+                   "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse")),
+    ApiChange("torch.range", "torch.arange (which excludes the end point)", (1, 0), "torch/_torch_docs.py:9410", _OLD),
+    ApiChange("torch.chain_matmul", "torch.linalg.multi_dot([...])", (1, 9), "torch/functional.py:2066", _LINALG_1_9,
+              fix="multi_dot"),
+    ApiChange("torch.qr", "torch.linalg.qr(A) (some=False is mode='complete')", (1, 9), "torch/_torch_docs.py:8934",
+              _LINALG_1_9, fix="single_argument"),
+    ApiChange("torch.cholesky", "torch.linalg.cholesky(A) (upper=True is .mH of it)", (1, 9),
+              "torch/_torch_docs.py:2650", _LINALG_1_9, fix="single_argument"),
+    ApiChange("torch.lu", "torch.linalg.lu_factor(A)", (1, 13), "torch/functional.py:2113", _LINALG_1_13),
+    ApiChange("torch.lu_solve", "torch.linalg.lu_solve(LU, pivots, B) (arguments reordered)", (1, 13),
+              "torch/_torch_docs.py:6559", _LINALG_1_13, fix="lu_solve"),
+    ApiChange("torch.triangular_solve", "torch.linalg.solve_triangular(A, B, upper=...) (arguments reversed)",
+              (1, 11), "torch/_torch_docs.py:11679",
+              "deprecated in 1.11 (its docs then: https://github.com/bayesiains/nflows/pull/57)"),
+    ApiChange("torch.ger", "torch.outer", (1, 9), "torch/_torch_docs.py:4993",
+              "an alias since torch.outer arrived in 1.5; the release of its docs' deprecation note was not "
+              "established, so it is taken as 1.9, with the other linear-algebra renames",
+              rename="torch.outer", warns=False),
+)
+
+_DTENSOR = ("public since 2.5: https://github.com/pytorch/pytorch/pull/133881 moved DTensor to "
+            "torch.distributed.tensor and left torch/distributed/_tensor/__init__.py as a shim ('NOTICE: DTensor "
+            "has moved to torch.distributed.tensor')")
+
+# Private names whose public twin is the very same object (``default_collate``),
+# or, for ``_LRScheduler``, an empty subclass of it kept for old code.
+NON_PUBLIC = _table(
+    ApiChange("torch.utils.data._utils.collate.default_collate", "torch.utils.data.default_collate", (1, 11),
+              "torch/utils/data/__init__.py:4", "public since 1.11: https://github.com/pytorch/pytorch/pull/69862",
+              rename="torch.utils.data.default_collate"),
+    ApiChange("torch.utils.data._utils.collate.default_convert", "torch.utils.data.default_convert", (1, 11),
+              "torch/utils/data/__init__.py:5", "public since 1.11: https://github.com/pytorch/pytorch/pull/69862",
+              rename="torch.utils.data.default_convert"),
+    ApiChange("torch.utils.data._utils.worker.get_worker_info", "torch.utils.data.get_worker_info", (1, 2),
+              "torch/utils/data/__init__.py:6",
+              "exported beside IterableDataset; the release was not established, taken as 1.2 (IterableDataset's)",
+              rename="torch.utils.data.get_worker_info"),
+    ApiChange("torch.distributed._tensor.DTensor", "torch.distributed.tensor.DTensor", (2, 5),
+              "torch/distributed/_tensor/__init__.py:33", _DTENSOR, rename="torch.distributed.tensor.DTensor"),
+    ApiChange("torch.distributed._tensor.distribute_tensor", "torch.distributed.tensor.distribute_tensor", (2, 5),
+              "torch/distributed/_tensor/__init__.py:32", _DTENSOR, rename="torch.distributed.tensor.distribute_tensor"),
+    ApiChange("torch.distributed._tensor.distribute_module", "torch.distributed.tensor.distribute_module", (2, 5),
+              "torch/distributed/_tensor/__init__.py:31", _DTENSOR, rename="torch.distributed.tensor.distribute_module"),
+    ApiChange("torch.distributed._tensor.Shard", "torch.distributed.tensor.Shard", (2, 5),
+              "torch/distributed/_tensor/__init__.py:43", _DTENSOR, rename="torch.distributed.tensor.Shard"),
+    ApiChange("torch.distributed._tensor.Replicate", "torch.distributed.tensor.Replicate", (2, 5),
+              "torch/distributed/_tensor/__init__.py:42", _DTENSOR, rename="torch.distributed.tensor.Replicate"),
+    ApiChange("torch.distributed._tensor.Partial", "torch.distributed.tensor.Partial", (2, 5),
+              "torch/distributed/_tensor/__init__.py:38", _DTENSOR, rename="torch.distributed.tensor.Partial"),
+    ApiChange("torch.distributed._tensor.Placement", "torch.distributed.tensor.Placement", (2, 5),
+              "torch/distributed/_tensor/__init__.py:39", _DTENSOR, rename="torch.distributed.tensor.Placement"),
+    ApiChange("torch.optim.lr_scheduler._LRScheduler", "torch.optim.lr_scheduler.LRScheduler", (2, 0),
+              "torch/optim/lr_scheduler.py:316",
+              "LRScheduler public since 2.0: https://github.com/pytorch/pytorch/pull/88503",
+              rename="torch.optim.lr_scheduler.LRScheduler"),
+)
+
+ALL_TABLES: Tuple[Dict[str, ApiChange], ...] = (REMOVED, DEPRECATED, NON_PUBLIC)
+
+
+def module_prefixes(table: Dict[str, ApiChange]) -> frozenset:
+    """Every dotted module prefix of the table's names (``torch.cuda.amp`` of
+    ``torch.cuda.amp.autocast``): how ``from torch.cuda import amp`` still reaches it."""
+    prefixes = set()
+    for name in table:
+        parts = name.split(".")
+        prefixes.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return frozenset(prefixes)
+
+
+def head_rebound(file_model, written: Optional[str], scope) -> bool:
+    """The first name of ``written`` is rebound in this file (a ``def solve``, a parameter
+    of ``scope``, a module-level assignment): then the import does not say what it names."""
+    head = (written or "").split(".", 1)[0]
+    if head in file_model.functions or (scope is not None and head in scope.params):
+        return True
+    return any(a.kind == "assign" and any(dotted(t) == head for t in a.targets)
+               for a in file_model.module_scope.assignments)
+
+
+def lookup(table: Dict[str, ApiChange], qualified: Optional[str], members: bool = False
+           ) -> Tuple[Optional[ApiChange], str]:
+    """The entry for ``qualified`` and what follows its name: ``("", ...)`` for the name
+    itself; with ``members``, ``".from_local"`` for ``...DTensor.from_local`` too."""
+    if not qualified:
+        return None, ""
+    if qualified in table:
+        return table[qualified], ""
+    if members:
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 1, -1):
+            change = table.get(".".join(parts[:cut]))
+            if change is not None:
+                return change, "." + ".".join(parts[cut:])
+    return None, ""
+
+
+def api_calls(file_model, table: Dict[str, ApiChange], members: bool = False
+              ) -> Iterator[Tuple[object, ApiChange, str]]:
+    """``(call site, change, member)`` for every call of a function in ``table`` (or, with
+    ``members``, of a member of a class in it: ``member`` is then ``".from_local"``) whose
+    change applies to the file's target torch version (``since`` at or below it)."""
+    for call in file_model.calls:
+        change, member = lookup(table, file_model.qualify(call), members)
+        if change is None or change.since > file_model.target_torch_version:
+            continue
+        if not head_rebound(file_model, call.callee, call.scope):
+            yield call, change, member

@@ -1,0 +1,346 @@
+"""TL702 (opt-in): a call of a deprecated torch function that has a replacement."""
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.diagnostic import Applicability
+from torchlint.edits import renamed_reference
+from torchlint.model import FileModel
+from torchlint.model.expr import dotted
+from torchlint.model.torch_api import DEPRECATED, api_calls, head_rebound
+from torchlint.rule import Fix, Rule
+
+_NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _plain_positional(args, count=None) -> bool:
+    """Only positional arguments, no ``*``/``**`` (and ``count`` of them, if given)."""
+    return all(a.keyword is None and not a.star for a in args) and (count is None or len(args) == count)
+
+
+def _renamed(file_model, call, change, new):
+    return renamed_reference(file_model, call.scope, call.callee, change.name, new)
+
+
+def _rename_fix(file_model, call, change):
+    if any(a.star for a in call.node.args):
+        return None
+    renamed = _renamed(file_model, call, change, change.rename)
+    if renamed is None:
+        return None
+    func, imports = renamed
+    return Fix(f"call {change.rename}", ((call.node.func, func),), imports=imports,
+               applicability=Applicability.SAFE)
+
+
+def _amp_device_fix(file_model, call, change):
+    """``torch.cuda.amp.X(k=v)`` -> ``torch.amp.X("cuda", k=v)``. Keyword arguments only: the
+    new signatures put ``device_type``/``device`` first, so positions would shift."""
+    args = call.node.args
+    if any(a.keyword is None or a.star for a in args):
+        return None
+    device, _, leaf = change.name[len("torch."):].partition(".amp.")
+    renamed = _renamed(file_model, call, change, f"torch.amp.{leaf}")
+    if renamed is None:
+        return None
+    func, imports = renamed
+    first = cst.Arg(cst.SimpleString(f'"{device}"'), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    new = call.node.with_changes(func=func, args=(first, *args) if args else (first.with_changes(comma=cst.MaybeSentinel.DEFAULT),))
+    # GradScaler passes every default on unchanged; autocast's dtype and cache defaults
+    # become the process-wide ones (set_autocast_dtype), float16/bfloat16 and True unless changed.
+    safe = leaf == "GradScaler"
+    return Fix(f"call torch.amp.{leaf}(\"{device}\", ...)", ((call.node, new),), imports=imports,
+               applicability=Applicability.SAFE if safe else Applicability.UNSAFE)
+
+
+def _device_keyword() -> cst.Arg:
+    return cst.Arg(cst.SimpleString('"cuda"'), keyword=cst.Name("device_type"), equal=_NO_SPACE)
+
+
+def _amp_decorator_fix(file_model, call, change):
+    """``torch.cuda.amp.custom_fwd(f, cast_inputs=...)`` -> ``torch.amp.custom_fwd(f, cast_inputs=...,
+    device_type="cuda")``: what the deprecated function calls itself."""
+    args = call.node.args
+    if any(a.star for a in args):
+        return None
+    leaf = change.name.rsplit(".", 1)[1]
+    renamed = _renamed(file_model, call, change, f"torch.amp.{leaf}")
+    if renamed is None:
+        return None
+    func, imports = renamed
+    new_args = list(args)
+    if new_args:
+        new_args[-1] = new_args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    new = call.node.with_changes(func=func, args=(*new_args, _device_keyword()))
+    return Fix(f'call torch.amp.{leaf}(..., device_type="cuda")', ((call.node, new),), imports=imports,
+               applicability=Applicability.SAFE)
+
+
+def _multi_dot_fix(file_model, call, change):
+    """``torch.chain_matmul(a, b, c)`` -> ``torch.linalg.multi_dot([a, b, c])`` (two or more
+    matrices: chain_matmul's one-matrix form has no multi_dot twin)."""
+    args = call.node.args
+    if len(args) < 2 or not _plain_positional(args):
+        return None
+    renamed = _renamed(file_model, call, change, "torch.linalg.multi_dot")
+    if renamed is None:
+        return None
+    func, imports = renamed
+    elements = [cst.Element(a.value, comma=a.comma) for a in args]
+    elements[-1] = elements[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    new = call.node.with_changes(func=func, args=(cst.Arg(cst.List(elements)),))
+    return Fix("call torch.linalg.multi_dot([...])", ((call.node, new),), imports=imports,
+               applicability=Applicability.SAFE)
+
+
+def _single_argument_fix(file_model, call, change):
+    """``torch.qr(A)`` / ``torch.cholesky(A)`` with defaults only: the torch.linalg twin."""
+    if not _plain_positional(call.node.args, 1):
+        return None
+    new_name = "torch.linalg." + change.name.rsplit(".", 1)[1]
+    renamed = _renamed(file_model, call, change, new_name)
+    if renamed is None:
+        return None
+    func, imports = renamed
+    return Fix(f"call {new_name}", ((call.node.func, func),), imports=imports, applicability=Applicability.SAFE)
+
+
+def _lu_solve_fix(file_model, call, change):
+    """``torch.lu_solve(B, LU, pivots)`` -> ``torch.linalg.lu_solve(LU, pivots, B)``."""
+    args = call.node.args
+    if not _plain_positional(args, 3):
+        return None
+    renamed = _renamed(file_model, call, change, "torch.linalg.lu_solve")
+    if renamed is None:
+        return None
+    func, imports = renamed
+    b, lu, pivots = (a.value for a in args)
+    new = call.node.with_changes(func=func, args=(
+        args[0].with_changes(value=lu), args[1].with_changes(value=pivots), args[2].with_changes(value=b)))
+    return Fix("call torch.linalg.lu_solve(LU, pivots, B)", ((call.node, new),), imports=imports,
+               applicability=Applicability.SAFE)
+
+
+_FIXES = {
+    "amp_device": _amp_device_fix,
+    "amp_decorator": _amp_decorator_fix,
+    "multi_dot": _multi_dot_fix,
+    "single_argument": _single_argument_fix,
+    "lu_solve": _lu_solve_fix,
+}
+
+
+class DeprecatedTorchFunction(Rule):
+    code = "TL702"
+    name = "deprecated-torch-function"
+    message = "this torch function is deprecated; call its replacement"
+    default = False
+    fix_safety = "unsafe"
+    # Each name, or the module (``amp``, ``init``) a from-import of it must name.
+    gate = (r"\bamp\b|assert_allclose|weight_norm|functional_call|set_default_tensor_type|sdp_kernel|"
+            r"_register_pytree_node|upsample|clip_grad_norm\b|\binit\b|\brange\b|chain_matmul|\bqr\b|"
+            r"cholesky|\blu\b|lu_solve|triangular_solve|\bger\b",)
+    torch_version = """
+Each function is reported when the target torch version
+(`target-torch-version`) is at or above the release that deprecated it, so
+that the replacement it suggests exists there: `torch.cuda.amp` and
+`torch.cpu.amp` from 2.4 (`torch.amp.GradScaler` itself arrived in 2.3),
+`torch.nn.attention.sdpa_kernel` from 2.3, `_register_pytree_node` from
+2.2, `weight_norm` and `set_default_tensor_type` from 2.1,
+`nn.utils.stateless.functional_call` from 2.0, `lu`/`lu_solve` from 1.13,
+`testing.assert_allclose` from 1.12, `triangular_solve` from 1.11,
+`chain_matmul`, `qr`, `cholesky` and `ger` from 1.9, and the
+pre-1.0 deprecations (`torch.range`, `nn.init.normal` without the
+underscore, `clip_grad_norm`, `F.upsample`) for any target.
+"""
+    docs = """
+## What it does
+Finds calls of torch functions that PyTorch deprecated in favour of a
+replacement: `torch.cuda.amp.autocast`/`GradScaler`/`custom_fwd`/`custom_bwd`
+and `torch.cpu.amp.autocast`/`GradScaler` (use `torch.amp`), the old
+`nn.init` names without a trailing underscore (`nn.init.xavier_uniform`),
+`nn.utils.clip_grad_norm`, `F.upsample`/`upsample_nearest`/`upsample_bilinear`,
+`nn.utils.weight_norm`, `nn.utils.stateless.functional_call`,
+`torch.set_default_tensor_type`, `torch.backends.cuda.sdp_kernel`,
+`torch.testing.assert_allclose`, `torch.range`, and the linear-algebra
+functions that moved to `torch.linalg` (`chain_matmul`, `qr`, `cholesky`,
+`lu`, `lu_solve`, `triangular_solve`, `ger`). Every entry, its replacement,
+the release that deprecated it and the line of torch 2.13 that warns (or
+documents the deprecation) are kept in `torchlint/model/torch_api.py`; on
+torch 2.13 every one of them but `torch.ger` warns when called.
+
+## Why is this bad
+A deprecated function warns on every run (a `FutureWarning` or
+`UserWarning` in the training log) and will be removed: the code breaks
+on a later torch. Some also behave worse
+than their replacement: `torch.range` includes its end point, unlike Python's
+`range` and `torch.arange`, and `torch.testing.assert_allclose` silently
+compares tensors of different dtypes.
+
+Not reported: method calls on tensors (`A.qr()`), and names the file
+rebinds. A bare `@torch.cuda.amp.custom_fwd` decorator is reported like a
+call (Python calls it).
+`torch.norm` and `torch.svd` are documented as discouraged but do not warn,
+and their replacements depend on the arguments: they are left out.
+
+## Example
+```python
+scaler = torch.cuda.amp.GradScaler()
+with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+    loss = model(x).sum()
+nn.init.xavier_uniform(layer.weight)
+```
+
+## Use instead
+```python
+scaler = torch.amp.GradScaler("cuda")
+with torch.amp.autocast("cuda", dtype=torch.bfloat16):
+    loss = model(x).sum()
+nn.init.xavier_uniform_(layer.weight)
+```
+
+## Fix safety
+Fixes are offered only where the replacement does the same thing:
+
+- safe: `custom_fwd`/`custom_bwd` (to `torch.amp.custom_fwd(...,
+  device_type="cuda")`, what the deprecated functions call; a bare
+  decorator becomes `@torch.amp.custom_fwd(device_type="cuda")`), the old `nn.init` names, `clip_grad_norm`, `F.upsample` (each
+  already calls its replacement with the same arguments), `torch.ger` (an
+  alias of `torch.outer`), `GradScaler` with keyword arguments (the same
+  defaults are passed on), `chain_matmul` of two or more matrices (to
+  `torch.linalg.multi_dot([...])`), `qr(A)` and `cholesky(A)` without options,
+  and `lu_solve(B, LU, pivots)` (to `torch.linalg.lu_solve(LU, pivots, B)`);
+- unsafe: `autocast` with keyword arguments. The deprecated class passes
+  `dtype=float16` (`bfloat16` on CPU) and `cache_enabled=True` itself,
+  where `torch.amp.autocast` takes the process-wide settings, which are the
+  same unless the program calls `torch.set_autocast_dtype` or
+  `set_autocast_cache_enabled`.
+
+Positional arguments to `autocast`/`GradScaler` would shift (the device
+comes first in `torch.amp`) and get no fix; nor do the functions whose
+replacement returns something else or takes other arguments.
+"""
+
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
+            return
+        for call, change, _ in api_calls(file_model, DEPRECATED):
+            message = f"{change.name} is deprecated (since torch {change.since[0]}.{change.since[1]}); " \
+                      f"use {change.replacement}"
+            if change.since <= (1, 0):
+                message = f"{change.name} is deprecated; use {change.replacement}"
+            fix = None
+            if change.rename:
+                fix = _rename_fix(file_model, call, change)
+            elif change.fix in _FIXES:
+                fix = _FIXES[change.fix](file_model, call, change)
+            yield self.report(call.node, message, fix=fix)
+        yield from self._bare_decorators(file_model)
+
+    def _bare_decorators(self, file_model: FileModel):
+        """``@torch.cuda.amp.custom_fwd`` without a call: the decorator is called all the same."""
+        for scope in file_model.scopes:
+            if not isinstance(scope.node, cst.FunctionDef):
+                continue
+            for decorator in scope.node.decorators:
+                written = dotted(decorator.decorator)
+                change = DEPRECATED.get(file_model.names.qualify(written) or "")
+                if change is None or change.fix != "amp_decorator" or change.since > file_model.target_torch_version:
+                    continue
+                if head_rebound(file_model, written, scope.parent):
+                    continue
+                leaf = change.name.rsplit(".", 1)[1]
+                renamed = renamed_reference(file_model, scope.parent, written, change.name, f"torch.amp.{leaf}")
+                fix = None
+                if renamed is not None:
+                    func, imports = renamed
+                    fix = Fix(f'decorate with torch.amp.{leaf}(device_type="cuda")',
+                              ((decorator.decorator, cst.Call(func=func, args=(_device_keyword(),))),),
+                              imports=imports, applicability=Applicability.SAFE)
+                yield self.report(decorator.decorator, f"{change.name} is deprecated (since torch "
+                                  f"{change.since[0]}.{change.since[1]}); use {change.replacement}", fix=fix)
+
+    valid = (
+        """\
+import torch
+
+
+def train_step(model, batch, optimizer, scaler):
+    with torch.amp.autocast("cuda", dtype=torch.float16):
+        loss = model(batch).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+
+
+scaler = torch.amp.GradScaler("cuda")
+""",
+        """\
+import torch
+from torch import nn
+
+
+def init_weights(module):
+    if isinstance(module, nn.Linear):
+        nn.init.xavier_uniform_(module.weight)
+        nn.init.constant_(module.bias, 0.0)
+
+
+def schedule(epochs):
+    return [epoch for epoch in range(epochs)]
+""",
+        """\
+import numpy as np
+import torch
+
+
+def check(output, expected):
+    np.testing.assert_allclose(output.numpy(), expected, rtol=1e-5)
+    torch.testing.assert_close(output, torch.from_numpy(expected))
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+scaler = torch.cuda.amp.GradScaler()  # expect: TL702
+
+
+def train_step(model, batch, optimizer):
+    with torch.cuda.amp.autocast(enabled=True):  # expect: TL702
+        loss = model(batch).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        """\
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def init_weights(module):
+    nn.init.kaiming_normal(module.weight)  # expect: TL702
+
+
+def upscale(images):
+    return F.upsample(images, scale_factor=2, mode="nearest")  # expect: TL702
+""",
+        """\
+import torch
+from torch.cuda.amp import custom_bwd, custom_fwd
+
+
+class ScaledMatmul(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd(cast_inputs=torch.float16)  # expect: TL702
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    @custom_bwd  # expect: TL702
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad @ b.T, a.T @ grad
+""",
+    )
