@@ -1,0 +1,240 @@
+"""TL205: a gradient clip that runs where it cannot change what the optimizer applies."""
+from __future__ import annotations
+
+from torchlint.model import FileModel
+from torchlint.model.grad_flow import (
+    between, clip_kind, iteration_events, iteration_of, last_before, spent_generator, stepped_optimizers,
+    unconditional,
+)
+from torchlint.model.records import Loop
+from torchlint.rule import Rule
+
+_AFTER_STEP = ("gradient clipping after optimizer.step() changes gradients no step uses before they are "
+               "cleared; clip after backward() and before step()")
+_BEFORE_BACKWARD = ("gradient clipping before this iteration's backward() clips old or zeroed gradients, "
+                    "and backward() then writes unclipped ones; clip after backward() and before step()")
+_SPENT = ("gradient clipping of a stored parameters() generator, already used up by {spender}, clips "
+          "nothing; store list(model.parameters()) or call model.parameters() again")
+
+
+def _after_step(file_model: FileModel, clip, span, events) -> bool:
+    """``backward(); step(); clip()``: nothing steps the clipped gradients before they are cleared."""
+    step = last_before(file_model, events, clip, ("step",))
+    if step is None or not unconditional(file_model, step.call, span):
+        return False
+    if between(file_model, events, step.call, clip, ("backward", "unscale")):
+        return False
+    if last_before(file_model, events, step.call, ("backward",)) is None:
+        return False
+    later = [e for e in events if e.call.order > clip.order and e.kind in ("step", "backward")]
+    return not later and _clears_every_pass(file_model, span, events)
+
+
+def _before_backward(file_model: FileModel, clip, span, events) -> bool:
+    """``zero_grad(); clip(); backward(); step()``: the clip sees gradients backward() then replaces."""
+    if last_before(file_model, events, clip, ("backward", "step")) is not None:
+        return False
+    after = [e for e in events if e.call.order > clip.order and e.kind in ("backward", "step")]
+    if len(after) < 2 or [e.kind for e in after[:2]] != ["backward", "step"]:
+        return False
+    backward, step = after[0].call, after[1].call
+    if not (unconditional(file_model, backward, span) and unconditional(file_model, step, span)):
+        return False
+    if isinstance(span, Loop):
+        return _clears_every_pass(file_model, span, events)
+    # A function is one step: the gradients it finds are cleared only if it clears them first.
+    return any(e.kind == "clear" and e.call.order < clip.order and unconditional(file_model, e.call, span)
+               for e in events)
+
+
+def _clears_every_pass(file_model: FileModel, span, events) -> bool:
+    return any(e.kind == "clear" and unconditional(file_model, e.call, span) for e in events)
+
+
+class IneffectiveGradClipping(Rule):
+    code = "TL205"
+    name = "ineffective-grad-clipping"
+    message = ("gradient clipping that cannot affect the optimizer step; clip after backward() and "
+               "before optimizer.step()")
+    gate = (r"clip_grad",)
+    docs = """
+## What it does
+Finds `torch.nn.utils.clip_grad_norm_` / `clip_grad_value_` calls (any
+import spelling, the deprecated `clip_grad_norm` included) that cannot
+change the update the optimizer makes:
+
+- called after `optimizer.step()` in an iteration that clears the
+  gradients before its next step;
+- called before the iteration's `backward()`, when the loop clears the
+  gradients every iteration: the clip sees zeros, `None` or gradients
+  already used, and `backward()` then writes fresh, unclipped ones;
+- given a `parameters()` generator stored in a variable
+  (`params = model.parameters()`) that an earlier use already ran to the
+  end: an optimizer built from it, a loop over it, an earlier clip, or the
+  same clip on the loop's first iteration. A generator is empty the second
+  time, and clipping an empty list does nothing.
+
+## Why is this bad
+The training run is not protected from exploding gradients although the
+code says it is. Nothing raises: the clip returns a norm (0.0 for an empty
+generator, with a warning since torch 2.1 that is easy to miss in a log),
+and the loss spikes or turns NaN on the batches the clip was meant for.
+
+Clipping between `backward()` and `step()` is the right place and is not
+reported, nor is clipping after `scaler.unscale_(optimizer)` with a
+GradScaler, clipping inside a closure passed to `optimizer.step(closure)`,
+gradient accumulation that clips before the accumulated step, or a stored
+`list(model.parameters())`, which can be read any number of times.
+
+## Example
+```python
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+```
+
+## Use instead
+```python
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+    optimizer.step()
+```
+"""
+
+    def check(self, file_model: FileModel):
+        if not file_model.is_torch_code:
+            return
+        for call in file_model.calls:
+            if clip_kind(file_model, call) is None:
+                continue
+            spender = spent_generator(file_model, call) if clip_kind(file_model, call) == "torch" else None
+            if spender is not None:
+                yield self.report(call.node, _SPENT.format(spender=spender))
+                continue
+            message = self._misplaced(file_model, call)
+            if message is not None:
+                yield self.report(call.node, message)
+
+    @staticmethod
+    def _misplaced(file_model: FileModel, clip):
+        span = iteration_of(clip)
+        if span is None:
+            return None
+        events = iteration_events(file_model, span)
+        if any(e.kind == "opaque" for e in events) or len(stepped_optimizers(file_model, events)) != 1:
+            return None  # several optimizers, or steps we cannot see: which gradients a clip serves is unclear
+        if _after_step(file_model, clip, span, events):
+            return _AFTER_STEP
+        if _before_backward(file_model, clip, span, events):
+            return _BEFORE_BACKWARD
+        return None
+
+    valid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion, accum_steps=4):
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accum_steps
+        loss.backward()
+        if (i + 1) % accum_steps == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion, scaler):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        """\
+import torch
+from torch.nn.utils import clip_grad_norm_
+
+
+def fit(model, x, y, steps):
+    params = list(model.parameters())
+    optimizer = torch.optim.LBFGS(params)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        clip_grad_norm_(params, 1.0)
+        return loss
+
+    for _ in range(steps):
+        optimizer.step(closure)
+""",
+        """\
+import torch
+
+
+def train(G, D, opt_g, opt_d, loader, bce):
+    for real, z in loader:
+        opt_d.zero_grad()
+        d_loss = bce(D(real), torch.ones(len(real), 1)) + bce(D(G(z).detach()), torch.zeros(len(z), 1))
+        d_loss.backward()
+        opt_d.step()
+        torch.nn.utils.clip_grad_norm_(G.parameters(), 1.0)
+        opt_g.zero_grad()
+        g_loss = bce(D(G(z)), torch.ones(len(z), 1))
+        g_loss.backward()
+        opt_g.step()
+""",
+    )
+    invalid = (
+        """\
+import torch
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # expect: TL205
+""",
+        """\
+from torch import nn, optim
+
+
+def train(model, loader, criterion):
+    params = model.parameters()
+    optimizer = optim.SGD(params, lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        nn.utils.clip_grad_value_(params, 0.5)  # expect: TL205
+        optimizer.step()
+""",
+        """\
+import torch
+from torch.nn.utils import clip_grad
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        clip_grad.clip_grad_norm_(model.parameters(), 1.0)  # expect: TL205
+        criterion(model(x), y).backward()
+        optimizer.step()
+""",
+    )
