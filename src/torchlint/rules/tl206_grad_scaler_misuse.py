@@ -13,8 +13,8 @@ _CLIP = ("gradient clipping of scaled gradients: scaler.scale(loss).backward() l
          "scaler.unscale_(optimizer) before clipping")
 _STEP = ("optimizer.step() after scaler.scale(loss).backward() applies gradients multiplied by the loss "
          "scale and skips the scaler's inf/NaN check; call scaler.step(optimizer) and scaler.update()")
-_UPDATE = ("scaler.step(optimizer) in a loop without scaler.update() in the loop: the second step raises "
-           "RuntimeError and the scale never adapts; call scaler.update() after the step(s) of each iteration")
+_UPDATE = ("scaler.step(optimizer) in a loop without scaler.update() in the loop: the next iteration's "
+           "unscale_() or step() raises RuntimeError; call scaler.update() after the step(s) of each iteration")
 
 
 def _span_events(file_model: FileModel, call):
@@ -67,11 +67,12 @@ loss scale (65536 at the start). Until `scaler.unscale_(optimizer)` or
    times too large and the weights blow up; Adam divides most of the scale
    away, but every optimizer misses the inf/NaN check, so an overflowing
    float16 step writes NaN into the weights instead of being skipped;
-3. `scaler.step()` refuses to run twice without `scaler.update()` in
-   between: the second iteration raises `RuntimeError: step() has already
-   been called since the last update()`, after a model may have been
-   loaded and data prepared for hours; and the scale never adapts to
-   overflow.
+3. a GradScaler refuses to unscale or step an optimizer twice without
+   `scaler.update()` in between: the second iteration raises
+   `RuntimeError: unscale_() is being called after step()` (or `step() has
+   already been called since the last update()`). Cheap to find by
+   running, unless the loop is reached only after hours of other work;
+   cheaper to find here.
 
 The canonical loop is not reported (`scaler.scale(loss).backward()`,
 `scaler.unscale_(optimizer)`, clip, `scaler.step(optimizer)`,
