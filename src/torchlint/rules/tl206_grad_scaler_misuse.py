@@ -33,8 +33,8 @@ def _scaled_and_not_unscaled(file_model: FileModel, call, events):
 class GradScalerMisuse(Rule):
     code = "TL206"
     name = "grad-scaler-misuse"
-    message = ("GradScaler misuse: clip only after scaler.unscale_(optimizer), step through "
-               "scaler.step(optimizer), and call scaler.update() every iteration")
+    message = ("GradScaler used so that gradients stay scaled or the scaler stops; clip only after "
+               "scaler.unscale_(optimizer), step through scaler.step(optimizer), call scaler.update() every iteration")
     gate = (r"GradScaler|\.\s*scale\s*\(|unscale_",)
     docs = """
 ## What it does
