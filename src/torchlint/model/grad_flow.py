@@ -60,6 +60,15 @@ def clipped_parameters(call: CallSite) -> Optional[cst.BaseExpression]:
     return positional(call.node, 0) or keyword(call.node, "parameters")
 
 
+def measures_only(file_model: FileModel, call: CallSite) -> bool:
+    """``clip_grad_norm_(params, float("inf"))`` or ``1e9``: a clip with no real limit, called
+    for the norm it returns."""
+    limit = positional(call.node, 1) or keyword(call.node, "max_norm") or keyword(call.node, "clip_value")
+    if isinstance(limit, (cst.Integer, cst.Float)):
+        return limit.evaluated_value >= 1e4
+    return limit is not None and "inf" in file_model.module.code_for_node(limit).lower()
+
+
 def _scaler_constructions(file_model: FileModel) -> dict:
     """``{path: enabled}`` for each name bound to a ``GradScaler(...)``: enabled is False
     only when every construction says ``enabled=False`` literally."""

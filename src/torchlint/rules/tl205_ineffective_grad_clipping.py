@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from torchlint.model import FileModel
 from torchlint.model.grad_flow import (
-    between, clip_kind, iteration_events, iteration_of, last_before, spent_generator, stepped_optimizers,
+    between, clip_kind, iteration_events, iteration_of, last_before, measures_only, spent_generator,
+    stepped_optimizers,
     unconditional,
 )
 from torchlint.model.records import Loop
@@ -83,8 +84,10 @@ and the loss spikes or turns NaN on the batches the clip was meant for.
 Clipping between `backward()` and `step()` is the right place and is not
 reported, nor is clipping after `scaler.unscale_(optimizer)` with a
 GradScaler, clipping inside a closure passed to `optimizer.step(closure)`,
-gradient accumulation that clips before the accumulated step, or a stored
-`list(model.parameters())`, which can be read any number of times.
+gradient accumulation that clips before the accumulated step, a stored
+`list(model.parameters())`, which can be read any number of times, or
+`clip_grad_norm_(params, float("inf"))` after the step, which only measures
+the norm for a log.
 
 ## Example
 ```python
@@ -124,8 +127,8 @@ for x, y in loader:
     @staticmethod
     def _misplaced(file_model: FileModel, clip):
         span = iteration_of(clip)
-        if span is None:
-            return None
+        if span is None or measures_only(file_model, clip):
+            return None  # a norm for the log, read after the step on purpose
         events = iteration_events(file_model, span)
         if any(e.kind == "opaque" for e in events) or len(stepped_optimizers(file_model, events)) != 1:
             return None  # several optimizers, or steps we cannot see: which gradients a clip serves is unclear

@@ -1,10 +1,12 @@
 """TL206: a GradScaler's scaled gradients clipped, stepped past the scaler, or never updated."""
 from __future__ import annotations
 
+import libcst as cst
+
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted, identifiers, positional
 from torchlint.model.grad_flow import (
-    alternative_to, between, clip_kind, grad_scaler_state, iteration_events, iteration_of, reaching, scaler_step,
+    alternative_to, between, clip_kind, measures_only, grad_scaler_state, iteration_events, iteration_of, reaching, scaler_step,
 )
 from torchlint.rule import Rule
 
@@ -103,7 +105,8 @@ scaler.update()
         if not file_model.is_torch_code:
             return
         for call in file_model.calls:
-            if clip_kind(file_model, call) == "torch" and self._clips_scaled(file_model, call):
+            if clip_kind(file_model, call) == "torch" and not measures_only(file_model, call) \
+                and self._clips_scaled(file_model, call):
                 yield self.report(call.node, _CLIP)
             elif self._steps_past_scaler(file_model, call):
                 yield self.report(call.node, _STEP)
@@ -120,6 +123,8 @@ scaler.update()
         optimizer = file_model.stepped_optimizer(call)
         if optimizer is None or optimizer != call.receiver or file_model.is_closure_step(call):
             return False
+        if any(name == "step" for _, name in file_model.methods):
+            return False  # an optimizer wrapper of this file may step through the scaler itself
         _, events = _span_events(file_model, call)
         backward = _scaled_and_not_unscaled(file_model, call, events)
         if backward is None:
@@ -139,7 +144,7 @@ scaler.update()
         if loop is None:
             return False
         calls = file_model.reachable_calls(loop)
-        if any(c.method == "update" and c.receiver == scaler for c in calls):
+        if any(c.method == "update" and _same_scaler(file_model, c.receiver, scaler) for c in calls):
             return False
         return not any(_may_update_elsewhere(file_model, c, scaler) for c in calls)
 
@@ -148,10 +153,20 @@ def _loop_names(loop) -> set:
     return set(identifiers(loop.node.target)) if hasattr(loop.node, "target") else set()
 
 
+def _same_scaler(file_model: FileModel, receiver, scaler: str) -> bool:
+    """``update()`` on this scaler, or on another name that may alias it (``scaler = self.scaler``)."""
+    return receiver == scaler or grad_scaler_state(file_model, receiver) is not None or (
+        receiver is not None and "scaler" in receiver.lower())
+
+
 def _may_update_elsewhere(file_model: FileModel, call, scaler: str) -> bool:
-    """Code we cannot see that gets the scaler (or, for ``self.scaler``, is a method of self)."""
+    """Code we cannot see that gets the scaler (or, for ``self.scaler``, is a method of self
+    or of a base class)."""
     if file_model.resolve(call) is not None or file_model.qualify(call) is not None:
         return False
+    func = call.node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
+        return scaler.startswith("self.")
     if any(dotted(a.value) == scaler for a in call.node.args):
         return True
     return scaler.startswith("self.") and (call.callee or "").startswith("self.") and call.callee.count(".") == 1 \
