@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from torchlint.model import vocab
-from torchlint.model.expr import dotted, identifiers, keyword, literal_bool, positional
+from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.records import CallSite, Loop, Scope
 from torchlint.model.walk import children
 
@@ -35,7 +35,7 @@ TORCH_CLIPS = frozenset(
     f"{module}.{name}" for module in ("torch.nn.utils", "torch.nn.utils.clip_grad") for name in _CLIP_NAMES
 )
 # Calls that read their argument to the end; a generator passed to one is spent.
-_CONSUMERS = frozenset("list tuple set sorted sum min max any all len dict enumerate zip".split())
+_CONSUMERS = frozenset("list tuple set sorted sum min max any all enumerate zip".split())
 _OPTIMIZER_CLASSES = frozenset(
     "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop LBFGS NAdam RAdam SparseAdam ASGD".split()
 )
@@ -144,9 +144,9 @@ class Frame:
     """One control statement between a scope's body and a call: the ``if`` branch, loop
     body, ``try`` part, lambda or comprehension it runs in."""
 
-    kind: str  # if, loop, try, lambda
+    kind: str  # if, match, loop, try, lambda
     node: int  # id of the statement
-    branch: object  # if: True (body) / False (else); try: "body" / "other"
+    branch: object  # if: True (body) / False (else); match: case index; try: "body" / "other"
     test: Optional[tuple] = None  # if: (condition text, polarity), for ifs on the same condition
 
     @property
@@ -199,6 +199,11 @@ def _frames_in(file_model: FileModel, node: cst.CSTNode, frames: tuple, out: dic
         if node.orelse is not None:
             _frames_in(file_model, node.orelse, frames + (Frame("loop", id(node), "else"),), out)
         return
+    if isinstance(node, cst.Match):
+        _frames_in(file_model, node.subject, frames, out)
+        for index, case in enumerate(node.cases):
+            _frames_in(file_model, case, frames + (Frame("match", id(node), index),), out)
+        return
     if isinstance(node, cst.Try):
         _frames_in(file_model, node.body, frames + (Frame("try", id(node), "body"),), out)
         for part in (*node.handlers, node.orelse, node.finalbody):
@@ -234,14 +239,15 @@ def unconditional(file_model: FileModel, call: CallSite, span: Span) -> bool:
 def exclusive(file_model: FileModel, a: CallSite, b: CallSite) -> bool:
     """``a`` and ``b`` never run in the same pass: the two branches of one ``if``, or of two
     ``if``s on the same condition (``if amp: ... else: ...`` twice)."""
-    ifs_b = [f for f in frames_of(file_model, b) if f.kind == "if"]
+    branches_b = [f for f in frames_of(file_model, b) if f.kind in ("if", "match")]
     for fa in frames_of(file_model, a):
-        if fa.kind != "if":
+        if fa.kind not in ("if", "match"):
             continue
-        for fb in ifs_b:
+        for fb in branches_b:
             if fa.node == fb.node and fa.branch != fb.branch:
                 return True
-            if fa.node != fb.node and fa.test[0] == fb.test[0] and (fa.branch == fa.test[1]) != (fb.branch == fb.test[1]):
+            if fa.kind == fb.kind == "if" and fa.node != fb.node and fa.test[0] == fb.test[0] \
+                    and (fa.branch == fa.test[1]) != (fb.branch == fb.test[1]):
                 return True
     return False
 
@@ -392,6 +398,8 @@ def spent_generator(file_model: FileModel, call: CallSite) -> Optional[str]:
             return "a for loop over it"
     loop = call.site.loop
     if loop is not None and not loop.contains(binding.order):
+        if any(loop.contains(a.order) and path in map(dotted, a.targets) for a in scope.assignments):
+            return None  # bound afresh later in the iteration, for the next one
         return "this same clip on the loop's first iteration"
     return None
 
@@ -429,7 +437,3 @@ def _iterates(node: cst.BaseExpression, path: str) -> bool:
     if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
         return dotted(node.for_in.iter) == path
     return False
-
-
-def references(node: cst.CSTNode, names) -> bool:
-    return any(name in names for name in identifiers(node))

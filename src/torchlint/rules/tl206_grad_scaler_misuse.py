@@ -32,6 +32,35 @@ def _scaled_and_not_unscaled(file_model: FileModel, call, events):
     return None
 
 
+def _loop_names(loop) -> set:
+    return set(identifiers(loop.node.target)) if hasattr(loop.node, "target") else set()
+
+
+def _same_scaler(file_model: FileModel, receiver, scaler: str) -> bool:
+    """``update()`` on this scaler, or on another name that may alias it (``scaler = self.scaler``)."""
+    return receiver == scaler or grad_scaler_state(file_model, receiver) is not None or (
+        receiver is not None and "scaler" in receiver.lower())
+
+
+def _may_update_elsewhere(file_model: FileModel, call, scaler: str) -> bool:
+    """Code we cannot see that gets the scaler (or, for ``self.scaler``, is a method of self
+    or of a base class)."""
+    if file_model.resolve(call) is not None or file_model.qualify(call) is not None:
+        return False
+    func = call.node.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
+        return scaler.startswith("self.")
+    if any(dotted(a.value) == scaler for a in call.node.args):
+        return True
+    return scaler.startswith("self.") and (call.callee or "").startswith("self.") and call.callee.count(".") == 1 \
+        and grad_scaler_state(file_model, call.callee) is None and not _is_attribute(file_model, call.callee)
+
+
+def _is_attribute(file_model: FileModel, path: str) -> bool:
+    """``self.model`` bound in this file: calling it runs a module, not a method that could update."""
+    return any(path in map(dotted, a.targets) for a in file_model.assignments)
+
+
 class GradScalerMisuse(Rule):
     code = "TL206"
     name = "grad-scaler-misuse"
@@ -147,35 +176,6 @@ scaler.update()
         if any(c.method == "update" and _same_scaler(file_model, c.receiver, scaler) for c in calls):
             return False
         return not any(_may_update_elsewhere(file_model, c, scaler) for c in calls)
-
-
-def _loop_names(loop) -> set:
-    return set(identifiers(loop.node.target)) if hasattr(loop.node, "target") else set()
-
-
-def _same_scaler(file_model: FileModel, receiver, scaler: str) -> bool:
-    """``update()`` on this scaler, or on another name that may alias it (``scaler = self.scaler``)."""
-    return receiver == scaler or grad_scaler_state(file_model, receiver) is not None or (
-        receiver is not None and "scaler" in receiver.lower())
-
-
-def _may_update_elsewhere(file_model: FileModel, call, scaler: str) -> bool:
-    """Code we cannot see that gets the scaler (or, for ``self.scaler``, is a method of self
-    or of a base class)."""
-    if file_model.resolve(call) is not None or file_model.qualify(call) is not None:
-        return False
-    func = call.node.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call) and dotted(func.value.func) == "super":
-        return scaler.startswith("self.")
-    if any(dotted(a.value) == scaler for a in call.node.args):
-        return True
-    return scaler.startswith("self.") and (call.callee or "").startswith("self.") and call.callee.count(".") == 1 \
-        and grad_scaler_state(file_model, call.callee) is None and not _is_attribute(file_model, call.callee)
-
-
-def _is_attribute(file_model: FileModel, path: str) -> bool:
-    """``self.model`` bound in this file: calling it runs a module, not a method that could update."""
-    return any(path in map(dotted, a.targets) for a in file_model.assignments)
 
     valid = (
         """\
