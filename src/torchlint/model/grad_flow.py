@@ -352,14 +352,20 @@ def reaching(file_model: FileModel, events, call: CallSite, kinds) -> list:
     one that can run in the same pass, until one that runs whenever ``call`` does
     (``if amp: scaled backward / else: plain backward`` reaches a later clip twice)."""
     found = []
-    own = set(f for f in frames_of(file_model, call) if f.conditional)
     for event in reversed(events):
         if event.call.order >= call.order or event.kind not in kinds or exclusive(file_model, event.call, call):
             continue
         found.append(event)
-        if all(f in own for f in frames_of(file_model, event.call) if f.conditional):
+        if runs_whenever(file_model, event.call, call):
             break
     return found
+
+
+def runs_whenever(file_model: FileModel, a: CallSite, b: CallSite) -> bool:
+    """Every ``if``, loop and handler around ``a`` is also around ``b``: where ``b`` runs, ``a`` ran
+    (or runs) in the same pass."""
+    around_b = set(frames_of(file_model, b))
+    return all(f in around_b for f in frames_of(file_model, a) if f.conditional)
 
 
 def between(file_model: FileModel, events, first: CallSite, last: CallSite, kinds) -> list:
@@ -374,21 +380,28 @@ def stepped_optimizers(file_model: FileModel, events) -> set:
 
 # -- parameters() generators ----------------------------------------------------
 
-def spent_generator(file_model: FileModel, call: CallSite) -> Optional[str]:
-    """For a clip whose parameters are a stored ``model.parameters()`` generator that an
-    earlier use already ran to the end (an optimizer built from it, a loop over it, an
-    earlier clip, or this clip on an earlier iteration), what used it up; else None."""
+def parameters_generator_binding(file_model: FileModel, call: CallSite):
+    """The assignment ``params = model.parameters()`` (a generator) that the stored name a clip
+    is given last got before the clip, in the clip's scope; None otherwise."""
     arg = clipped_parameters(call)
     path = dotted(arg) if arg is not None else None
     if path is None or _defines_parameters(file_model):
         return None
+    bindings = [a for a in call.scope.assignments if a.order < call.order and path in map(dotted, a.targets)]
+    if not bindings or not _is_parameters_generator(file_model, bindings[-1]):
+        return None
+    return bindings[-1]
+
+
+def spent_generator(file_model: FileModel, call: CallSite) -> Optional[str]:
+    """For a clip whose parameters are a stored ``model.parameters()`` generator that an
+    earlier use already ran to the end (an optimizer built from it, a loop over it, an
+    earlier clip, or this clip on an earlier iteration), what used it up; else None."""
+    binding = parameters_generator_binding(file_model, call)
+    if binding is None:
+        return None
+    path = dotted(clipped_parameters(call))
     scope = call.scope
-    bindings = [a for a in scope.assignments if a.order < call.order and path in map(dotted, a.targets)]
-    if not bindings:
-        return None
-    binding = bindings[-1]
-    if not _is_parameters_generator(file_model, binding):
-        return None
     for other in scope.calls:
         if binding.order < other.order < call.order and _consumes(file_model, other, path):
             if not exclusive(file_model, other, call):

@@ -1,14 +1,19 @@
 """TL205: a gradient clip that runs where it cannot change what the optimizer applies."""
 from __future__ import annotations
 
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.edits import enclosing_statement, insert_after, insert_before, parent_map, shadowed, source_of
 from torchlint.model import FileModel
+from torchlint.model.expr import bound_paths, referenced_paths
 from torchlint.model.grad_flow import (
-    between, clip_kind, iteration_events, iteration_of, last_before, measures_only, spent_generator,
-    stepped_optimizers,
-    unconditional,
+    between, clip_kind, iteration_events, iteration_of, last_before, measures_only,
+    parameters_generator_binding, spent_generator, stepped_optimizers, unconditional,
 )
 from torchlint.model.records import Loop
-from torchlint.rule import Rule
+from torchlint.rule import Fix, Rule
 
 _AFTER_STEP = ("gradient clipping after optimizer.step() changes gradients no step uses before they are "
                "cleared; clip after backward() and before step()")
@@ -18,38 +23,81 @@ _SPENT = ("gradient clipping of a stored parameters() generator, already used up
           "nothing; store list(model.parameters()) or call model.parameters() again")
 
 
-def _after_step(file_model: FileModel, clip, span, events) -> bool:
-    """``backward(); step(); clip()``: nothing steps the clipped gradients before they are cleared."""
+def _after_step(file_model: FileModel, clip, span, events):
+    """``backward(); step(); clip()``: nothing steps the clipped gradients before they are
+    cleared. The step the clip should come before, or None."""
     step = last_before(file_model, events, clip, ("step",))
     if step is None or not unconditional(file_model, step.call, span):
-        return False
+        return None
     if between(file_model, events, step.call, clip, ("backward", "unscale")):
-        return False
+        return None
     if last_before(file_model, events, step.call, ("backward",)) is None:
-        return False
+        return None
     later = [e for e in events if e.call.order > clip.order and e.kind in ("step", "backward")]
-    return not later and _clears_every_pass(file_model, span, events)
+    return step if not later and _clears_every_pass(file_model, span, events) else None
 
 
-def _before_backward(file_model: FileModel, clip, span, events) -> bool:
-    """``zero_grad(); clip(); backward(); step()``: the clip sees gradients backward() then replaces."""
+def _before_backward(file_model: FileModel, clip, span, events):
+    """``zero_grad(); clip(); backward(); step()``: the clip sees gradients backward() then
+    replaces. The backward the clip should come after, or None."""
     if last_before(file_model, events, clip, ("backward", "step")) is not None:
-        return False
+        return None
     after = [e for e in events if e.call.order > clip.order and e.kind in ("backward", "step")]
     if len(after) < 2 or [e.kind for e in after[:2]] != ["backward", "step"]:
-        return False
-    backward, step = after[0].call, after[1].call
-    if not (unconditional(file_model, backward, span) and unconditional(file_model, step, span)):
-        return False
+        return None
+    backward, step = after[0], after[1]
+    if not (unconditional(file_model, backward.call, span) and unconditional(file_model, step.call, span)):
+        return None
     if isinstance(span, Loop):
-        return _clears_every_pass(file_model, span, events)
+        return backward if _clears_every_pass(file_model, span, events) else None
     # A function is one step: the gradients it finds are cleared only if it clears them first.
-    return any(e.kind == "clear" and e.call.order < clip.order and unconditional(file_model, e.call, span)
-               for e in events)
+    clears_first = any(e.kind == "clear" and e.call.order < clip.order and unconditional(file_model, e.call, span)
+                       for e in events)
+    return backward if clears_first else None
 
 
 def _clears_every_pass(file_model: FileModel, span, events) -> bool:
     return any(e.kind == "clear" and unconditional(file_model, e.call, span) for e in events)
+
+
+def _own_statement(file_model: FileModel, call) -> Optional[cst.SimpleStatementLine]:
+    """The statement line that is nothing but ``call`` (``clip_grad_norm_(...)``), else None."""
+    stmt = enclosing_statement(file_model, call.node)
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.Expr) and small.value is call.node:
+            return stmt
+    return None
+
+
+def _move_fix(file_model: FileModel, clip, anchor, after: bool) -> Optional[Fix]:
+    """Move the clip's statement to just after (or before) ``anchor``'s, in the same block,
+    when nothing in between rebinds a name the clip reads."""
+    clip_stmt, anchor_stmt = _own_statement(file_model, clip), enclosing_statement(file_model, anchor.node)
+    if clip_stmt is None or anchor_stmt is None:
+        return None
+    parents = parent_map(file_model)
+    if parents.get(id(clip_stmt)) is not parents.get(id(anchor_stmt)):
+        return None
+    read = {p.split(".", 1)[0] for p in referenced_paths(clip.node)}
+    lo, hi = sorted((clip.order, anchor.order))
+    for a in clip.scope.assignments:
+        if lo < a.order < hi and any(p.split(".", 1)[0] in read for t in a.targets for p in bound_paths(t)):
+            return None
+    code = source_of(clip_stmt.with_changes(leading_lines=())).strip()
+    moved = insert_after(anchor_stmt, code) if after else insert_before(anchor_stmt, code)
+    where = "after the backward()" if after else "before the step"
+    return Fix(f"move `{code}` {where}", ((anchor_stmt, moved), (clip_stmt, cst.RemoveFromParent())))
+
+
+def _list_fix(file_model: FileModel, clip) -> Optional[Fix]:
+    """``params = list(model.parameters())``: a list every use can read."""
+    binding = parameters_generator_binding(file_model, clip)
+    if binding is None or shadowed(binding.site.scope, "list"):
+        return None
+    value = binding.value
+    listed = cst.Call(func=cst.Name("list"), args=[cst.Arg(value=value)])
+    return Fix(f"store `list({source_of(value)})`", ((value, listed),))
 
 
 class IneffectiveGradClipping(Rule):
@@ -57,6 +105,7 @@ class IneffectiveGradClipping(Rule):
     name = "ineffective-grad-clipping"
     message = ("gradient clipping that cannot affect the optimizer step; clip after backward() and "
                "before optimizer.step()")
+    fix_safety = "unsafe"
     gate = (r"clip_grad",)
     docs = """
 ## What it does
@@ -108,34 +157,49 @@ for x, y in loader:
     torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     optimizer.step()
 ```
+
+## Fix safety
+The fix moves a clip that comes after the step to just before that step,
+and a clip that comes before the backward to just after that backward; it
+is offered only when the clip is a statement of its own in the same block
+as that step or backward and nothing in between rebinds a name the clip
+reads. For a spent generator it stores `list(model.parameters())` instead.
+It is unsafe because it changes the numbers training produces, on purpose:
+the clip starts to work, so every step that had a larger gradient norm
+than `max_norm` now takes a smaller step.
 """
 
     def check(self, file_model: FileModel):
         if not file_model.is_torch_code:
             return
         for call in file_model.calls:
-            if clip_kind(file_model, call) is None:
+            kind = clip_kind(file_model, call)
+            if kind is None:
                 continue
-            spender = spent_generator(file_model, call) if clip_kind(file_model, call) == "torch" else None
+            spender = spent_generator(file_model, call) if kind == "torch" else None
             if spender is not None:
-                yield self.report(call.node, _SPENT.format(spender=spender))
+                yield self.report(call.node, _SPENT.format(spender=spender), fix=_list_fix(file_model, call))
                 continue
-            message = self._misplaced(file_model, call)
-            if message is not None:
-                yield self.report(call.node, message)
+            found = self._misplaced(file_model, call)
+            if found is not None:
+                message, anchor, after = found
+                yield self.report(call.node, message, fix=_move_fix(file_model, call, anchor.call, after))
 
     @staticmethod
     def _misplaced(file_model: FileModel, clip):
+        """(message, the event the clip belongs next to, whether after it), or None."""
         span = iteration_of(clip)
         if span is None or measures_only(file_model, clip):
             return None  # a norm for the log, read after the step on purpose
         events = iteration_events(file_model, span)
         if any(e.kind == "opaque" for e in events) or len(stepped_optimizers(file_model, events)) != 1:
             return None  # several optimizers, or steps we cannot see: which gradients a clip serves is unclear
-        if _after_step(file_model, clip, span, events):
-            return _AFTER_STEP
-        if _before_backward(file_model, clip, span, events):
-            return _BEFORE_BACKWARD
+        step = _after_step(file_model, clip, span, events)
+        if step is not None:
+            return _AFTER_STEP, step, False
+        backward = _before_backward(file_model, clip, span, events)
+        if backward is not None:
+            return _BEFORE_BACKWARD, backward, True
         return None
 
     valid = (

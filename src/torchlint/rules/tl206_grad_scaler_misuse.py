@@ -1,14 +1,18 @@
 """TL206: a GradScaler's scaled gradients clipped, stepped past the scaler, or never updated."""
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
+from torchlint.edits import enclosing_statement, insert_after, insert_before
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted, identifiers, positional
 from torchlint.model.grad_flow import (
-    alternative_to, between, clip_kind, measures_only, grad_scaler_state, iteration_events, iteration_of, reaching, scaler_step,
+    alternative_to, between, clip_kind, grad_scaler_state, iteration_events, iteration_of, measures_only, reaching,
+    runs_whenever, scaler_step,
 )
-from torchlint.rule import Rule
+from torchlint.rule import Fix, Rule
 
 _CLIP = ("gradient clipping of scaled gradients: scaler.scale(loss).backward() left them multiplied by "
          "the loss scale, so max_norm is compared with norms about 65536 times too large; call "
@@ -30,6 +34,64 @@ def _scaled_and_not_unscaled(file_model: FileModel, call, events):
         if backward.scaler and not between(file_model, events, backward.call, call, ("unscale", "step", "opaque")):
             return backward
     return None
+
+
+def _own_statement(file_model: FileModel, call) -> Optional[cst.SimpleStatementLine]:
+    """The statement line that is nothing but ``call``, else None."""
+    stmt = enclosing_statement(file_model, call.node)
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.Expr) and small.value is call.node:
+            return stmt
+    return None
+
+
+def _unscale_fix(file_model: FileModel, clip, backward, events) -> Optional[Fix]:
+    """``scaler.unscale_(optimizer)`` just before the clip, where the scaled backward always runs
+    before it and one optimizer is stepped by that scaler afterwards (and not unscaled again)."""
+    scaler = backward.scaler
+    later = [e for e in events if e.call.order > clip.order]
+    optimizers = {file_model.stepped_optimizer(e.call) for e in later if e.kind == "step" and e.scaler == scaler}
+    if len(optimizers) != 1 or any(e.kind == "unscale" for e in later):
+        return None
+    if not runs_whenever(file_model, backward.call, clip):
+        return None  # ``if amp: scaled backward`` then a clip on both paths: unscale_ only on one
+    stmt = enclosing_statement(file_model, clip.node)
+    if stmt is None:
+        return None
+    code = f"{scaler}.unscale_({optimizers.pop()})"
+    return Fix(f"call `{code}` before clipping", ((stmt, insert_before(stmt, code)),))
+
+
+def _through_scaler_fix(file_model: FileModel, step) -> Optional[Fix]:
+    """``optimizer.step()`` -> ``scaler.step(optimizer)`` (and ``scaler.update()`` unless the
+    iteration has one), where the scaled backward always runs before the step."""
+    span, events = _span_events(file_model, step)
+    backward = _scaled_and_not_unscaled(file_model, step, events)
+    stmt = _own_statement(file_model, step)
+    if backward is None or stmt is None or not runs_whenever(file_model, backward.call, step):
+        return None
+    scaler = backward.scaler
+    codes = [f"{scaler}.step({step.receiver})"]
+    if not any(c.method == "update" and c.receiver == scaler for c in file_model.reachable_calls(span)):
+        codes.append(f"{scaler}.update()")
+    replaced = stmt.with_changes(body=[stmt.body[0].with_changes(value=cst.parse_expression(codes[0]))])
+    new = insert_after(replaced, *codes[1:]) if len(codes) > 1 else replaced
+    return Fix(f"step through the scaler: {', '.join(f'`{c}`' for c in codes)}", ((stmt, new),))
+
+
+def _update_fix(file_model: FileModel, step, loop) -> Optional[Fix]:
+    """``scaler.update()`` right after the loop's only ``scaler.step(optimizer)``."""
+    stmt = _own_statement(file_model, step)
+    if stmt is None or loop is not step.site.loop:
+        return None
+    steps = [c for c in file_model.reachable_calls(loop) if c.method == "step" and c.receiver == step.receiver]
+    if len(steps) != 1:
+        return None
+    if any(c.method == "update" and _same_scaler(file_model, c.receiver, step.receiver) for c in step.scope.calls):
+        return None  # updated outside the loop: a second update() in a row would raise
+    code = f"{step.receiver}.update()"
+    return Fix(f"call `{code}` after the step", ((stmt, insert_after(stmt, code)),))
 
 
 def _loop_names(loop) -> set:
@@ -66,6 +128,7 @@ class GradScalerMisuse(Rule):
     name = "grad-scaler-misuse"
     message = ("GradScaler used so that gradients stay scaled or the scaler stops; clip only after "
                "scaler.unscale_(optimizer), step through scaler.step(optimizer), call scaler.update() every iteration")
+    fix_safety = "unsafe"
     gate = (r"GradScaler|\.\s*scale\s*\(|unscale_",)
     docs = """
 ## What it does
@@ -128,24 +191,36 @@ torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
 scaler.step(optimizer)
 scaler.update()
 ```
+
+## Fix safety
+Each case has a fix where the code says exactly what to write: it inserts
+`scaler.unscale_(optimizer)` before the clip (the scaled backward always
+runs before the clip, and one optimizer is stepped by that scaler after
+it); it replaces `optimizer.step()` by `scaler.step(optimizer)`, adding
+`scaler.update()` after it unless the iteration has one (the scaled
+backward always runs before the step); it inserts `scaler.update()` after
+the loop's only `scaler.step(optimizer)`. Where the scaled backward runs on
+one branch only (`if amp: scaler.scale(loss).backward()`), no fix is
+offered: the inserted call would run without a scaler on the other. The
+fixes are unsafe because they change the numbers training produces, on
+purpose.
 """
 
     def check(self, file_model: FileModel):
         if not file_model.is_torch_code:
             return
         for call in file_model.calls:
-            if clip_kind(file_model, call) == "torch" and not measures_only(file_model, call) \
-                and self._clips_scaled(file_model, call):
-                yield self.report(call.node, _CLIP)
+            if clip_kind(file_model, call) == "torch" and not measures_only(file_model, call):
+                span, events = _span_events(file_model, call)
+                backward = _scaled_and_not_unscaled(file_model, call, events)
+                if backward is not None:
+                    yield self.report(call.node, _CLIP, fix=_unscale_fix(file_model, call, backward, events))
             elif self._steps_past_scaler(file_model, call):
-                yield self.report(call.node, _STEP)
-            elif scaler_step(file_model, call) and self._never_updated(file_model, call):
-                yield self.report(call.node, _UPDATE)
-
-    @staticmethod
-    def _clips_scaled(file_model: FileModel, clip) -> bool:
-        _, events = _span_events(file_model, clip)
-        return _scaled_and_not_unscaled(file_model, clip, events) is not None
+                yield self.report(call.node, _STEP, fix=_through_scaler_fix(file_model, call))
+            elif scaler_step(file_model, call):
+                loop = self._loop_without_update(file_model, call)
+                if loop is not None:
+                    yield self.report(call.node, _UPDATE, fix=_update_fix(file_model, call, loop))
 
     @staticmethod
     def _steps_past_scaler(file_model: FileModel, call) -> bool:
@@ -163,7 +238,8 @@ scaler.update()
         return not alternative_to(file_model, call, scaler_steps)
 
     @staticmethod
-    def _never_updated(file_model: FileModel, step) -> bool:
+    def _loop_without_update(file_model: FileModel, step):
+        """The loop that repeats ``scaler.step(opt)`` with no ``scaler.update()``, or None."""
         scaler = step.receiver
         loop = step.site.loop
         stepped = set(identifiers(positional(step.node, 0)))
@@ -171,11 +247,13 @@ scaler.update()
         while loop is not None and _loop_names(loop) & stepped:
             loop = loop.parent
         if loop is None:
-            return False
+            return None
         calls = file_model.reachable_calls(loop)
         if any(c.method == "update" and _same_scaler(file_model, c.receiver, scaler) for c in calls):
-            return False
-        return not any(_may_update_elsewhere(file_model, c, scaler) for c in calls)
+            return None
+        if any(_may_update_elsewhere(file_model, c, scaler) for c in calls):
+            return None
+        return loop
 
     valid = (
         """\
