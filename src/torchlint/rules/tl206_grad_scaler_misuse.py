@@ -138,7 +138,8 @@ found by its construction (`scaler = GradScaler(...)`), or, where it comes
 from elsewhere, by name (`scaler`, `self.grad_scaler`) together with a call
 only a GradScaler has (`scale`, `unscale_`). A scaler built with
 `enabled=False` is left alone: it scales by 1 and its `step()` is the
-optimizer's.
+optimizer's. One built with `enabled=use_amp` counts as on: the code is
+wrong whenever mixed precision is switched on.
 
 1. **clip before unscale**: `clip_grad_norm_` / `clip_grad_value_` after
    `scaler.scale(loss).backward()` with no `scaler.unscale_(optimizer)` in
