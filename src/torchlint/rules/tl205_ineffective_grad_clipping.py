@@ -5,7 +5,9 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.edits import enclosing_statement, insert_after, insert_before, parent_map, shadowed, source_of
+from torchlint.edits import (
+    enclosing_statement, insert_after, insert_before, lone_call_statement, parent_map, shadowed, source_of,
+)
 from torchlint.model import FileModel
 from torchlint.model.expr import bound_paths, referenced_paths
 from torchlint.model.grad_flow import (
@@ -60,20 +62,10 @@ def _clears_every_pass(file_model: FileModel, span, events) -> bool:
     return any(e.kind == "clear" and unconditional(file_model, e.call, span) for e in events)
 
 
-def _own_statement(file_model: FileModel, call) -> Optional[cst.SimpleStatementLine]:
-    """The statement line that is nothing but ``call`` (``clip_grad_norm_(...)``), else None."""
-    stmt = enclosing_statement(file_model, call.node)
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-        small = stmt.body[0]
-        if isinstance(small, cst.Expr) and small.value is call.node:
-            return stmt
-    return None
-
-
 def _move_fix(file_model: FileModel, clip, anchor, after: bool) -> Optional[Fix]:
     """Move the clip's statement to just after (or before) ``anchor``'s, in the same block,
     when nothing in between rebinds a name the clip reads."""
-    clip_stmt, anchor_stmt = _own_statement(file_model, clip), enclosing_statement(file_model, anchor.node)
+    clip_stmt, anchor_stmt = lone_call_statement(file_model, clip.node), enclosing_statement(file_model, anchor.node)
     if clip_stmt is None or anchor_stmt is None:
         return None
     parents = parent_map(file_model)

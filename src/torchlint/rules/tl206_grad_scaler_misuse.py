@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.edits import enclosing_statement, insert_after, insert_before
+from torchlint.edits import enclosing_statement, insert_after, insert_before, lone_call_statement
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted, identifiers, positional
 from torchlint.model.grad_flow import (
@@ -36,24 +36,17 @@ def _scaled_and_not_unscaled(file_model: FileModel, call, events):
     return None
 
 
-def _own_statement(file_model: FileModel, call) -> Optional[cst.SimpleStatementLine]:
-    """The statement line that is nothing but ``call``, else None."""
-    stmt = enclosing_statement(file_model, call.node)
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-        small = stmt.body[0]
-        if isinstance(small, cst.Expr) and small.value is call.node:
-            return stmt
-    return None
-
-
 def _unscale_fix(file_model: FileModel, clip, backward, events) -> Optional[Fix]:
     """``scaler.unscale_(optimizer)`` just before the clip, where the scaled backward always runs
     before it and one optimizer is stepped by that scaler afterwards (and not unscaled again)."""
     scaler = backward.scaler
     later = [e for e in events if e.call.order > clip.order]
-    optimizers = {file_model.stepped_optimizer(e.call) for e in later if e.kind == "step" and e.scaler == scaler}
+    steps = [e.call for e in later if e.kind == "step" and e.scaler == scaler]
+    optimizers = {file_model.stepped_optimizer(step) for step in steps}
     if len(optimizers) != 1 or any(e.kind == "unscale" for e in later):
         return None
+    if not all(runs_whenever(file_model, step, clip) for step in steps):
+        return None  # a clip every micro-step, a step every few: a second unscale_() before update() raises
     if not runs_whenever(file_model, backward.call, clip):
         return None  # ``if amp: scaled backward`` then a clip on both paths: unscale_ only on one
     stmt = enclosing_statement(file_model, clip.node)
@@ -68,7 +61,7 @@ def _through_scaler_fix(file_model: FileModel, step) -> Optional[Fix]:
     iteration has one), where the scaled backward always runs before the step."""
     span, events = _span_events(file_model, step)
     backward = _scaled_and_not_unscaled(file_model, step, events)
-    stmt = _own_statement(file_model, step)
+    stmt = lone_call_statement(file_model, step.node)
     if backward is None or stmt is None or not runs_whenever(file_model, backward.call, step):
         return None
     scaler = backward.scaler
@@ -82,7 +75,7 @@ def _through_scaler_fix(file_model: FileModel, step) -> Optional[Fix]:
 
 def _update_fix(file_model: FileModel, step, loop) -> Optional[Fix]:
     """``scaler.update()`` right after the loop's only ``scaler.step(optimizer)``."""
-    stmt = _own_statement(file_model, step)
+    stmt = lone_call_statement(file_model, step.node)
     if stmt is None or loop is not step.site.loop:
         return None
     steps = [c for c in file_model.reachable_calls(loop) if c.method == "step" and c.receiver == step.receiver]
