@@ -80,8 +80,8 @@ def _scaler_constructions(file_model: FileModel) -> dict:
         if a.kind != "assign" or not isinstance(value, cst.Call):
             continue
         callee = dotted(value.func) or ""
-        if not vocab.last_name(callee).endswith("GradScaler"):
-            continue
+        if not vocab.last_name(callee).endswith("GradScaler") or callee in file_model.class_bases:
+            continue  # not a GradScaler, or this file's own class of that name
         enabled = literal_bool(keyword(value, "enabled")) is not False
         for path in filter(None, map(dotted, a.targets)):
             found[path] = found.get(path, False) or enabled
@@ -94,16 +94,21 @@ def grad_scaler_state(file_model: FileModel, path: Optional[str]) -> Optional[st
 
     Found by construction; where none is visible (a scaler handed in as an
     argument), by name (``scaler``, ``self.grad_scaler``) together with a method
-    only GradScaler has (``scale``, ``unscale_``) called on the same name.
+    only GradScaler has (``scale``, ``unscale_``) called on the same name, unless
+    the file writes a scaler class of its own with such methods.
     """
     if path is None:
         return None
     built = file_model.derived(_scaler_constructions)
     if path in built:
         return "on" if built[path] else "off"
-    if "scaler" not in vocab.last_name(path).lower():
-        return None
+    if "scaler" not in vocab.last_name(path).lower() or file_model.derived(_defines_scaler_methods):
+        return None  # a scaler class written here may have the same method names and other rules
     return "on" if path in file_model.derived(_scaler_api_receivers) else None
+
+
+def _defines_scaler_methods(file_model: FileModel) -> bool:
+    return any(name in ("scale", "unscale_") for _, name in file_model.methods)
 
 
 def _scaler_api_receivers(file_model: FileModel) -> frozenset:
