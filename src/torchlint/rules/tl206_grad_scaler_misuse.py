@@ -119,7 +119,7 @@ def _is_attribute(file_model: FileModel, path: str) -> bool:
 class GradScalerMisuse(Rule):
     code = "TL206"
     name = "grad-scaler-misuse"
-    message = ("GradScaler used so that gradients stay scaled or the scaler stops; clip only after "
+    message = ("GradScaler misuse leaves gradients scaled or the scaler never updated; clip only after "
                "scaler.unscale_(optimizer), step through scaler.step(optimizer), call scaler.update() every iteration")
     fix_safety = "unsafe"
     gate = (r"GradScaler|\.\s*scale\s*\(|unscale_",)
