@@ -198,3 +198,20 @@ def test_update_replaces_only_the_rules_measured_again(harness):
     assert list(merged["rules"]) == ["TL101", "TL150", "TL201"]
     with pytest.raises(ValueError, match="torch"):
         harness.updated(existing, {**fresh, "torch": "2.14.0"})
+
+
+def test_tl205_only_good_clips_what_the_step_applies(report):
+    bad, good = _numbers(report, "TL205")
+    assert bad["steps"] == good["steps"] > 0
+    assert bad["steps_over_max_norm"] == bad["steps"] and good["steps_over_max_norm"] == 0
+    assert bad["empty_generator_warnings"] > 0 == good["empty_generator_warnings"]
+    series = report["rules"]["TL205"]["series"]
+    assert series["unit"] == "float" and max(series["good"]) <= good["max_norm"] * (1 + 1e-4) < min(series["bad"])
+
+
+def test_tl206_scaled_gradients_are_off_by_the_loss_scale(report):
+    ratios = report["rules"]["TL206"]["numbers"]["ratios"]
+    assert all(ratio == pytest.approx(2.0 ** 16, rel=1e-2) for ratio in ratios.values())
+    bad, good = _numbers(report, "TL206")
+    assert "RuntimeError" in bad["error"] and good["error"] is None
+    assert bad["no_update_loop_steps"] == 1 < good["no_update_loop_steps"]

@@ -439,3 +439,14 @@ def add_imports(module: cst.Module, names: Iterable[str]) -> cst.Module:
     else:
         body[index:index] = new
     return module.with_changes(body=body)
+
+
+def lone_call_statement(file_model: FileModel, node: cst.Call) -> Optional[cst.SimpleStatementLine]:
+    """The statement line of a block that is nothing but the call ``node`` (``opt.step()`` on a
+    line of its own): a statement a fix can move, replace or insert next to. None otherwise."""
+    stmt = enclosing_statement(file_model, node)
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.Expr) and small.value is node:
+            return stmt
+    return None
