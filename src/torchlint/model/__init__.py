@@ -434,8 +434,10 @@ class FileModel:
         if callee == "self":
             return "self" if self.is_module_class(self.enclosing_class(call.scope)) else None
         last = vocab.last_name(callee)
-        if not last or last[0].isupper() or self.names.qualify(callee) is not None:
-            return None  # a class being built, or a torch API function
+        if not last or self.names.qualify(callee) is not None:
+            return None  # a torch API function
+        if last[0].isupper() and (callee in self.class_bases or not self.roles.bound_variable(callee)):
+            return None  # a class being built; ``G_AB = Generator()`` is a variable, though
         if "." in callee and callee.split(".", 1)[0] in self.names.bound_by_import:
             return None  # models.resnet18(weights=...): a function of an imported module
         if callee in self.wrapper_instances:

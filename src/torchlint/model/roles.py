@@ -147,13 +147,14 @@ class Roles:
             self._bound = {}
             for a in self.file_model.assignments:
                 for target in a.targets:
-                    path = dotted(target)
-                    if path is not None:
-                        self._bound.setdefault(path, []).append(a.value if a.kind == "assign" else None)
-                    elif a.kind != "del":
-                        for bound in bound_paths(target):
-                            self._bound.setdefault(bound, []).append(None)
+                    for path, value in _pairs(target, a.value if a.kind == "assign" else None):
+                        if a.kind != "del":
+                            self._bound.setdefault(path, []).append(value)
         return self._bound
+
+    def bound_variable(self, path: str) -> bool:
+        """Is ``path`` assigned in the file (``G_AB = Generator()``): a variable, whatever its case?"""
+        return path in self._bindings
 
     def _bind_parameters(self) -> None:
         """A parameter every visible caller in the file passes a model (or criterion) to
@@ -167,6 +168,23 @@ class Roles:
                     self.criteria.add(param)
                 elif all(self.builds_model(arg) for arg in passed):
                     self.models.add(param)
+
+
+def _pairs(target, value):
+    """(path, value bound) for a target: ``a, b = Net(), Net()`` pairs element-wise;
+    other unpacking binds values we cannot see (None)."""
+    path = dotted(target)
+    if path is not None:
+        yield path, value
+        return
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+            and len(target.elements) == len(value.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        for t, v in zip(target.elements, value.elements):
+            yield from _pairs(t.value, v.value)
+        return
+    for bound in bound_paths(target):
+        yield bound, None
 
 
 def _argument(call: cst.Call, index: int, name: str) -> Optional[cst.BaseExpression]:

@@ -354,10 +354,14 @@ def _generates(file_model: FileModel, scope, call) -> bool:
         return False
     if not (is_generation_function_name(scope.name) or is_eval_function_name(scope.name)):
         return False
-    returned = file_model.returns_graph(scope)
-    if any(returned) if isinstance(returned, tuple) else returned:
+    if _returns_a_graph(file_model, scope):
         return False  # REINFORCE: the caller backpropagates the log-probabilities
     return not _keeps_graph(file_model, scope)
+
+
+def _returns_a_graph(file_model: FileModel, scope) -> bool:
+    returned = file_model.returns_graph(scope)
+    return any(returned) if isinstance(returned, tuple) else bool(returned)
 
 
 def _keeps_graph(file_model: FileModel, scope) -> bool:
@@ -401,8 +405,7 @@ def _pure_inference(file_model: FileModel, scope, call):
         if loop is None or _loop_feeds_a_backward(file_model, scope, loop):
             return None
         return (loop.start, loop.end)
-    returned = file_model.returns_graph(scope)
-    if any(returned) if isinstance(returned, tuple) else returned:
+    if _returns_a_graph(file_model, scope):
         return None
     if _keeps_graph(file_model, scope) or scope.name in ("closure", "__call__"):
         return None
