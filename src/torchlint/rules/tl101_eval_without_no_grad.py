@@ -365,10 +365,17 @@ def _returns_a_graph(file_model: FileModel, scope) -> bool:
 
 
 def _keeps_graph(file_model: FileModel, scope) -> bool:
-    """Graph-carrying values stored where a caller can reach them: ``self.log_probs.append(...)``."""
+    """Values stored where a caller can reach them: ``self.log_probs.append(...)``, or
+    ``model.saved_actions.append(SavedAction(log_prob, value))`` (what a constructor wraps
+    cannot be told, so any store into a container that outlives the call counts)."""
     taint = file_model.taint(scope)
+    local = {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
     for call in scope.calls:
-        if call.method in CONTAINER_METHODS and any(taint.carries_graph(a.value, call.order) for a in call.node.args):
+        if call.method not in CONTAINER_METHODS or call.receiver is None:
+            continue
+        if call.receiver.split(".", 1)[0] not in local or "." in call.receiver:
+            return True
+        if any(taint.carries_graph(a.value, call.order) for a in call.node.args):
             return True
     return any(
         a.kind in ("assign", "aug") and any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in a.targets)

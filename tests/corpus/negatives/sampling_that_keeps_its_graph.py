@@ -51,3 +51,22 @@ def maml_step(model, tasks, meta_opt, loss_fn):
 net = nn.Linear(3, 1)
 X_test = torch.randn(10, 3)
 y_pred = net(X_test)
+
+
+class SavedAction:
+    def __init__(self, log_prob, value):
+        self.log_prob, self.value = log_prob, value
+
+
+def select_action(model, state):
+    probs, state_value = model(state)
+    dist = Categorical(probs)
+    action = dist.sample()
+    model.saved_actions.append(SavedAction(dist.log_prob(action), state_value))
+    return action.item()
+
+
+def run_episode(model, env, steps):
+    state = env.reset()
+    for _ in range(steps):
+        state = env.step(select_action(model, state))
