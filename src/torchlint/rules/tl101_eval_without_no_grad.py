@@ -220,7 +220,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
                 helper = _runs_what_it_is_given(file_model, scope, call) and evaluation_only(file_model, scope)
-                if call.site.loop is None and not helper and file_model.flows_to_return(call):
+                if call.site.loop is None and not helper and file_model.flows_to_return(call) \
+                        and not _hands_back_numbers(scope) and not _generates(file_model, scope, call):
                     continue  # one forward handed back: the caller may want its graph
                 span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
@@ -249,6 +250,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
         if not scope.is_module and is_eval_function_name(scope.name) and _in_data_loop(file_model, scope, call):
             return (scope.start, scope.end)
         if helper or (not scope.is_module and _generates(file_model, scope, call)):
+            return (scope.start, scope.end)
+        if not scope.is_module and _global_model_in_eval(file_model, scope, target):
             return (scope.start, scope.end)
         if _runs_on_held_out_data(file_model, scope, call):
             return (call.order, call.order + 1)
@@ -349,14 +352,74 @@ def _no_grad_fix(file_model: FileModel, call):
 
 def _generates(file_model: FileModel, scope, call) -> bool:
     """A step-by-step loop (``range``, ``while``: decoding, sampling, generating) in a function
-    named for generating or predicting, that hands back no graph and keeps none."""
-    if call.site.loop is None:
-        return False
+    named for generating or predicting, that hands back no graph and keeps none. The encoder
+    pass before a decoding loop belongs to it."""
     if not (is_generation_function_name(scope.name) or is_eval_function_name(scope.name)):
+        return False
+    if call.site.loop is None and not _decodes(file_model, scope):
         return False
     if _returns_a_graph(file_model, scope):
         return False  # REINFORCE: the caller backpropagates the log-probabilities
     return not _keeps_graph(file_model, scope)
+
+
+def _global_model_in_eval(file_model: FileModel, scope, target: str) -> bool:
+    """``model.eval()`` at module level, ``def detect(image): model(image)``: the module's own
+    model, put in eval mode and never back in training mode anywhere in the file."""
+    root = target.split(".", 1)[0]
+    if root in scope.params or root == "self" or any(
+        root in bound_paths(t) for a in scope.assignments for t in a.targets
+    ):
+        return False
+    switches = modes.mode_switches(file_model, file_model.calls)
+    mine = [s for s in switches if modes.same_model(s.receiver, target)]
+    return bool(mine) and all(s.to_eval is True and s.call.scope.is_module for s in mine)
+
+
+_NUMBER_CUTS = frozenset(("item", "numpy", "tolist", "argmax", "argmin", "data", "int", "float"))
+
+
+def _hands_back_numbers(scope) -> bool:
+    """Every value the function returns went through ``.numpy()``, ``.item()``, ``argmax``...
+    on its way (``action = torch.max(q, 1)[1].data.numpy()``): no graph reaches the caller."""
+    if not scope.returns:
+        return False
+    for _, value in scope.returns:
+        if _cuts(value):
+            continue
+        names = set(identifiers(value))
+        sources = [a.value for a in scope.assignments
+                   if a.value is not None and any(n in bound_paths(t) for t in a.targets for n in names)]
+        if not names or not sources or not all(_cuts(v) or set(identifiers(v)) <= names for v in sources):
+            return False
+        if not any(_cuts(v) for v in sources):
+            return False
+    return True
+
+
+def _cuts(node) -> bool:
+    return any(
+        (isinstance(n, cst.Attribute) and n.attr.value in _NUMBER_CUTS)
+        or (isinstance(n, cst.Call) and dotted(n.func) in ("int", "float"))
+        for n in _walk(node)
+    )
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _decodes(file_model: FileModel, scope) -> bool:
+    """Does a ``range``/``while`` loop of the function run a model step by step?"""
+    return any(
+        c.site.loop is not None and (c.site.loop.iter is None or _is_range(c.site.loop.iter))
+        and file_model.is_forward(c)
+        for c in scope.calls
+    )
 
 
 def _returns_a_graph(file_model: FileModel, scope) -> bool:
@@ -444,7 +507,11 @@ def _hooks_registered(file_model: FileModel) -> bool:
 
 
 def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
-    """Does a value bound in the loop (or kept by it) reach a backward of the module?"""
+    """Does a value bound in the loop (or kept by it) reach a backward of the module?
+    Not when every backward of the module runs before the loop (sampling after training)."""
+    if not any(loop.start <= c.order and (file_model.is_backward(c) or file_model.is_autograd_grad(c))
+               for c in file_model.reachable_calls(scope)):
+        return False
     consumed = file_model.backprop_paths(scope)
     taint = file_model.taint(scope)
     for a in scope.assignments:

@@ -66,3 +66,21 @@ def predict_all(loader):
         for x in loader:
             preds.append(cnn(x).argmax(1))  # expect: TL103
     return preds
+
+
+def greedy_translate(model, src, steps):
+    memory = model.encoder(src)  # expect: TL101
+    ys = [0]
+    for _ in range(steps):
+        out = model.decoder(torch.tensor([ys]), memory)  # expect: TL101
+        ys.append(int(out[0, -1].argmax()))
+    return ys
+
+
+detector = nn.Sequential(nn.Linear(4, 2))
+detector.eval()
+
+
+def detect(image):
+    boxes = detector(image)  # expect: TL101
+    return boxes.argmax(1).tolist()
