@@ -17,7 +17,7 @@ from torchlint.model import vocab
 from torchlint.model.builder import ModelBuilder
 from torchlint.model.walk import walk
 from torchlint.model.expr import dotted, keyword, positional
-from torchlint.model.expr import bound_paths, identifiers, referenced_paths
+from torchlint.model.expr import bound_paths, identifiers, read_paths, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
@@ -74,7 +74,8 @@ def differentiated(call: CallSite) -> Optional[cst.BaseExpression]:
 def flow_back(paths: set, scope: Scope) -> set:
     """Close ``paths`` over the scope's assignments and container stores, backwards.
 
-    ``loss = sum(parts); loss.backward()`` starting from {loss} adds ``parts``.
+    ``loss = sum(parts); loss.backward()`` starting from {loss} adds ``parts``;
+    ``loss = sum(d.values())`` adds ``d``.
     """
     flows = [(a.targets, a.value) for a in scope.assignments if a.value is not None]
     flows += [((c.node.func.value,), c.node) for c in scope.calls
@@ -84,7 +85,7 @@ def flow_back(paths: set, scope: Scope) -> set:
         changed = False
         for targets, value in flows:
             if any(p in paths for t in targets for p in referenced_paths(t)):
-                new = set(referenced_paths(value)) - paths
+                new = set(read_paths(value)) - paths
                 if new:
                     paths |= new
                     changed = True
@@ -319,6 +320,11 @@ class FileModel:
             call.callee is not None and call.callee.endswith("autograd.grad")
         )
 
+    def is_gradient_call(self, call: CallSite) -> bool:
+        """``autograd.grad`` and the ``torch.autograd.functional`` helpers (jacobian, hessian,
+        vjp, ...): they return gradients, which carry a graph only with ``create_graph=True``."""
+        return self.is_autograd_grad(call) or (self.qualify(call) or "").startswith("torch.autograd.functional.")
+
     def computes_gradients(self, call: CallSite) -> bool:
         return self.is_backward(call) or self.is_autograd_grad(call) or call.method in (
             "requires_grad_", "enable_grad", "retain_grad", "register_hook"
@@ -483,6 +489,13 @@ class FileModel:
         from torchlint.model.taint import Taint
 
         return Taint(self, scope)
+
+    @memoized
+    def returns_plain(self, scope: Scope) -> bool:
+        """Does the function return only Python values (``loss.item()``, ``float(x)``, numbers)?"""
+        from torchlint.model.taint import returns_plain
+
+        return returns_plain(self, scope)
 
     def returns_graph(self, scope: Scope):
         """Does the function return a graph-carrying value? A tuple of answers for tuples."""

@@ -6,26 +6,14 @@ import ast
 import libcst as cst
 
 from torchlint.edits import method_call, source_of
-from torchlint.model import FileModel, differentiated, flow_back
-from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
+from torchlint.model import FileModel
+from torchlint.model.backprop import consumed_by_backward
+from torchlint.model.expr import bound_paths, dotted, is_constant, positional
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
 from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
 
 _RESETS = frozenset(("clear",))
-
-
-def backprop_paths(file_model: FileModel, scope) -> set:
-    """Names whose graph a backward() or autograd.grad() in ``scope`` consumes:
-    ``total`` of ``total.backward()`` (gradient accumulation), and what flows into it."""
-    paths = set()
-    for call in scope.calls:
-        if file_model.is_backward(call) or file_model.is_autograd_grad(call):
-            paths.update(referenced_paths(call.node))
-            source = differentiated(call)
-            if source is not None:
-                paths.update(referenced_paths(source))
-    return flow_back(paths, scope)
 
 
 def _may_store(node: ast.AST) -> bool:
@@ -297,7 +285,7 @@ class _ScopeContext:
     @property
     def backprop(self) -> set:
         if self._backprop is None:
-            self._backprop = backprop_paths(self.file_model, self.scope)
+            self._backprop = consumed_by_backward(self.file_model, self.scope)
         return self._backprop
 
     def is_iteration(self, loop) -> bool:
