@@ -4,6 +4,7 @@ from __future__ import annotations
 from torchlint.tree_gate import TreeIndex
 from torchlint.model import FileModel, GradMode
 from torchlint.model.expr import bound_paths, identifiers
+from torchlint.model.mode_effects import mode_free_model
 from torchlint.model.modes import EVAL_WORDS, is_mode_helper, model_key, mode_switches, same_model
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name
 from torchlint.rule import Rule
@@ -94,6 +95,8 @@ def evaluate(model, val_loader):
                     continue
                 if context.managed(target) or not context.trained(target):
                     continue
+                if mode_free_model(file_model, target):
+                    continue  # no dropout or batch-norm: eval() would change nothing
                 done.add(key)
                 yield self.report(call.node)
 
