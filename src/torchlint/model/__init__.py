@@ -71,6 +71,27 @@ def differentiated(call: CallSite) -> Optional[cst.BaseExpression]:
     return positional(call.node, 0) or keyword(call.node, "outputs") or keyword(call.node, "tensors")
 
 
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _in_comprehension(call: CallSite) -> bool:
+    """Is the call inside a comprehension of its statement (``[model(x) for x in xs]``)?"""
+    depth, found = [0], [False]
+
+    def enter(node):
+        if isinstance(node, _COMPREHENSIONS):
+            depth[0] += 1
+        elif node is call.node and depth[0]:
+            found[0] = True
+
+    def leave(node):
+        if isinstance(node, _COMPREHENSIONS):
+            depth[0] -= 1
+
+    walk(call.site.stmt, enter, leave)
+    return found[0]
+
+
 def flow_back(paths: set, scope: Scope) -> set:
     """Close ``paths`` over the scope's assignments and container stores, backwards.
 
@@ -264,6 +285,20 @@ class FileModel:
             ),
             data=loop.iter is not None and any(vocab.is_loader_name(n) for n in identifiers(loop.iter)),
         )
+
+    def repeats(self, call: CallSite) -> bool:
+        """Does the call run more than once: in a loop or a comprehension, or in a function
+        that a same-module caller reaches from one? (Callers elsewhere are not known.)"""
+        here = call.site.loop is not None or _in_comprehension(call)
+        return self.derived(FileModel._repeats, call.scope, here, while_computing=False)
+
+    def _repeats(self, scope: Scope, here: bool) -> bool:
+        if here:
+            return True
+        callers = self.callers.get(scope, ())
+        # A recursive call asking about its own scope hears "no" until the answer is known.
+        return any(self.derived(FileModel._repeats, c.scope, c.site.loop is not None or _in_comprehension(c),
+                                while_computing=False) for c in callers)
 
     def loop_children(self, loop: Loop) -> list:
         return [other for other in loop.scope.loops if other.parent is loop]

@@ -171,6 +171,11 @@ def is_loader_name(name: str) -> bool:
     return "loader" in name.lower() or any(t in _LOADER_TOKENS for t in toks)
 
 
+def is_eval_data_name(name: str) -> bool:
+    """``x_test``, ``X_val``, ``test_images``: a name for evaluation data."""
+    return any(t in _EVAL_DATA_TOKENS for t in tokens(name))
+
+
 def is_eval_loader_name(name: str) -> bool:
     toks = tokens(name)
     low = name.lower()

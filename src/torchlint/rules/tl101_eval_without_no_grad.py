@@ -11,7 +11,7 @@ from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import FileModel, GradMode, Span, modes
 from torchlint.model.expr import dotted, identifiers
-from torchlint.model.vocab import is_eval_function_name, is_eval_loader_name, is_transform_name
+from torchlint.model.vocab import is_eval_data_name, is_eval_function_name, is_eval_loader_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
@@ -162,6 +162,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
                     continue
                 if call.site.loop is None and file_model.flows_to_return(call):
                     continue  # one forward handed back: the caller may want its graph
+                if not file_model.repeats(call) and not _on_eval_data(call):
+                    continue  # one image shown, one batch plotted: no evaluation loop
                 span = self._evaluation_span(file_model, scope, call, switches)
                 if span is not None and not self._needs_grad(file_model, span):
                     yield self.report(call.node, fix=_no_grad_fix(file_model, call))
@@ -278,6 +280,19 @@ def _no_grad_fix(file_model: FileModel, call):
     # would look fixed (TL105 is silent under no_grad) while still in the file.
     return Fix(f"wrap the evaluation {what} in `with {name}():`",
                ((target, wrap_in_with(without_volatile(file_model, target), f"{name}()")),), imports)
+
+
+def _on_eval_data(call) -> bool:
+    """A forward over a whole evaluation set at once: ``model(x_test)``, ``net(X_val.to(device))``
+    (not one sample of it, ``model(x_test[:1])``)."""
+    for arg in call.node.args:
+        value = arg.value
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            value = value.func.value  # x_test.to(device).float()
+        path = dotted(value)
+        if path is not None and is_eval_data_name(path.rsplit(".", 1)[-1]):
+            return True
+    return False
 
 
 def _handles_grad(scope) -> bool:
