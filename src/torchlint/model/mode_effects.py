@@ -11,12 +11,13 @@ Anything else (a class or builder imported from elsewhere, a loaded model,
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional
 from torchlint.model.modes import model_key
+from torchlint.model.vocab import STORE_METHODS
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
@@ -57,21 +58,70 @@ def mode_free_model(file_model: FileModel, target: str) -> bool:
 
 
 def _mode_free_model(file_model: FileModel, key: str) -> bool:
-    values = []
-    for a in file_model.assignments:
-        if any(model_key(p) == key for t in a.targets for p in bound_paths(t)):
-            if a.kind != "assign" or len(a.targets) != 1 or dotted(a.targets[0]) is None:
-                return False  # a loop variable, a tuple unpacking, ``with ... as model``
-            values.append(a.value)
-    checker = _Checker(file_model)
-    return bool(values) and all(checker.construction(v) for v in values)
+    return _Checker(file_model).model_name(key) is True
+
+
+def _combined(answers) -> Optional[bool]:
+    """False if any part may depend on the mode, else True if some part was seen built, else
+    None: nothing but names that lead back to what is being judged, or empty containers."""
+    seen = None
+    for answer in answers:
+        if answer is False:
+            return False
+        if answer is True:
+            seen = True
+    return seen
 
 
 class _Checker:
+    """Answers True (built here, mode-free), False (may read the mode, or unknown) or None
+    (no construction seen: ``self.model = model`` leads back to the name being judged)."""
+
     def __init__(self, file_model: FileModel) -> None:
         self.file_model = file_model
         self.names = file_model.names
         self._classes: dict = {}
+        self._following: set = set()  # names being judged: a cycle adds nothing
+
+    def model_name(self, key: str) -> Optional[bool]:
+        """What is bound or stored under the name: models, or containers of them
+        (``models.append(model)`` ... ``for model in models``)."""
+        if key in self._following:
+            return None
+        self._following.add(key)
+        try:
+            return self._model_name(key)
+        finally:
+            self._following.discard(key)
+
+    def _model_name(self, key: str) -> Optional[bool]:
+        file_model, values = self.file_model, []
+        for a in file_model.assignments:
+            if not any(model_key(p) == key for t in a.targets for p in bound_paths(t)):
+                continue
+            if a.kind not in ("assign", "for") or len(a.targets) != 1 or dotted(a.targets[0]) is None:
+                return False  # a tuple unpacking, ``with ... as model``
+            values.append(a.value)
+        values += [positional(c.node, STORE_METHODS[c.method]) for c in file_model.calls
+                   if c.method in STORE_METHODS and c.receiver and model_key(c.receiver) == key]
+        if any(v is None for v in values):
+            return False
+        return _combined(self.value(v) for v in values)
+
+    def value(self, expr) -> Optional[bool]:
+        """A model, or a container of models: a name, a slice or element of one, a literal list."""
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            path = dotted(expr)
+            return False if path is None else self.model_name(model_key(path))
+        if isinstance(expr, cst.Subscript):
+            return self.value(expr.value)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            if any(isinstance(el, cst.StarredElement) for el in expr.elements):
+                return False
+            return _combined(self.value(el.value) for el in expr.elements)
+        if isinstance(expr, cst.Call) and dotted(expr.func) == "list" and not expr.args:
+            return None  # an empty list: what is stored in it decides
+        return self.construction(expr)
 
     def construction(self, value) -> bool:
         """``Net(...)``, ``nn.Sequential(...)``, either followed by ``.to(device)``."""

@@ -283,16 +283,18 @@ def _no_grad_fix(file_model: FileModel, call):
 
 
 def _on_eval_data(call) -> bool:
-    """A forward over a whole evaluation set at once: ``model(x_test)``, ``net(X_val.to(device))``
-    (not one sample of it, ``model(x_test[:1])``)."""
-    for arg in call.node.args:
-        value = arg.value
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-            value = value.func.value  # x_test.to(device).float()
-        path = dotted(value)
-        if path is not None and is_eval_data_name(path.rsplit(".", 1)[-1]):
-            return True
-    return False
+    """A forward over a whole evaluation set at once: ``model(x_test)``, ``net(X_val.to(device))``,
+    ``likelihood(model(test_x))`` (not one sample of it, ``model(x_test[:1])``)."""
+    return any(_reads_eval_data(arg.value) for arg in call.node.args)
+
+
+def _reads_eval_data(expr) -> bool:
+    if isinstance(expr, cst.Call):
+        receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+        return (receiver is not None and _reads_eval_data(receiver)) or any(
+            _reads_eval_data(arg.value) for arg in expr.args)
+    path = dotted(expr)
+    return path is not None and is_eval_data_name(path.rsplit(".", 1)[-1])
 
 
 def _handles_grad(scope) -> bool:
