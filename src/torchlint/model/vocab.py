@@ -171,9 +171,14 @@ def is_loader_name(name: str) -> bool:
     return "loader" in name.lower() or any(t in _LOADER_TOKENS for t in toks)
 
 
+# ``valid_lens``, ``test_idx``, ``val_mask``: about evaluation data, or valid entries, not the data.
+_NOT_DATA_TOKENS = frozenset("len lens length lengths mask masks idx ids index indices num count size".split())
+
+
 def is_eval_data_name(name: str) -> bool:
     """``x_test``, ``X_val``, ``test_images``: a name for evaluation data."""
-    return any(t in _EVAL_DATA_TOKENS for t in tokens(name))
+    toks = tokens(name)
+    return any(t in _EVAL_DATA_TOKENS for t in toks) and not any(t in _NOT_DATA_TOKENS for t in toks)
 
 
 def is_eval_loader_name(name: str) -> bool:
