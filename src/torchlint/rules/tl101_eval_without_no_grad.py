@@ -105,7 +105,12 @@ framework hooks that run without grad (Lightning's `validation_step`,
 `test_step`, `predict_step`). Code that deliberately needs gradients in
 evaluation (input gradients, adversarial examples, test-time training: a
 `backward()`, `autograd.grad` or `requires_grad_()` nearby) is left alone, as
-are pytest test functions.
+are pytest test functions. So is a single forward pass that runs once, outside
+any loop or comprehension (and not in a helper a loop of the file calls):
+one image classified and shown, one batch plotted, one sentence encoded for
+translation. Its graph is freed with its output; nothing is evaluated over a
+dataset. A single forward over a whole evaluation set (`model(x_test)`,
+`net(X_val)`) is still reported.
 
 ## Example
 ```python

@@ -48,7 +48,12 @@ whatever mode it needs), a module evaluating its own submodules (the caller
 owns `.eval()`), methods of classes whose base class is defined elsewhere
 (trainer base classes usually switch modes around their hooks), forward
 passes in loops that also train (a teacher or EMA model under `no_grad`),
-and files that neither train the model nor call `model.train()`.
+files that neither train the model nor call `model.train()`, and models that
+`eval()` would not change: every model the file binds to that name is built
+in the file from layers that ignore the mode (`nn.Sequential(nn.Linear(...),
+nn.ReLU(), nn.Linear(...))`, a class of the file with an embedding, a GRU
+without dropout and a linear layer). A class imported from elsewhere, a
+loaded model or `nn.Sequential(*layers)` may hold dropout and stays reported.
 
 ## Example
 ```python

@@ -43,9 +43,13 @@ Not reported: loops that call `model.train()` (or `model.train(flag)`)
 anywhere in the iteration, including at the top of a `train_one_epoch`
 helper; models put in eval mode on purpose while others train (a teacher,
 an EMA or target network, frozen batch-norm during fine-tuning, where the
-next forward pass of the model records a graph); helpers from other modules
-that are handed the model (they may call `train()`); and evaluation after
-the training loop.
+next forward pass of the model records a graph); models that training code
+itself puts in eval mode before running them with grad (a frozen backbone
+under a linear probe: evaluation leaving it in eval mode changes nothing);
+`self.train()` that runs the module's own `train(mode)` override (one that
+keeps frozen batch-norm in eval mode); helpers from other modules that are
+handed the model (they may call `train()`); and evaluation after the
+training loop.
 
 ## Example
 ```python

@@ -80,11 +80,17 @@ iterations, each iteration adds a graph that is never freed: memory grows
 linearly until the run fails with out-of-memory, often hours in. In
 evaluation without `no_grad` the graphs still hold every activation.
 
-Not reported: `.item()`, `.detach()`, `float()` and `.tolist()` values;
-comparisons such as `(pred == y).sum()`; losses summed within one iteration
-and backpropagated in it; containers and accumulators that a later
-`backward()` consumes (an RL list of log-probabilities summed once per
-episode, gradient accumulation by summing losses).
+Not reported: `.item()`, `.detach()`, `float()` and `.tolist()` values,
+also when a same-module helper returns them (`losses.append(train_step(...))`
+where `train_step` returns `loss.item()`); comparisons such as
+`(pred == y).sum()`; gradients from `torch.autograd.grad` without
+`create_graph=True` (with it they carry a graph and are reported); losses
+summed within one iteration and backpropagated in it; containers and
+accumulators that a later `backward()` consumes, in the same function or in
+a same-module helper they are handed to (an RL list of log-probabilities
+summed once per episode, gradient accumulation by summing losses:
+`total += loss` ... `(total / n).backward()`, `sum(losses).backward()`,
+`torch.stack(losses).sum().backward()`).
 
 ## Example
 ```python
