@@ -190,12 +190,13 @@ def test_tl101_wraps_a_single_statement_outside_loops(project, capsys):
         import torch
 
         model = torch.nn.Linear(2, 2)
+        x_test = torch.zeros(64, 2)
         model.eval()
-        out = model(torch.zeros(1, 2))  # the forward
+        out = model(x_test)  # the forward, over the whole test set
         print(out)
     """)
     assert check("--fix", "--unsafe-fixes", "one.py", capsys=capsys)[0] == 0
-    wrapped = "model.eval()\nwith torch.no_grad():\n    out = model(torch.zeros(1, 2))  # the forward\nprint(out)\n"
+    wrapped = "model.eval()\nwith torch.no_grad():\n    out = model(x_test)  # the forward, over the whole test set\nprint(out)\n"
     assert wrapped in path.read_text()
 
 

@@ -12,14 +12,16 @@ from torchlint.rules import RULES_BY_CODE
 
 TL101 = RULES_BY_CODE["TL101"]
 
+# The forward runs in a loop: a single forward outside loops is not evaluation (TL101).
 RUN_AFTER = '''
 import torch
 
 
-def run(net, x, flag):
+def run(net, xs, flag):
     {switches}
-    out = net(x)
-    print(out)
+    for x in xs:
+        out = net(x)
+        print(out)
 '''
 
 
@@ -53,13 +55,14 @@ def test_self_eval_calling_the_class_own_eval_method_is_no_mode_switch():
         def eval(self):
             return self.evaluate()
 
-        def run(self, x):
+        def run(self, xs):
             self.eval()
-            out = self.model(x)
-            print(out)
+            for x in xs:
+                out = self.model(x)
+                print(out)
     '''
     assert tl101_lines(source) == []
-    assert tl101_lines(source.replace("def eval(self)", "def other(self)")) == [11]
+    assert tl101_lines(source.replace("def eval(self)", "def other(self)")) == [12]
 
 
 @pytest.mark.parametrize("switches", ["net.train(0)", "net.train(mode=False)", "net.eval(); net.train(True, 1)"])
@@ -69,3 +72,27 @@ def test_the_gates_let_the_new_findings_through(switches, monkeypatch):
     monkeypatch.setattr(Rule, "may_apply", classmethod(lambda cls, text: True))
     monkeypatch.setattr(TL101, "needs_tree", classmethod(lambda cls, facts: True))
     assert tl101_lines(source) == gated != []
+
+
+def test_self_train_running_the_module_own_train_override_is_a_switch_back():
+    # Net.train(mode) overrides nn.Module.train (to keep batch-norm frozen): self.train()
+    # still puts the module back in training mode. A train(self, loader) loop does not.
+    source = '''
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def train(self, mode=True):
+            super().train(mode)
+            self.bn.eval()
+            return self
+
+        def run(self, xs):
+            self.eval()
+            self.train()
+            for x in xs:
+                print(self(x))
+    '''
+    assert tl101_lines(source) == []
+    loop = source.replace("def train(self, mode=True):\n            super().train(mode)", "def train(self, loader):\n            print(loader)")
+    assert tl101_lines(loop) == [15]

@@ -17,7 +17,7 @@ from torchlint.model import vocab
 from torchlint.model.builder import ModelBuilder
 from torchlint.model.walk import walk
 from torchlint.model.expr import dotted, keyword, positional
-from torchlint.model.expr import bound_paths, identifiers, referenced_paths
+from torchlint.model.expr import bound_paths, identifiers, read_paths, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
@@ -74,10 +74,32 @@ def differentiated(call: CallSite) -> Optional[cst.BaseExpression]:
     return positional(call.node, 0) or keyword(call.node, "outputs") or keyword(call.node, "tensors")
 
 
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def _in_comprehension(call: CallSite) -> bool:
+    """Is the call inside a comprehension of its statement (``[model(x) for x in xs]``)?"""
+    depth, found = [0], [False]
+
+    def enter(node):
+        if isinstance(node, _COMPREHENSIONS):
+            depth[0] += 1
+        elif node is call.node and depth[0]:
+            found[0] = True
+
+    def leave(node):
+        if isinstance(node, _COMPREHENSIONS):
+            depth[0] -= 1
+
+    walk(call.site.stmt, enter, leave)
+    return found[0]
+
+
 def flow_back(paths: set, scope: Scope) -> set:
     """Close ``paths`` over the scope's assignments and container stores, backwards.
 
-    ``loss = sum(parts); loss.backward()`` starting from {loss} adds ``parts``.
+    ``loss = sum(parts); loss.backward()`` starting from {loss} adds ``parts``;
+    ``loss = sum(d.values())`` adds ``d``.
     """
     flows = [(a.targets, a.value) for a in scope.assignments if a.value is not None]
     flows += [((c.node.func.value,), c.node) for c in scope.calls
@@ -87,7 +109,7 @@ def flow_back(paths: set, scope: Scope) -> set:
         changed = False
         for targets, value in flows:
             if any(p in paths for t in targets for p in referenced_paths(t)):
-                new = set(referenced_paths(value)) - paths
+                new = set(read_paths(value)) - paths
                 if new:
                     paths |= new
                     changed = True
@@ -285,6 +307,20 @@ class FileModel:
             data=loop.iter is not None and any(vocab.is_loader_name(n) for n in identifiers(loop.iter)),
         )
 
+    def repeats(self, call: CallSite) -> bool:
+        """Does the call run more than once: in a loop or a comprehension, or in a function
+        that a same-module caller reaches from one? (Callers elsewhere are not known.)"""
+        here = call.site.loop is not None or _in_comprehension(call)
+        return self.derived(FileModel._repeats, call.scope, here, while_computing=False)
+
+    def _repeats(self, scope: Scope, here: bool) -> bool:
+        if here:
+            return True
+        callers = self.callers.get(scope, ())
+        # A recursive call asking about its own scope hears "no" until the answer is known.
+        return any(self.derived(FileModel._repeats, c.scope, c.site.loop is not None or _in_comprehension(c),
+                                while_computing=False) for c in callers)
+
     def loop_children(self, loop: Loop) -> list:
         return [other for other in loop.scope.loops if other.parent is loop]
 
@@ -340,6 +376,11 @@ class FileModel:
         return q in ("torch.autograd.grad", "torch.autograd.functional.vjp") or (
             call.callee is not None and call.callee.endswith("autograd.grad")
         )
+
+    def is_gradient_call(self, call: CallSite) -> bool:
+        """``autograd.grad`` and the ``torch.autograd.functional`` helpers (jacobian, hessian,
+        vjp, ...): they return gradients, which carry a graph only with ``create_graph=True``."""
+        return self.is_autograd_grad(call) or (self.qualify(call) or "").startswith("torch.autograd.functional.")
 
     def computes_gradients(self, call: CallSite) -> bool:
         return self.is_backward(call) or self.is_autograd_grad(call) or call.method in (
@@ -503,19 +544,6 @@ class FileModel:
         return scope.name.startswith("test") and "test" in cls.lower()
 
     @memoized
-    def backprop_paths(self, scope: Scope) -> frozenset:
-        """Names whose graph a backward() or autograd.grad() in ``scope`` consumes:
-        ``total`` of ``total.backward()`` (gradient accumulation), and what flows into it."""
-        paths = set()
-        for call in scope.calls:
-            if self.is_backward(call) or self.is_autograd_grad(call):
-                paths.update(referenced_paths(call.node))
-                source = differentiated(call)
-                if source is not None:
-                    paths.update(referenced_paths(source))
-        return frozenset(flow_back(paths, scope))
-
-    @memoized
     def returned_paths(self, scope: Scope) -> frozenset:
         """Names whose value (or something built from it) the scope returns."""
         paths = set()
@@ -543,6 +571,13 @@ class FileModel:
         from torchlint.model.taint import Taint
 
         return Taint(self, scope)
+
+    @memoized
+    def returns_plain(self, scope: Scope) -> bool:
+        """Does the function return only Python values (``loss.item()``, ``float(x)``, numbers)?"""
+        from torchlint.model.taint import returns_plain
+
+        return returns_plain(self, scope)
 
     def returns_graph(self, scope: Scope):
         """Does the function return a graph-carrying value? A tuple of answers for tuples."""

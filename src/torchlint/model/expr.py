@@ -91,6 +91,26 @@ def referenced_paths(node: cst.CSTNode) -> Iterator[str]:
             stack.extend(children(cur))
 
 
+# Methods that hand out a container's own elements: ``d.values()`` holds what ``d`` holds.
+_ELEMENT_VIEWS = frozenset(("values", "items"))
+
+
+def read_paths(node: cst.CSTNode) -> Iterator[str]:
+    """``referenced_paths`` plus dicts read through their views: ``d`` in ``sum(d.values())``.
+
+    Other methods' receivers are left out: ``loss.item()`` reads ``loss`` but holds none of its graph.
+    """
+    yield from referenced_paths(node)
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in _ELEMENT_VIEWS:
+            receiver = dotted(cur.func.value)
+            if receiver is not None:
+                yield receiver
+        stack.extend(children(cur))
+
+
 def bound_paths(target: cst.BaseExpression) -> Iterator[str]:
     """Names an assignment target rebinds: ``a``, ``self.b`` in ``a, self.b = ...`` (not ``d[k]``)."""
     if isinstance(target, (cst.Tuple, cst.List)):

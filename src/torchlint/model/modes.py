@@ -54,8 +54,30 @@ def mode_switch(call: CallSite) -> Optional[ModeSwitch]:
 
 
 def mode_switches(file_model: FileModel, calls: Iterable[CallSite]) -> list:
-    """The switches among ``calls``; ``self.eval()`` that runs a method of this module is none."""
-    return [s for s in map(mode_switch, calls) if s is not None and file_model.resolve(s.call) is None]
+    """The switches among ``calls``. ``self.eval()`` that runs a method of this module is
+    none (an evaluation loop named ``eval``), unless that method overrides nn.Module's."""
+    found = []
+    for switch in map(mode_switch, calls):
+        if switch is None:
+            continue
+        method = file_model.resolve(switch.call)
+        if method is None or overrides_mode_switch(method):
+            found.append(switch)
+    return found
+
+
+def overrides_mode_switch(scope) -> bool:
+    """``def train(self, mode=True): super().train(mode); self.backbone.eval()``: nn.Module's
+    own switch, extended (to keep frozen batch-norm in eval mode), not a training loop."""
+    if scope.class_name is None or scope.name not in ("train", "eval"):
+        return False
+    return "mode" in scope.params or any(_calls_super(call, scope.name) for call in scope.calls)
+
+
+def _calls_super(call: CallSite, name: str) -> bool:
+    func = call.node.func
+    return (call.method == name and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call)
+            and dotted(func.value.func) == "super")
 
 
 def model_key(path: str) -> str:

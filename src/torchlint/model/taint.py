@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from torchlint.model.expr import bound_paths, dotted
+from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
-from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES
+from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES, last_name, tokens
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -27,13 +27,21 @@ KILL_METHODS = frozenset(
     "all any equal data_ptr element_size stride is_contiguous type_as_string __len__ "
     "keys __str__ __repr__ get_device multinomial bernoulli".split()
 )
-KILL_ATTRS = frozenset("data grad shape dtype device ndim requires_grad is_cuda is_leaf grad_fn".split())
+# ``indices`` of ``x.max(dim=1)``, ``x.topk(k)``, ``x.sort()``: integer positions, never a graph.
+KILL_ATTRS = frozenset("data grad shape dtype device ndim requires_grad is_cuda is_leaf grad_fn indices".split())
 KILL_TORCH = GRAPH_FREE_FACTORIES | frozenset(
     "argmax argmin argsort eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
     "equal numel is_tensor no_grad multinomial bernoulli searchsorted bucketize".split()
 )
 KILL_BUILTINS = frozenset("float int str bool len round repr format isinstance print hash id".split())
 PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".split())
+# Reductions that return a (values, indices) pair: always, or only when given a dim.
+PAIR_ALWAYS = frozenset("sort topk kthvalue mode cummax cummin".split())
+PAIR_WITH_DIM = frozenset("max min median nanmedian".split())
+# Python values of a tensor: what ``.item()``, ``.tolist()``, ``float()`` hand back.
+_PLAIN_METHODS = frozenset(("item", "tolist", "numpy"))
+_PLAIN_BUILTINS = frozenset("float int str bool len round".split())
+_PLAIN_NAMES = frozenset(("None", "True", "False"))
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign"))
 
 
@@ -96,6 +104,8 @@ class Taint:
         if isinstance(expr, cst.Tuple):
             return tuple(self._tainted(el.value, names) for el in expr.elements)
         if isinstance(expr, cst.Call):
+            if values_indices_pair(self.file_model, expr):
+                return (self._tainted(expr, names), False)  # vals, idx = out.max(1)
             call = self.file_model.call_of(expr)
             target = self.file_model.resolve(call) if call is not None else None
             if target is not None and target is not self.scope:
@@ -140,6 +150,8 @@ class Taint:
         if t is cst.Call:
             return self._call_tainted(expr, names)
         if t is cst.Subscript:
+            if _indices_of_pair(self.file_model, expr):
+                return False  # torch.max(out, 1)[1]: the argmax positions
             return self._tainted(expr.value, names)
         if t is cst.BinaryOperation:
             return self._tainted(expr.left, names) or self._tainted(expr.right, names)
@@ -174,6 +186,11 @@ class Taint:
         if call is None or self.file_model.grad_at(call.site) is GradMode.NO_GRAD:
             return False
         file_model = self.file_model
+        helper = file_model.resolve(call)
+        if helper is not None and helper is not self.scope and file_model.returns_plain(helper):
+            return False  # a helper named like a loss that returns loss.item()
+        if file_model.is_gradient_call(call):
+            return _creates_graph(expr) and any(self._tainted(arg.value, names) for arg in expr.args)
         if file_model.is_forward(call) or file_model.is_submodule_forward(call) or file_model.is_loss_call(call):
             return True
         args_tainted = any(self._tainted(arg.value, names) for arg in expr.args)
@@ -189,3 +206,95 @@ class Taint:
             return False
         shape = self.file_model.returns_graph(target)
         return any(shape) if isinstance(shape, tuple) else shape
+
+
+def values_indices_pair(file_model: FileModel, expr: cst.Call) -> bool:
+    """``torch.max(out, 1)``, ``out.max(dim=1)``, ``out.topk(k)``, ``torch.sort(out)``:
+    a call that returns ``(values, indices)``. ``torch.max(a, b)`` (elementwise) is none."""
+    func = expr.func
+    method = isinstance(func, cst.Attribute) and file_model.names.qualify(dotted(func)) is None
+    if method:
+        name, dim_at = func.attr.value, 0
+    else:
+        qualified = file_model.names.qualify(dotted(func))
+        if qualified is None or qualified.count(".") != 1 or not qualified.startswith("torch."):
+            return False
+        name, dim_at = qualified.split(".", 1)[1], 1
+    if name in PAIR_ALWAYS:
+        return True
+    if name not in PAIR_WITH_DIM:
+        return False
+    if keyword(expr, "dim") is not None:
+        return True
+    return _is_dim(positional(expr, dim_at))
+
+
+def _is_dim(expr) -> bool:
+    """``1``, ``-1``, ``dim``, ``self.axis``: an axis, not a second tensor."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    if isinstance(expr, cst.Integer):
+        return True
+    path = dotted(expr) if expr is not None else None
+    return path is not None and any(t in ("dim", "axis") for t in tokens(last_name(path)))
+
+
+def _indices_of_pair(file_model: FileModel, expr: cst.Subscript) -> bool:
+    """``pair[1]`` of a values-indices pair."""
+    if not isinstance(expr.value, cst.Call) or len(expr.slice) != 1:
+        return False
+    index = expr.slice[0].slice
+    return (isinstance(index, cst.Index) and isinstance(index.value, cst.Integer)
+            and index.value.value == "1" and values_indices_pair(file_model, expr.value))
+
+
+def _creates_graph(expr: cst.Call) -> bool:
+    """``autograd.grad(..., create_graph=True)`` (or a flag we cannot read): the
+    gradients are themselves part of a graph. Without it they carry none."""
+    flag = keyword(expr, "create_graph")
+    return flag is not None and literal_bool(flag) is not False
+
+
+def returns_plain(file_model: FileModel, scope) -> bool:
+    """Does every ``return`` of ``scope`` hand back Python values (``loss.item()``,
+    ``float(loss)``, ``acc.tolist()``, numbers, containers of them)?"""
+    values = [value for _, value in scope.returns]
+    return bool(values) and all(_plain(value, scope, set()) for value in values)
+
+
+def _plain(expr, scope, seen: set) -> bool:
+    t = type(expr)
+    if t in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+             cst.FormattedString):
+        return True
+    if t is cst.Name:
+        return expr.value in _PLAIN_NAMES or _plain_local(expr.value, scope, seen)
+    if t is cst.Call:
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in _PLAIN_METHODS
+        return dotted(func) in _PLAIN_BUILTINS
+    if t in (cst.Tuple, cst.List, cst.Set):
+        return all(_plain(el.value, scope, seen) for el in expr.elements)
+    if t is cst.Dict:
+        return all(isinstance(el, cst.DictElement) and _plain(el.value, scope, seen) for el in expr.elements)
+    if t is cst.BinaryOperation:
+        return _plain(expr.left, scope, seen) and _plain(expr.right, scope, seen)
+    if t is cst.UnaryOperation:
+        return _plain(expr.expression, scope, seen)
+    return False
+
+
+def _plain_local(name: str, scope, seen: set) -> bool:
+    """A local name every binding of which is a plain value (``value = loss.item()``)."""
+    if name in seen:
+        return True  # ``total = total + x``: the other bindings decide
+    seen.add(name)
+    bindings = [a for a in scope.assignments if name in (p for t in a.targets for p in bound_paths(t))]
+    if not bindings or name in scope.params:
+        return False
+    for a in bindings:
+        simple = len(a.targets) == 1 and dotted(a.targets[0]) == name
+        if a.kind not in ("assign", "aug") or not simple or not _plain(a.value, scope, seen):
+            return False
+    return True

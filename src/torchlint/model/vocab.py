@@ -175,6 +175,21 @@ def is_loader_name(name: str) -> bool:
     return "loader" in name.lower() or any(t in _LOADER_TOKENS for t in toks)
 
 
+# ``valid_lens``, ``test_idx``, ``val_mask``: about evaluation data, or valid entries, not the data.
+_FLAG_WORDS = frozenset("is do use run n".split())
+_NOT_DATA_TOKENS = frozenset("len lens length lengths mask masks idx ids index indices num count size".split())
+
+
+@lru_cache(maxsize=4096)
+def is_eval_data_name(name: str) -> bool:
+    """``x_test``, ``X_val``, ``test_images``: a name for evaluation data. Not its lengths or
+    masks, not a flag (``is_test``, ``use_val``), not a loader (``is_eval_loader_name``)."""
+    toks = tokens(name)
+    if not toks or toks[0] in _FLAG_WORDS or is_loader_name(name):
+        return False
+    return any(t in _EVAL_DATA_TOKENS for t in toks) and not any(t in _NOT_DATA_TOKENS for t in toks)
+
+
 def is_eval_loader_name(name: str) -> bool:
     toks = tokens(name)
     low = name.lower()
@@ -195,13 +210,4 @@ def is_eval_function_name(name: str) -> bool:
 def is_generation_function_name(name: str) -> bool:
     return any(t in _GENERATION_FUNC_TOKENS for t in tokens(name))
 
-
-@lru_cache(maxsize=4096)
-def is_held_out_data_name(name: str) -> bool:
-    """``test_x``, ``x_val``, ``X_test``, ``val_images``: data kept out of training.
-    Not a loader (those are ``is_eval_loader_name``), not a count or a flag."""
-    toks = tokens(name)
-    if not toks or toks[0] in ("num", "n", "len", "is", "do", "use", "run") or is_loader_name(name):
-        return False
-    return any(t in ("test", "val", "valid", "validation", "holdout") for t in toks)
 

@@ -10,10 +10,11 @@ from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import FileModel, GradMode, Span, modes
+from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import evaluation_only, guarded_training
 from torchlint.model.expr import bound_paths, dotted, identifiers
-from torchlint.model.vocab import CONTAINER_METHODS, is_eval_function_name, is_eval_loader_name, is_generation_function_name
-from torchlint.model.vocab import is_held_out_data_name, is_transform_name
+from torchlint.model.vocab import CONTAINER_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
+from torchlint.model.vocab import is_generation_function_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
@@ -85,7 +86,7 @@ def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
     for _, loop in tree_index.loops:
         for node in tree_gate.loop_nodes(loop):
             if isinstance(node, ast.Call) and any(
-                isinstance(arg, ast.Name) and is_held_out_data_name(arg.id) for arg in node.args
+                isinstance(arg, ast.Name) and is_eval_data_name(arg.id) for arg in node.args
             ):
                 return True
     return False
@@ -164,7 +165,12 @@ framework hooks that run without grad (Lightning's `validation_step`,
 `test_step`, `predict_step`). Code that deliberately needs gradients in
 evaluation (input gradients, adversarial examples, test-time training: a
 `backward()`, `autograd.grad` or `requires_grad_()` nearby) is left alone, as
-are pytest test functions.
+are pytest test functions. So is a single forward pass that runs once, outside
+any loop or comprehension (and not in a helper a loop of the file calls):
+one image classified and shown, one batch plotted, one sentence encoded for
+translation. Its graph is freed with its output; nothing is evaluated over a
+dataset. A single forward over a whole evaluation set (`model(x_test)`,
+`net(X_val)`) is still reported.
 
 ## Example
 ```python
@@ -223,6 +229,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 if call.site.loop is None and not helper and file_model.flows_to_return(call) \
                         and not _hands_back_numbers(scope) and not _generates(file_model, scope, call):
                     continue  # one forward handed back: the caller may want its graph
+                if not file_model.repeats(call) and not _on_eval_data(call):
+                    continue  # one image shown, one batch plotted: no evaluation loop
                 span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
                     yield self.report(call.node, fix=_no_grad_fix(file_model, call))
@@ -452,12 +460,12 @@ def _runs_on_held_out_data(file_model: FileModel, scope, call) -> bool:
     result no backward consumes. Once, outside a loop (a plot of the predictions), it is no hazard."""
     if call.site.loop is None:
         return False
-    if not any(is_held_out_data_name(n) for a in call.node.args for n in identifiers(a.value)):
+    if not any(is_eval_data_name(n) for a in call.node.args for n in identifiers(a.value)):
         return False
     stmt = call.site.stmt
     if not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Expr)) or file_model.flows_to_return(call):
         return False
-    consumed = file_model.backprop_paths(scope)
+    consumed = consumed_by_backward(file_model, scope)
     targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else (
         [stmt.target] if isinstance(stmt, cst.AnnAssign) else [])
     return not any(p in consumed for t in targets for p in bound_paths(t))
@@ -512,7 +520,7 @@ def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
     if not any(loop.start <= c.order and (file_model.is_backward(c) or file_model.is_autograd_grad(c))
                for c in file_model.reachable_calls(scope)):
         return False
-    consumed = file_model.backprop_paths(scope)
+    consumed = consumed_by_backward(file_model, scope)
     taint = file_model.taint(scope)
     for a in scope.assignments:
         if loop.contains(a.order) and any(p in consumed for t in a.targets for p in bound_paths(t)):
@@ -538,6 +546,21 @@ def _before_guarded_backward(file_model: FileModel, scope, call) -> bool:
     loop = call.site.loop
     return any(file_model.is_backward(c) and loop.contains(c.order) and c.order > call.order
                for c in scope.calls)
+
+
+def _on_eval_data(call) -> bool:
+    """A forward over a whole evaluation set at once: ``model(x_test)``, ``net(X_val.to(device))``,
+    ``likelihood(model(test_x))`` (not one sample of it, ``model(x_test[:1])``)."""
+    return any(_reads_eval_data(arg.value) for arg in call.node.args)
+
+
+def _reads_eval_data(expr) -> bool:
+    if isinstance(expr, cst.Call):
+        receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+        return (receiver is not None and _reads_eval_data(receiver)) or any(
+            _reads_eval_data(arg.value) for arg in expr.args)
+    path = dotted(expr)
+    return path is not None and is_eval_data_name(path.rsplit(".", 1)[-1])
 
 
 def _handles_grad(scope) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from torchlint.tree_gate import TreeIndex
 from torchlint.model import FileModel, GradMode
 from torchlint.model.expr import bound_paths, identifiers
+from torchlint.model.mode_effects import mode_free_model
 from torchlint.model.modes import EVAL_WORDS, is_mode_helper, model_key, mode_switches, same_model
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name
 from torchlint.rule import Rule
@@ -47,7 +48,12 @@ whatever mode it needs), a module evaluating its own submodules (the caller
 owns `.eval()`), methods of classes whose base class is defined elsewhere
 (trainer base classes usually switch modes around their hooks), forward
 passes in loops that also train (a teacher or EMA model under `no_grad`),
-and files that neither train the model nor call `model.train()`.
+files that neither train the model nor call `model.train()`, and models that
+`eval()` would not change: every model the file binds to that name is built
+in the file from layers that ignore the mode (`nn.Sequential(nn.Linear(...),
+nn.ReLU(), nn.Linear(...))`, a class of the file with an embedding, a GRU
+without dropout and a linear layer). A class imported from elsewhere, a
+loaded model or `nn.Sequential(*layers)` may hold dropout and stays reported.
 
 ## Example
 ```python
@@ -94,6 +100,8 @@ def evaluate(model, val_loader):
                     continue
                 if context.managed(target) or not context.trained(target):
                     continue
+                if mode_free_model(file_model, target):
+                    continue  # no dropout or batch-norm: eval() would change nothing
                 done.add(key)
                 yield self.report(call.node)
 

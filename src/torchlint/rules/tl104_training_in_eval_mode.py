@@ -43,9 +43,13 @@ Not reported: loops that call `model.train()` (or `model.train(flag)`)
 anywhere in the iteration, including at the top of a `train_one_epoch`
 helper; models put in eval mode on purpose while others train (a teacher,
 an EMA or target network, frozen batch-norm during fine-tuning, where the
-next forward pass of the model records a graph); helpers from other modules
-that are handed the model (they may call `train()`); and evaluation after
-the training loop.
+next forward pass of the model records a graph); models that training code
+itself puts in eval mode before running them with grad (a frozen backbone
+under a linear probe: evaluation leaving it in eval mode changes nothing);
+`self.train()` that runs the module's own `train(mode)` override (one that
+keeps frozen batch-norm in eval mode); helpers from other modules that are
+handed the model (they may call `train()`); and evaluation after the
+training loop.
 
 ## Example
 ```python
@@ -162,8 +166,29 @@ def _forgotten_evals(file_model: FileModel, calls):
             continue  # train() comes back somewhere in the iteration
         if any(_may_restore(file_model, c, target) for c in calls):
             continue
+        if _kept_in_eval_for_training(file_model, target):
+            continue
         if _trains(file_model, calls, target) and _for_evaluation(file_model, switch, target):
             yield switch
+
+
+def _kept_in_eval_for_training(file_model: FileModel, target) -> bool:
+    """Does training code put ``target`` in eval mode on purpose (a frozen backbone under a
+    linear probe, frozen batch-norm) and then run it with grad in a function that backpropagates?
+    Then eval mode is what its training wants, and evaluation leaving it there changes nothing."""
+    for switch in mode_switches(file_model, file_model.calls):
+        if switch.to_eval is not True or not same_model(switch.receiver, target):
+            continue
+        scope = switch.call.scope
+        if not any(file_model.is_backward(c) for c in file_model.reachable_calls(scope)):
+            continue
+        for call in scope.calls:
+            ran = _forward_of(file_model, call) if call.order > switch.order else None
+            if ran is not None and same_model(ran, target):
+                if file_model.grad_at(call.site) is GradMode.GRAD:
+                    return True
+                break
+    return False
 
 
 def _may_restore(file_model: FileModel, call, target) -> bool:

@@ -6,8 +6,9 @@ import ast
 import libcst as cst
 
 from torchlint.edits import method_call, source_of
-from torchlint.model import FileModel, differentiated, flow_back
-from torchlint.model.expr import bound_paths, dotted, is_constant, positional, referenced_paths
+from torchlint.model import FileModel
+from torchlint.model.backprop import consumed_by_backward
+from torchlint.model.expr import bound_paths, dotted, is_constant, positional
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
 from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
@@ -91,11 +92,17 @@ iterations, each iteration adds a graph that is never freed: memory grows
 linearly until the run fails with out-of-memory, often hours in. In
 evaluation without `no_grad` the graphs still hold every activation.
 
-Not reported: `.item()`, `.detach()`, `float()` and `.tolist()` values;
-comparisons such as `(pred == y).sum()`; losses summed within one iteration
-and backpropagated in it; containers and accumulators that a later
-`backward()` consumes (an RL list of log-probabilities summed once per
-episode, gradient accumulation by summing losses).
+Not reported: `.item()`, `.detach()`, `float()` and `.tolist()` values,
+also when a same-module helper returns them (`losses.append(train_step(...))`
+where `train_step` returns `loss.item()`); comparisons such as
+`(pred == y).sum()`; gradients from `torch.autograd.grad` without
+`create_graph=True` (with it they carry a graph and are reported); losses
+summed within one iteration and backpropagated in it; containers and
+accumulators that a later `backward()` consumes, in the same function or in
+a same-module helper they are handed to (an RL list of log-probabilities
+summed once per episode, gradient accumulation by summing losses:
+`total += loss` ... `(total / n).backward()`, `sum(losses).backward()`,
+`torch.stack(losses).sum().backward()`).
 
 ## Example
 ```python
@@ -297,7 +304,7 @@ class _ScopeContext:
     @property
     def backprop(self) -> set:
         if self._backprop is None:
-            self._backprop = self.file_model.backprop_paths(self.scope)
+            self._backprop = consumed_by_backward(self.file_model, self.scope)
         return self._backprop
 
     def is_iteration(self, loop) -> bool:

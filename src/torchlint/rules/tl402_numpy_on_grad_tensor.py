@@ -57,7 +57,10 @@ typically in logging or metric code at the end of the first training step.
 Not reported: `.numpy()` under `torch.no_grad()` / `inference_mode()` (or in
 a function decorated with them, or only called from such code), where torch
 allows it; after `.detach()`, on `.data`, on `.item()`/`.tolist()` values, on
-data tensors, with `numpy(force=True)`; in helpers with no caller in the
+data tensors, with `numpy(force=True)`; on integer and bool results, which
+never require grad: `argmax`/`argmin`, the indices of `torch.max(x, dim)` /
+`x.max(1)[1]` / `topk(...)[1]` / `sort(...)[1]` / `.indices`, comparisons
+(`pred == y`), `.long()`/`.int()`; in helpers with no caller in the
 same file (a caller elsewhere may run them under `no_grad`), and, outside
 functions that backpropagate, in files that freeze parameters
 (`requires_grad_(False)`): a frozen model's outputs do not require grad.

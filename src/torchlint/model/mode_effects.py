@@ -1,0 +1,201 @@
+"""Does a model compute the same thing in training and in eval mode?
+
+``model.eval()`` only changes layers that read ``self.training``: dropout,
+batch-norm, RReLU, recurrent layers with inter-layer dropout. A model built
+only from layers that ignore the mode (an embedding, a GRU, linear layers,
+ReLUs) gives the same numbers either way, so a forgotten ``eval()`` changes
+nothing. This is answered only from what the file shows: the model must be
+built in the file from torch.nn layers and classes defined in the file.
+Anything else (a class or builder imported from elsewhere, a loaded model,
+``nn.Sequential(*layers)`` of layers we cannot see) may hold dropout.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import libcst as cst
+
+from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional
+from torchlint.model.modes import model_key
+from torchlint.model.vocab import STORE_METHODS
+from torchlint.model.walk import walk
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
+
+# torch.nn layers whose forward never reads ``self.training``.
+_MODE_FREE_LAYERS = frozenset(
+    "Module Sequential ModuleList ModuleDict Parameter ParameterList ParameterDict Identity "
+    "Linear Bilinear LazyLinear Flatten Unflatten Conv1d Conv2d Conv3d ConvTranspose1d "
+    "ConvTranspose2d ConvTranspose3d Embedding EmbeddingBag RNN LSTM GRU RNNCell LSTMCell GRUCell "
+    "MultiheadAttention ReLU ReLU6 LeakyReLU PReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh "
+    "Softmax Softmax2d LogSoftmax Softmin Softplus Softsign Hardtanh Hardswish Hardsigmoid "
+    "Hardshrink Softshrink Tanhshrink Threshold LogSigmoid GLU MaxPool1d MaxPool2d MaxPool3d "
+    "AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d "
+    "AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d LPPool2d LayerNorm GroupNorm "
+    "LocalResponseNorm RMSNorm Upsample UpsamplingNearest2d UpsamplingBilinear2d PixelShuffle "
+    "PixelUnshuffle ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d "
+    "ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d "
+    "ReplicationPad3d CosineSimilarity PairwiseDistance".split()
+)
+# Layers with a ``dropout`` argument (used in training mode only), and how many
+# positional arguments come before it.
+_DROPOUT_ARGUMENT = {"RNN": 5, "LSTM": 5, "GRU": 5, "MultiheadAttention": 2}
+# Words of torch functions and layers that behave differently in training mode.
+_MODE_WORDS = ("dropout", "batch_norm", "batchnorm", "instance_norm", "instancenorm", "rrelu")
+# Wrappers that return the model they are called on, in the same mode behaviour.
+_SAME_MODEL_METHODS = frozenset("to cuda cpu float double half bfloat16 train eval requires_grad_".split())
+_HARMLESS_BUILTINS = frozenset(
+    "super range len int float bool str list tuple dict set zip enumerate isinstance getattr "
+    "setattr hasattr print max min sum abs round sorted reversed map filter".split()
+)
+
+
+def mode_free_model(file_model: FileModel, target: str) -> bool:
+    """Is every model the file binds to ``target``'s name built only from layers that
+    ignore train/eval mode? False when any binding is not such a construction."""
+    return file_model.derived(_mode_free_model, model_key(target))
+
+
+def _mode_free_model(file_model: FileModel, key: str) -> bool:
+    return _Checker(file_model).model_name(key) is True
+
+
+def _combined(answers) -> Optional[bool]:
+    """False if any part may depend on the mode, else True if some part was seen built, else
+    None: nothing but names that lead back to what is being judged, or empty containers."""
+    seen = None
+    for answer in answers:
+        if answer is False:
+            return False
+        if answer is True:
+            seen = True
+    return seen
+
+
+class _Checker:
+    """Answers True (built here, mode-free), False (may read the mode, or unknown) or None
+    (no construction seen: ``self.model = model`` leads back to the name being judged)."""
+
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model = file_model
+        self.names = file_model.names
+        self._classes: dict = {}
+        self._following: set = set()  # names being judged: a cycle adds nothing
+
+    def model_name(self, key: str) -> Optional[bool]:
+        """What is bound or stored under the name: models, or containers of them
+        (``models.append(model)`` ... ``for model in models``)."""
+        if key in self._following:
+            return None
+        self._following.add(key)
+        try:
+            return self._model_name(key)
+        finally:
+            self._following.discard(key)
+
+    def _model_name(self, key: str) -> Optional[bool]:
+        file_model, values = self.file_model, []
+        for a in file_model.assignments:
+            if not any(model_key(p) == key for t in a.targets for p in bound_paths(t)):
+                continue
+            if a.kind not in ("assign", "for") or len(a.targets) != 1 or dotted(a.targets[0]) is None:
+                return False  # a tuple unpacking, ``with ... as model``
+            values.append(a.value)
+        values += [positional(c.node, STORE_METHODS[c.method]) for c in file_model.calls
+                   if c.method in STORE_METHODS and c.receiver and model_key(c.receiver) == key]
+        if any(v is None for v in values):
+            return False
+        return _combined(self.value(v) for v in values)
+
+    def value(self, expr) -> Optional[bool]:
+        """A model, or a container of models: a name, a slice or element of one, a literal list."""
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            path = dotted(expr)
+            return False if path is None else self.model_name(model_key(path))
+        if isinstance(expr, cst.Subscript):
+            return self.value(expr.value)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            if any(isinstance(el, cst.StarredElement) for el in expr.elements):
+                return False
+            return _combined(self.value(el.value) for el in expr.elements)
+        if isinstance(expr, cst.Call) and dotted(expr.func) == "list" and not expr.args:
+            return None  # an empty list: what is stored in it decides
+        return self.construction(expr)
+
+    def construction(self, value) -> bool:
+        """``Net(...)``, ``nn.Sequential(...)``, either followed by ``.to(device)``."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
+            value.func.attr.value in _SAME_MODEL_METHODS
+        ):
+            value = value.func.value
+        if not isinstance(value, cst.Call) or any(arg.star for arg in value.args):
+            return False  # nn.Sequential(*layers): layers we cannot see
+        callee = dotted(value.func)
+        qualified = self.names.qualify(callee)
+        builds = callee in self.file_model.class_bases or (
+            qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
+        )
+        return builds and all(self.call(c) for c in _calls_in(value))
+
+    def call(self, call: cst.Call) -> bool:
+        """Does this call, inside a model's construction or methods, leave the mode irrelevant?"""
+        callee = dotted(call.func)
+        qualified = self.names.qualify(callee)
+        if qualified is not None:
+            last = qualified.rsplit(".", 1)[-1]
+            if any(word in last.lower() for word in _MODE_WORDS):
+                return False
+            if qualified.startswith("torch.nn.") and qualified.count(".") == 2 and last[:1].isupper():
+                return _layer_mode_free(last, call)
+            return True  # torch.relu, F.linear, torch.zeros
+        if callee in self.file_model.class_bases:
+            return self.mode_free_class(callee)
+        if isinstance(call.func, cst.Attribute):
+            # self.fc(x), out.view(...), super().__init__(); a function of an imported module is unknown.
+            return callee is None or callee.split(".", 1)[0] not in self.names.bound_by_import
+        return callee in _HARMLESS_BUILTINS
+
+    def mode_free_class(self, cls: str) -> bool:
+        if cls not in self._classes:
+            self._classes[cls] = False  # a class built from itself: not followed
+            self._classes[cls] = self._class_uncached(cls)
+        return self._classes[cls]
+
+    def _class_uncached(self, cls: str) -> bool:
+        for base in self.file_model.class_bases.get(cls, ()):
+            if base in self.file_model.class_bases:
+                if not self.mode_free_class(base):
+                    return False
+            elif self.names.qualify(base) != "torch.nn.Module":
+                return False  # a base from elsewhere may add dropout or read self.training
+        for scope in self.file_model.scopes:
+            if self.file_model.enclosing_class(scope) != cls:
+                continue
+            if scope.name in ("train", "eval") and scope.class_name == cls:
+                return False  # its own mode switch
+            if "training" in identifiers(scope.node):
+                return False  # reads self.training
+            if not all(self.call(c.node) for c in scope.calls):
+                return False
+        return True
+
+
+def _layer_mode_free(name: str, call: cst.Call) -> bool:
+    if name not in _MODE_FREE_LAYERS and not name.endswith("Loss"):
+        return False
+    if any(arg.star for arg in call.args):
+        return False
+    before = _DROPOUT_ARGUMENT.get(name)
+    if before is None:
+        return True
+    rate = keyword(call, "dropout")
+    if rate is None:
+        rate = positional(call, before)
+    return rate is None or (isinstance(rate, (cst.Integer, cst.Float)) and rate.value.strip("0.") == "")
+
+
+def _calls_in(node) -> list:
+    found = []
+    walk(node, lambda n: found.append(n) if type(n) is cst.Call else None, lambda n: None)
+    return found
