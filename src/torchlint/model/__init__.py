@@ -232,6 +232,14 @@ class FileModel:
         return False
 
     @memoized_property
+    def _calls_by_method(self) -> dict:
+        out = defaultdict(list)
+        for call in self.calls:
+            if call.method:
+                out[call.method].append(call)
+        return out
+
+    @memoized_property
     def _calls_by_callee(self) -> dict:
         out = defaultdict(list)
         for call in self.calls:
@@ -316,7 +324,9 @@ class FileModel:
     def _repeats(self, scope: Scope, here: bool) -> bool:
         if here:
             return True
-        callers = self.callers.get(scope, ())
+        callers = list(self.callers.get(scope, ()))
+        if scope.class_name is not None:  # ``agent.choose_action(s)``: a method, by its name
+            callers += [c for c in self._calls_by_method.get(scope.name, ()) if c.receiver is not None]
         # A recursive call asking about its own scope hears "no" until the answer is known.
         return any(self.derived(FileModel._repeats, c.scope, c.site.loop is not None or _in_comprehension(c),
                                 while_computing=False) for c in callers)

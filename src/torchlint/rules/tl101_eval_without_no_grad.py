@@ -487,19 +487,7 @@ def _pure_inference(file_model: FileModel, scope, call):
         return None
     if _keeps_graph(file_model, scope) or scope.name in ("closure", "__call__"):
         return None
-    if call.site.loop is None and not _called_in_a_loop(file_model, scope):
-        return None  # once (a lazy-init or display forward): no hazard worth a finding
     return (scope.start, scope.end)
-
-
-def _called_in_a_loop(file_model: FileModel, scope) -> bool:
-    """Is the function called from a loop of this file (``agent.choose_action(s)`` per step)?"""
-    for call in file_model.calls:
-        if call.site.loop is None:
-            continue
-        if file_model.resolve(call) is scope or (scope.class_name is not None and call.method == scope.name):
-            return True
-    return False
 
 
 def _freezes_parameters(file_model: FileModel) -> bool:

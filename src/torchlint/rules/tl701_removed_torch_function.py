@@ -1,8 +1,6 @@
 """TL701 (opt-in): a call of a function torch has removed; it raises at run time."""
 from __future__ import annotations
 
-import libcst as cst
-
 from torchlint.edits import renamed_reference
 from torchlint.model import FileModel
 from torchlint.model.torch_api import REMOVED, api_calls

@@ -84,3 +84,10 @@ detector.eval()
 def detect(image):
     boxes = detector(image)  # expect: TL101
     return boxes.argmax(1).tolist()
+
+
+def translate_all(model, sources, frames):
+    """Each helper above runs once per item here, so its single forwards repeat."""
+    sentences = [greedy_translate(model, src, 20) for src in sources]
+    labels = [detect(frame) for frame in frames]
+    return sentences, labels
