@@ -12,7 +12,7 @@ from torchlint.edits import enclosing_statement, shadowed, suspends, torch_refer
 from torchlint.model import FileModel, GradMode, Span, modes
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import evaluation_only, guarded_training
-from torchlint.model.expr import bound_paths, dotted, identifiers
+from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool
 from torchlint.model.vocab import CONTAINER_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
 from torchlint.model.vocab import is_generation_function_name, is_transform_name
 from torchlint.rule import Fix, Rule
@@ -213,7 +213,9 @@ local name (a parameter called `torch`) hides the module the fix would name.
         if not file_model.is_torch_code or file_model.is_test_file:
             return
         for scope in file_model.scopes:
-            if not scope.calls or _handles_grad(scope) or file_model.part_of_forward(scope):
+            # A notebook's ``p.requires_grad = True`` sets up training; only freezing excuses it.
+            handles = _freezes_parameters(file_model) if scope.is_module else _handles_grad(scope)
+            if not scope.calls or handles or file_model.part_of_forward(scope):
                 continue
             if file_model.is_test_function(scope):
                 continue
@@ -478,6 +480,8 @@ def _pure_inference(file_model: FileModel, scope, call):
     consumes. Hooks are a side channel we cannot follow: files that register them are left alone."""
     if _registers_hooks(file_model) or _freezes_parameters(file_model):
         return None  # a frozen model records no graph: who is frozen, we cannot always tell
+    if file_model.names.imported_roots & _TRACING_LIBRARIES:
+        return None  # pyro's model and guide functions hand their tensors to SVI's trace
     if scope.is_module:
         loop = call.site.loop
         if loop is None or _loop_feeds_a_backward(file_model, scope, loop):
@@ -490,8 +494,20 @@ def _pure_inference(file_model: FileModel, scope, call):
     return (scope.start, scope.end)
 
 
+# Libraries that record what a function computes through effect handlers, not return values.
+_TRACING_LIBRARIES = frozenset(("pyro", "numpyro", "funsor"))
+
+
 def _freezes_parameters(file_model: FileModel) -> bool:
-    return any(_handles_grad(scope) for scope in file_model.scopes)
+    """``requires_grad_(False)`` or ``p.requires_grad = False`` anywhere in the file."""
+    for call in file_model.calls:
+        if call.method == "requires_grad_" and call.node.args and literal_bool(call.node.args[0].value) is False:
+            return True
+    return any(
+        a.kind == "assign" and literal_bool(a.value) is False
+        and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
+        for a in file_model.assignments
+    )
 
 
 def _registers_hooks(file_model: FileModel) -> bool:
