@@ -39,6 +39,9 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+# torchlint.model.project.NO_INDEX_ENV: lint every file alone, to measure what the index costs.
+NO_INDEX_ENV = "TORCHLINT_NO_PROJECT_INDEX"
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
@@ -779,6 +782,14 @@ def targets(result, tree_rows, sample_rows, starts, lin, ratios, same) -> list:
         if label in starts:
             ms = starts[label]["median_s"] * 1000
             add(f"{label} well under 0.5 s", ms < 350, f"{ms:.0f} ms")
+    alone = row(tree_rows, "torchlint check, no project index")
+    if tl and alone:
+        add("project index adds <= 20% to a cold run", tl["wall_s"] <= 1.2 * alone["wall_s"],
+            f"{(tl['wall_s'] / alone['wall_s'] - 1) * 100:+.0f}% ({tl['wall_s']:.1f} s vs {alone['wall_s']:.1f} s)")
+    warm = starts.get("torchlint check 2,000-line file, warm cache")
+    if warm:
+        ms = warm["median_s"] * 1000
+        add("warm single-file check of a 2,000-line file <= 100 ms (CLI, cache)", ms <= 100, f"{ms:.0f} ms")
     if tl and tl.get("tree_rss_mb"):
         add("peak memory over the corpus < 400 MB in total", tl["tree_rss_mb"] < 400,
             f"{tl['tree_rss_mb']:.0f} MB (process tree)")
@@ -918,6 +929,23 @@ def main(argv=None) -> int:
     tree_rows += run_set(tree_root, [("torchlint check, cache cold", tl_cached),
                                      ("torchlint check, cache warm", tl_cached)], "tree")
     shutil.rmtree(cache_dir, ignore_errors=True)
+    # What the project index costs: the same cold run with every file linted alone.
+    tree_rows += run_set(tree_root, [("torchlint check, no project index",
+                                      ["env", f"{NO_INDEX_ENV}=1", *tl_check])], "tree")
+    training_rows = []
+    training_root = cache / "training"
+    if training_root.is_dir():  # bench/training_corpus.py materialise puts the training code here
+        training_files = [p for p in training_root.rglob("*") if p.suffix in (".py", ".ipynb")]
+        n_training = len(training_files)
+        n_training_lines = sum(_count_lines(p.read_bytes()) for p in training_files)
+        log(f"      training-code subset ({n_training} scripts and notebooks):")
+        training_rows = run_set(training_root, [
+            ("torchlint check (training code)", [*torchlint_cmd, "check", "--exit-zero", "--isolated",
+                                                 *no_cache, *jobs, "."]),
+            ("ast.parse (training code)", ast_cmd),
+        ], "training")
+        for row in training_rows:
+            row["n_files"], row["n_lines"] = n_training, n_training_lines
     sample_rows = []
     if not args.skip_torchfix:
         log(f"      TorchFix sample ({sample['n_files']} files):")
@@ -955,6 +983,13 @@ def main(argv=None) -> int:
         starts["torchfix empty.py"] = startup([str(pbin / "torchfix"), "empty.py"], run_dir, 5)
         starts["ruff empty.py"] = startup([ruff, "check", "--no-cache", "--isolated", "empty.py"], run_dir)
     lin = linearity(LINEARITY_LINES[mode], run_dir / "linearity", torchlint_cmd, no_cache, timeout)
+    # A warm single-file check: the file was checked before and has not changed (cache hit).
+    warm_dir = run_dir / "warm"
+    warm_dir.mkdir(exist_ok=True)
+    (warm_dir / "big.py").write_text(generate_file(2000))
+    subprocess.run([*torchlint_cmd, "check", "--exit-zero", "big.py"], cwd=warm_dir, capture_output=True)
+    starts["torchlint check 2,000-line file, warm cache"] = startup(
+        [*torchlint_cmd, "check", "--exit-zero", "big.py"], warm_dir)
 
     prof = None
     if args.profile:
@@ -985,7 +1020,7 @@ def main(argv=None) -> int:
         "sample": {k: v for k, v in sample.items() if k != "files"},
         "file_list_sha256": hashlib.sha256("\n".join(tree["files"]).encode()).hexdigest(),
         "same_files_check": same_files,
-        "tree_runs": tree_rows, "sample_runs": sample_rows,
+        "tree_runs": tree_rows, "sample_runs": sample_rows, "training_runs": training_rows,
         "startup": starts, "linearity": lin, "profile": prof, "same_results": same,
     }
 
@@ -1005,6 +1040,12 @@ def main(argv=None) -> int:
     out.append(f"Tree: {tree['n_files']:,} files, {tree['n_lines']:,} lines "
                f"({pkg_counts})")
     out.append(table(tree_rows, tl, tree["n_files"], tree["n_lines"]))
+    if training_rows:
+        first = training_rows[0]
+        out.append("")
+        out.append(f"Training code (bench/training_corpus.py): {first['n_files']:,} scripts and notebooks, "
+                   f"{first['n_lines']:,} lines")
+        out.append(table(training_rows, first, first["n_files"], first["n_lines"]))
     if sample_rows:
         out.append("")
         out.append(f"TorchFix sample: every {sample['step']}th file of the tree, {sample['n_files']} files, "
