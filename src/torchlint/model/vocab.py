@@ -128,7 +128,7 @@ _NOT_MODEL_WORDS = frozenset(
     "save freeze unfreeze copy clone deepcopy update register is has set to from for of with "
     "by on num apply restore instantiate construct resolve check validate flatten fuse turn "
     "clear infer run compute call fit train evaluate eval test predict prune quantize trace "
-    "script patch replace remove delete add find list show log dump summarize".split()
+    "script patch replace remove delete add find list show log dump summarize unwrap".split()
 )
 # Names a model-word qualifies rather than ends: ``model_path``, ``model_entries``.
 # A model name ends in a model word or in a short modifier (``netG``, ``model_ema``).

@@ -487,11 +487,24 @@ def _pure_inference(file_model: FileModel, scope, call):
         if loop is None or _loop_feeds_a_backward(file_model, scope, loop):
             return None
         return (loop.start, loop.end)
+    if not _runs_as_a_script(file_model):
+        return None  # a library's function: its callers, and their grad mode, are elsewhere
     if _returns_a_graph(file_model, scope):
         return None
     if _keeps_graph(file_model, scope) or scope.name in ("closure", "__call__"):
         return None
     return (scope.start, scope.end)
+
+
+def _runs_as_a_script(file_model: FileModel) -> bool:
+    """Does the module run code of its own (top-level loops, calls of its own functions, a
+    ``__main__`` block, a notebook's cells)? Then the callers of its functions are in view."""
+    return file_model.derived(_script)
+
+
+def _script(file_model: FileModel) -> bool:
+    module = file_model.module_scope
+    return bool(module.loops) or any(file_model.resolve(c) is not None for c in module.calls)
 
 
 # Libraries that record what a function computes through effect handlers, not return values.

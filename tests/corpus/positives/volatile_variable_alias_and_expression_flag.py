@@ -6,7 +6,7 @@ def embed_corpus(encoder, sentences, chunk=32):
     vectors = []
     for start in range(0, len(sentences), chunk):
         batch = T.autograd.Variable(sentences[start:start + chunk], volatile=True)  # expect: TL105
-        vectors.extend(encoder(batch).mean(1).tolist())  # expect: TL101
+        vectors.extend(encoder(batch).mean(1).tolist())
     return vectors
 
 
