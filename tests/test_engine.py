@@ -44,7 +44,7 @@ def _run_with_exploding_rule(code: str):
 
 def test_cli_reports_an_internal_error_exits_2_and_keeps_going():
     proc = _run_with_exploding_rule(
-        "from torchlint.cli import main; sys.exit(main(['check', 'fixtures/TL301_stored_loss', "
+        "from torchlint.cli import main; sys.exit(main(['check', '--no-cache', 'fixtures/TL301_stored_loss', "
         "'fixtures/TL101_eval_without_no_grad/bad.py']))"
     )
     assert proc.returncode == 2
