@@ -161,7 +161,7 @@ def _lint(
                 result.diagnostics.append(problem.diagnostic(path))
             return result
     if applicable:
-        applicable = _tree_gated(applicable, tree, source)
+        applicable = _tree_gated(applicable, tree, source, target_torch)
     if not applicable:
         # No rule can find anything: every TL code in a noqa comment went unused.
         if unused_noqa:
@@ -334,10 +334,10 @@ class _Replacer(cst.CSTTransformer):
         return self.replacements.get(id(original_node), updated_node)
 
 
-def _tree_gated(rules: list, tree: ast.Module, source: str) -> list:
+def _tree_gated(rules: list, tree: ast.Module, source: str, target_torch: Optional[TorchVersion] = None) -> list:
     """The rules that still may find something, asked of the tree: their text
     gates again, on the code without its docstrings, then their own questions."""
-    tree_index = TreeIndex(tree, source)
+    tree_index = TreeIndex(tree, source, target_torch)
     code = tree_index.code_text()
     return [rule for rule in rules if (code is source or rule.may_apply(code)) and rule.needs_tree(tree_index)]
 

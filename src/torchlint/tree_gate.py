@@ -25,6 +25,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.text_gate import BACKWARD_CALL, text_search
+from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -41,8 +42,9 @@ class TreeIndex:
     indexes (loops, bodies, import-time code, docstring-blanked text) and the
     questions more than one rule asks."""
 
-    def __init__(self, tree: ast.Module, source: str) -> None:
+    def __init__(self, tree: ast.Module, source: str, target_torch: Optional[TorchVersion] = None) -> None:
         self.source = source
+        self.target_torch: TorchVersion = target_torch or NEWEST_KNOWN  # what version-dependent rules read
         self.loops: List[Tuple[str, ast.AST]] = []  # (enclosing function name, loop)
         self.import_time: List[ast.AST] = []  # statements that run when the module is imported
         self.function_names: set = set()
@@ -50,6 +52,7 @@ class TreeIndex:
         self.string_statements: List[Tuple[int, int]] = []  # (first, last line) of docstrings
         self._scan(tree.body, owner="", import_time=True)
         self._code_text: Optional[str] = None
+        self._constructed: Optional[frozenset] = None
         self._import_time_nodes: Optional[List[ast.AST]] = None
 
     def code_text(self) -> str:
@@ -138,16 +141,29 @@ class TreeIndex:
         return False
 
     def evaluation_loops(self) -> bool:
-        """A loop that may run a model over evaluation data or in a function named like
-        evaluation. Any call of a name may be one: models are also known by how they were
-        built (``learner = Net()``), which only the full model reads."""
+        """A loop that runs a model-named call, or a name built by a constructor
+        (``learner = Net()``), over evaluation data or in a function named like evaluation."""
         for function, loop in self.loops:
             if function in FORWARD_METHODS:
                 continue
             evaluates = is_eval_function_name(function) or any(map(is_eval_loader_name, iterable_names(loop)))
-            if evaluates and any(isinstance(n, ast.Call) and forward_callee(n) for n in loop_nodes(loop)):
+            if evaluates and any(isinstance(n, ast.Call) and (may_be_forward(n) or forward_callee(n) in
+                                                              self.constructed_names())
+                                 for n in loop_nodes(loop)):
                 return True
         return False
+
+    def constructed_names(self) -> frozenset:
+        """Names assigned an instance of a class or a wrapped model: ``learner = Net()``,
+        ``net = DDP(Net().to(device))``, ``m = timm.create_model(...)`` (what ``roles`` reads
+        in full)."""
+        if self._constructed is None:
+            found = set()
+            for node in ast.walk(ast.Module(body=self.bodies[0], type_ignores=[])):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _builds(node.value):
+                    found.update(filter(None, (dotted(t) for t in node.targets)))
+            self._constructed = frozenset(found)
+        return self._constructed
 
     def import_time_calls(self, *names: str) -> bool:
         """Does code that runs at import call one of ``names`` or a function of this file?"""
@@ -222,6 +238,17 @@ def flat_targets(target) -> list:
     if isinstance(target, ast.Starred):
         return flat_targets(target.value)
     return [target]
+
+
+_BUILDERS = frozenset(("create_model", "from_pretrained", "compile", "deepcopy", "to", "cuda"))
+
+
+def _builds(call: ast.Call) -> bool:
+    name = called_name(call) or ""
+    if name in ("to", "cuda") and isinstance(call.func, ast.Attribute):
+        inner = call.func.value
+        return isinstance(inner, ast.Call) and _builds(inner)
+    return name[:1].isupper() or name in _BUILDERS
 
 
 def may_be_forward(call: ast.Call) -> bool:

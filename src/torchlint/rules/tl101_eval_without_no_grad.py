@@ -49,7 +49,8 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
                 else:
                     calls.append(node)
         if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
-                            or _hands_over(c, switched) for c in calls):
+                            or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names)
+                            for c in calls):
             return True
     return False
 
@@ -65,7 +66,10 @@ _CUTS = frozenset(("item", "argmax", "argmin", "tolist", "numpy", "multinomial",
 
 def _inference_without_backward(tree_index: TreeIndex) -> bool:
     """A body that runs a model-named call and reads numbers off it (``.argmax()``,
-    ``.item()``, ``multinomial``), with no backward of its own: ``_pure_inference``."""
+    ``.item()``, ``multinomial``), with no backward of its own, in a module that runs code
+    of its own (a script, a notebook): ``_pure_inference``."""
+    if not (tree_index.import_time_calls() or any(not owner for owner, _ in tree_index.loops)):
+        return False
     for body in tree_index.bodies:
         forward = cut = False
         for node in tree_gate.own_nodes(body):
@@ -81,13 +85,18 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
     return False
 
 
+_HELD_OUT = text_search(r"[Tt]est|TEST|[Vv]al|VAL")
+
+
 def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
     """``cnn(test_x)`` inside a loop: a forward on held-out data, every few steps."""
+    if not _HELD_OUT(tree_index.code_text()):
+        return False
     for _, loop in tree_index.loops:
         for node in tree_gate.loop_nodes(loop):
             if isinstance(node, ast.Call) and any(
                 isinstance(arg, ast.Name) and is_eval_data_name(arg.id) for arg in node.args
-            ):
+            ) and (tree_gate.may_be_forward(node) or tree_gate.forward_callee(node) in tree_index.constructed_names()):
                 return True
     return False
 

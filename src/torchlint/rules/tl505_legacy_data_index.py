@@ -51,7 +51,7 @@ silent for a project whose oldest supported torch is older than 0.4, where
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         return any(_indexes_data_in_tree(node)
-                   for body in tree_index.bodies_mentioning("data") for node in tree_gate.own_nodes(body))
+                   for body in tree_index.bodies_mentioning(".data") for node in tree_gate.own_nodes(body))
 
     docs = """
 ## What it does

@@ -1,6 +1,7 @@
 """TL507: ``torch.load`` that unpickles arbitrary objects (weights_only=False, or left out before 2.6)."""
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
@@ -9,6 +10,8 @@ from torchlint.edits import with_keyword
 from torchlint.model import CallSite, FileModel
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.rule import Fix, Rule
+from torchlint import tree_gate
+from torchlint.tree_gate import TreeIndex
 
 _LOADS = frozenset({"torch.load", "torch.serialization.load"})
 _SAVES = frozenset({"torch.save", "torch.serialization.save"})
@@ -53,6 +56,23 @@ class UnsafeTorchLoad(Rule):
     )
     fix_safety = "unsafe"
     gate = (r"torch", r"\bload\b")
+
+    @classmethod
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        """A ``load(...)`` call with ``weights_only`` False, or (below torch 2.6) without it."""
+        lenient = tree_index.target_torch < _SAFE_DEFAULT_SINCE
+        nodes = list(ast.walk(ast.Module(body=tree_index.bodies[0], type_ignores=[])))
+        names = {"load"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom)
+                            for a in n.names if a.name == "load" and a.asname}
+        for node in nodes:
+            if not isinstance(node, ast.Call):
+                continue
+            flag = next((k.value for k in node.keywords if k.arg == "weights_only"), None)
+            if isinstance(flag, ast.Constant) and flag.value in (False, 0):
+                return True
+            if flag is None and lenient and tree_gate.called_name(node) in names:
+                return True
+        return False
     docs = """
 ## What it does
 Finds `torch.load` calls that unpickle arbitrary Python objects:
