@@ -23,6 +23,7 @@ import ast
 import bisect
 from typing import Iterator, List, Optional, Tuple
 
+from torchlint.model.project import ast_dotted
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
@@ -210,16 +211,7 @@ def called_name(call: ast.Call) -> Optional[str]:
     return None
 
 
-def dotted(node) -> Optional[str]:
-    """``a.b.c`` for a chain of attributes on a name, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+dotted = ast_dotted  # ``a.b.c`` for a chain of attributes on a name, else None
 
 
 def iterable_names(loop) -> Tuple[str, ...]:

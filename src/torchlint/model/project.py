@@ -49,7 +49,7 @@ def summarize(source: str) -> Optional[ModuleSummary]:
     bases, imports, losses = {}, {}, set()
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
-            bases[node.name] = tuple(filter(None, (_dotted(b) for b in node.bases)))
+            bases[node.name] = tuple(filter(None, (ast_dotted(b) for b in node.bases)))
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name != "*":
@@ -64,7 +64,8 @@ def summarize(source: str) -> Optional[ModuleSummary]:
     return ModuleSummary(bases, imports, frozenset(losses))
 
 
-def _dotted(node: ast.AST) -> Optional[str]:
+def ast_dotted(node: ast.AST) -> Optional[str]:
+    """``a.b.c`` for a chain of attributes on a name in a stdlib ``ast`` tree, else None."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -89,7 +90,7 @@ def _returns_loss(func: ast.AST) -> bool:
 
 
 def _is_loss_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and last_name(_dotted(node.func) or "") in LOSS_FUNCTIONS
+    return isinstance(node, ast.Call) and last_name(ast_dotted(node.func) or "") in LOSS_FUNCTIONS
 
 
 class ProjectIndex:
