@@ -13,6 +13,7 @@ from torchlint.model import FileModel, GradMode, Span, modes
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import evaluation_only, guarded_training
 from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool
+from torchlint.model.walk import walk
 from torchlint.model.vocab import CONTAINER_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
 from torchlint.model.vocab import is_generation_function_name, is_transform_name
 from torchlint.rule import Fix, Rule
@@ -417,19 +418,16 @@ def _hands_back_numbers(scope) -> bool:
 
 
 def _cuts(node) -> bool:
-    return any(
-        (isinstance(n, cst.Attribute) and n.attr.value in _NUMBER_CUTS)
-        or (isinstance(n, cst.Call) and dotted(n.func) in ("int", "float"))
-        for n in _walk(node)
-    )
+    """Does ``node`` read a number off a tensor somewhere (``.item()``, ``int(...)``)?"""
+    found = []
 
+    def enter(n):
+        if (isinstance(n, cst.Attribute) and n.attr.value in _NUMBER_CUTS) or (
+                isinstance(n, cst.Call) and dotted(n.func) in ("int", "float")):
+            found.append(n)
 
-def _walk(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
+    walk(node, enter, lambda n: None)
+    return bool(found)
 
 
 def _decodes(file_model: FileModel, scope) -> bool:
