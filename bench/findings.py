@@ -35,7 +35,6 @@ import difflib
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
