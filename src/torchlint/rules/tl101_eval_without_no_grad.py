@@ -78,7 +78,8 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
                 name = tree_gate.called_name(node)
                 if name == "backward":
                     break
-                forward = forward or tree_gate.may_be_forward(node)
+                forward = forward or tree_gate.may_be_forward(node) or (
+                    tree_gate.forward_callee(node) in tree_index.constructed_names())
                 cut = cut or name in _CUTS
         else:
             if forward and cut:
@@ -510,8 +511,13 @@ def _runs_as_a_script(file_model: FileModel) -> bool:
 
 
 def _script(file_model: FileModel) -> bool:
+    """Module-level loops, or a bare call of the file's own function (``main()``, ``train(model)``,
+    in a ``__main__`` block too); not ``default_cfgs = build_cfgs(...)``, which libraries do."""
     module = file_model.module_scope
-    return bool(module.loops) or any(file_model.resolve(c) is not None for c in module.calls)
+    return bool(module.loops) or any(
+        isinstance(c.site.stmt, cst.Expr) and c.site.stmt.value is c.node and file_model.resolve(c) is not None
+        for c in module.calls
+    )
 
 
 # Libraries that record what a function computes through effect handlers, not return values.
