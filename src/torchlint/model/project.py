@@ -24,7 +24,8 @@ from typing import Dict, Optional, Tuple
 from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-# Bases that make a class a model (by last name), as ``roles`` reads them in a file.
+# Bases that make a class a model (by last name: torch's own, Lightning's, Hugging Face's,
+# the usual project-level spellings), here across modules and in ``roles`` within a file.
 MODEL_BASES = frozenset(
     "Module LightningModule PreTrainedModel ModelMixin Sequential ModuleList ModuleDict".split()
 )

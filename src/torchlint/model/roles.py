@@ -18,15 +18,11 @@ import libcst as cst
 
 from torchlint.model import vocab
 from torchlint.model.expr import bound_paths, dotted, positional
+from torchlint.model.project import MODEL_BASES
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
 
-# Bases that make a class a model, by their last name: torch's own, Lightning's,
-# Hugging Face's and the usual project-level base spellings.
-_MODEL_BASES = frozenset(
-    "Module LightningModule PreTrainedModel ModelMixin Sequential ModuleList ModuleDict".split()
-)
 # torch.nn classes whose instances hold parameters and run a forward pass:
 # what ``layer(x)`` in evaluation code records a graph for.
 _NN_MODELS = frozenset(
@@ -206,7 +202,7 @@ def _model_classes(file_model: FileModel) -> frozenset:
         for cls, cls_bases in bases.items():
             if cls in found:
                 continue
-            if any(vocab.last_name(b) in _MODEL_BASES or b in found for b in cls_bases):
+            if any(vocab.last_name(b) in MODEL_BASES or b in found for b in cls_bases):
                 found.add(cls)
                 changed = True
     return frozenset(found)
