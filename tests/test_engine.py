@@ -1,6 +1,7 @@
 """Engine guarantees: a failing rule loses nothing else; torch is never imported; code never runs."""
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import textwrap
@@ -121,6 +122,8 @@ _LAYOUT_SOURCES = [
     "import torch\r\n\r\nfor x in data:\r\n    loss = model(x)\r\n    losses.append(loss)\r\n",
     "",
     "\n\n\n",
+    "x = 1\n\\\ny = 2\nz = 3; \\\n  w = 4\n",  # a backslash line before a statement
+    "a = 1;\nif a: b = 2\n@d\n\n# c\n@e\nclass C: pass\n\r\nq = 1\rr = 2\n",
 ]
 
 
@@ -131,7 +134,7 @@ def test_positions_statement_by_statement_are_libcst_positions():
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from conftest import CORPUS
-    from torchlint.positions import node_positions
+    from torchlint.positions import node_positions, statement_starts
     from torchlint.model.walk import walk
 
     texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*/*.py"))
@@ -144,6 +147,9 @@ def test_positions_statement_by_statement_are_libcst_positions():
         nodes = nodes[1:]  # the module itself takes the whole-module path
         whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         got = node_positions(module, nodes)
+        assert [got[id(n)] for n in nodes] == [whole[n] for n in nodes]
+        # the same with the lines read off Python's own tree
+        got = node_positions(module, nodes, statement_starts(ast.parse(text), text))
         assert [got[id(n)] for n in nodes] == [whole[n] for n in nodes]
         checked += len(nodes)
     assert checked > 10_000

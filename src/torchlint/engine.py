@@ -18,7 +18,7 @@ from torchlint.cst_parse import cut_lines, parse_module
 from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult
 from torchlint.model import FileModel
 from torchlint.noqa import comment_texts, file_exemption, suppressed, unused_codes, without_codes
-from torchlint.positions import node_positions
+from torchlint.positions import node_positions, statement_starts
 from torchlint.rule import Fix
 from torchlint.torch_version import TorchVersion
 from torchlint.tree_gate import TreeIndex
@@ -168,6 +168,7 @@ def _lint(
             result.diagnostics.extend(_noqa_checked([], source, path, apply_noqa, unused_noqa))
         return result
     cuts = cut_lines(tree, source)
+    starts = statement_starts(tree, source)
     # The stdlib tree is done with: freed before libcst builds its own, so the
     # two never take memory at once (a worker's peak is its biggest file's).
     tree = None
@@ -184,7 +185,7 @@ def _lint(
         return result
     diagnostics, errors = lint_module(module, source, path, applicable, apply_noqa=apply_noqa,
                                       unused_noqa=unused_noqa, target_torch=target_torch,
-                                      dependencies=result.dependencies)
+                                      dependencies=result.dependencies, statement_starts=starts)
     result.diagnostics.extend(diagnostics)
     result.errors.extend(errors)
     return result
@@ -193,7 +194,8 @@ def _lint(
 def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type], *,
                 apply_noqa: bool = True, keep_edits: bool = False, unused_noqa: bool = False,
                 target_torch: Optional[TorchVersion] = None,
-                dependencies: Optional[dict] = None) -> Tuple[List[Diagnostic], List[FileError]]:
+                dependencies: Optional[dict] = None,
+                statement_starts: Optional[List[int]] = None) -> Tuple[List[Diagnostic], List[FileError]]:
     """The rules' sorted findings on a parsed module, and the errors met on the way.
 
     A file's ``# torchlint: noqa`` exemption applies always (flake8 does not know
@@ -201,6 +203,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
     ``unused_noqa`` adds TL010 findings for noqa codes that suppressed nothing.
     ``target_torch``: the oldest torch the file's project supports (None: the newest known).
     ``dependencies`` receives the project files the analysis read (``model/project.py``).
+    ``statement_starts``: ``positions.statement_starts`` of Python's tree of ``source``, when
+    the caller had one (it spares a codegen of the module to place findings).
 
     The one lint path after parsing, for checking and for the fix loop (which
     passes ``keep_edits`` to get each fix's tree edits on its diagnostic). The
@@ -225,7 +229,7 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
     diagnostics: List[Diagnostic] = []
     if findings:
         try:
-            diagnostics = list(_positioned(module, path, findings, keep_edits))
+            diagnostics = list(_positioned(module, path, findings, keep_edits, statement_starts))
         except RecursionError:
             errors.append(FileError(path, "nesting too deep to locate its findings; file skipped"))
     if diagnostics or unused_noqa:
@@ -432,10 +436,11 @@ def _python_parse(source: str) -> Tuple[Optional[ast.Module], Optional[SyntaxPro
         sys.setrecursionlimit(old)
 
 
-def _positioned(module: cst.Module, path: str, findings: Iterable, keep_edits: bool = False) -> Iterator[Diagnostic]:
+def _positioned(module: cst.Module, path: str, findings: Iterable, keep_edits: bool = False,
+                starts: Optional[List[int]] = None) -> Iterator[Diagnostic]:
     """Diagnostics for ``findings``, in the order given, duplicates dropped."""
     findings = list(findings)
-    positions = node_positions(module, [f.node for f in findings])
+    positions = node_positions(module, [f.node for f in findings], starts)
     seen = set()
     for f in findings:
         pos = positions[id(f.node)]

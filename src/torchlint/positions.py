@@ -3,14 +3,17 @@
 PositionProvider runs a position-tracking codegen over the whole module: five
 times a plain codegen, and more per line the longer the file. Findings are
 few, so only the top-level statements that hold one get it, each as a module
-of its own, offset by the line breaks of the plain code before it. The
-ranges are the same (tests compare them on every node of the fixtures and
+of its own, offset by the lines before it. Those lines are read off Python's
+own tree when the caller has one (``statement_starts``: free, it was parsed
+anyway), else counted in the plain code of the statements before. The ranges
+are the same either way (tests compare them on every node of the fixtures and
 corpus).
 """
 from __future__ import annotations
 
+import ast
 import re
-from typing import Sequence
+from typing import List, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -20,8 +23,24 @@ from torchlint.model.walk import walk
 _LINE_BREAK = re.compile(r"\r\n?|\n")  # as PositionProvider counts lines
 
 
-def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> dict:
-    """``id(node) -> CodeRange`` (libcst's PositionProvider ranges) for ``nodes`` of ``module``."""
+def statement_starts(tree: ast.Module, source: str) -> Optional[List[int]]:
+    """The first line of each statement of ``tree.body`` (its first decorator's, for a
+    decorated one), for ``node_positions``; None where a statement's first line could
+    be other than libcst's: a backslash continuation just before it."""
+    lines = _LINE_BREAK.split(source)
+    starts = []
+    for statement in tree.body:
+        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
+        if first >= 2 and lines[first - 2].endswith("\\"):
+            return None
+        starts.append(first)
+    return starts
+
+
+def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode],
+                   starts: Optional[List[int]] = None) -> dict:
+    """``id(node) -> CodeRange`` (libcst's PositionProvider ranges) for ``nodes`` of ``module``;
+    ``starts``: ``statement_starts`` of the same source, when the caller has Python's tree."""
     wanted = {id(node) for node in nodes}
     where = _top_level_statements(module, wanted)
     by_statement: dict = {}
@@ -30,16 +49,35 @@ def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> dict:
     if None in by_statement:  # a node outside the statements (the module itself)
         found = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         return {id(node): found[node] for node in nodes if node in found}
-    positions, line, done = {}, _line_breaks(module, module.header), 0
+    offsets = _offsets_from_starts(module, starts) if starts is not None else None
+    positions, line, done = {}, 0, 0
+    if offsets is None:
+        line = _line_breaks(module, module.header)
     for index in sorted(by_statement):
-        line += _line_breaks(module, module.body[done:index])
-        done = index
+        if offsets is None:
+            line += _line_breaks(module, module.body[done:index])
+            done = index
+        else:
+            line = offsets[index]
         alone = module.with_changes(header=(), body=(module.body[index],), footer=())
         ranges = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
         for node in by_statement[index]:
             if node in ranges:
                 positions[id(node)] = _shifted(ranges[node], line)
     return positions
+
+
+def _offsets_from_starts(module: cst.Module, starts: List[int]) -> Optional[List[int]]:
+    """The lines before each statement of ``module.body`` (its leading comment and blank
+    lines included), from Python's statement starts; None when the two trees do not
+    pair up. A simple statement line holds one Python statement per ``;`` part."""
+    offsets, taken = [], 0
+    for statement in module.body:
+        if taken >= len(starts):
+            return None
+        offsets.append(starts[taken] - 1 - len(statement.leading_lines))
+        taken += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    return offsets if taken == len(starts) else None
 
 
 def _top_level_statements(module: cst.Module, wanted: set) -> dict:
