@@ -153,3 +153,69 @@ def test_positions_statement_by_statement_are_libcst_positions():
         assert [got[id(n)] for n in nodes] == [whole[n] for n in nodes]
         checked += len(nodes)
     assert checked > 10_000
+
+
+def _edits_of(text: str):
+    """Texts an editor would send after ``text``: a line changed, a line added, a line removed."""
+    lines = text.split("\n")
+    middle = len(lines) // 2
+    changed = lines[:middle] + [lines[middle] + "  # edited"] + lines[middle + 1:]
+    added = lines[:middle] + ["spare = 1"] + lines[middle:]
+    removed = lines[:1] + lines[2:]
+    return ["\n".join(changed), "\n".join(added), "\n".join(removed), text]
+
+
+def test_lints_that_keep_a_memory_find_what_fresh_lints_find():
+    """engine.LintMemory reuses parsed pieces and ranges of unchanged statements (the
+    language server's lints); the findings and their positions are a fresh lint's."""
+    from conftest import CORPUS
+    from torchlint.engine import LintMemory
+
+    long_text = "".join(p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*/bad.py"))[:12])
+    texts = [long_text] + [p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*/*.py"))[:40]]
+    memory = LintMemory()
+    memory.pieces.piece_lines = 20  # many pieces, so that most are reused
+    compared = 0
+    for text in texts:
+        for version in [text, *_edits_of(text)]:
+            fresh = lint_source(version, "edited.py", ALL_RULES)
+            kept = lint_source(version, "edited.py", ALL_RULES, memory=memory)
+            assert kept.diagnostics == fresh.diagnostics and kept.errors == fresh.errors
+            compared += len(fresh.diagnostics)
+    assert compared > 100
+
+
+def test_a_memory_parses_only_the_pieces_an_edit_touched(monkeypatch):
+    import libcst as cst
+
+    from torchlint import cst_parse
+    from torchlint.engine import LintMemory
+
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*/bad.py"))[:12])
+    memory = LintMemory()
+    memory.pieces.piece_lines = 20
+    lint_source(text, "long.py", ALL_RULES, memory=memory)
+    parsed = []
+    real_parse = cst.parse_module
+    monkeypatch.setattr(cst_parse.cst, "parse_module", lambda code: parsed.append(code) or real_parse(code))
+    edited = _edits_of(text)[0]
+    lint_source(edited, "long.py", ALL_RULES, memory=memory)
+    assert len(parsed) == 1 and "# edited" in parsed[0] and parsed[0].count("\n") < text.count("\n") / 4
+
+
+def test_a_cancelled_lint_stops_and_an_uncancelled_one_is_unchanged():
+    import pytest
+
+    from torchlint.engine import LintCancelled
+
+    text = (FIXTURES / "TL301_stored_loss" / "bad.py").read_text(encoding="utf-8")
+    asked = []
+
+    def cancel_on_third_ask():
+        asked.append(1)
+        return len(asked) >= 3
+
+    with pytest.raises(LintCancelled):
+        lint_source(text, "bad.py", ALL_RULES, cancelled=cancel_on_third_ask)
+    never = lint_source(text, "bad.py", ALL_RULES, cancelled=lambda: False)
+    assert never.diagnostics == lint_source(text, "bad.py", ALL_RULES).diagnostics != []

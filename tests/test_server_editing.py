@@ -184,6 +184,56 @@ def test_the_queue_lints_the_newest_text_and_hands_stale_results_back_marked_sta
     queue.stop()
 
 
+def test_a_lint_overtaken_by_a_newer_text_stops_and_delivers_nothing(tmp_path):
+    """The worker's lint asks, between its steps, whether a newer text of its document
+    is queued: then it stops, nothing is delivered, and the newer text is linted."""
+    from torchlint import server
+    from torchlint.server import CANCELLED, LintJob, LintQueue
+
+    path = tmp_path / "train.py"
+    delivered, done = [], threading.Event()
+
+    def lint(job):
+        if job.version == 1:  # a newer text arrives while version 1 is linted
+            queue.submit(LintJob(job.uri, job.path, 2, STORED))
+        return server._lint_job(job)
+
+    def deliver(job, result):
+        delivered.append((job.version, result))
+        done.set()
+
+    queue = LintQueue(lint, deliver, delay=0)
+    real_queue, server.LINTS = server.LINTS, queue
+    try:
+        queue.submit(LintJob(path.as_uri(), str(path), 1, STORED))
+        assert done.wait(60)
+    finally:
+        server.LINTS = real_queue
+        queue.stop()
+    assert [version for version, _ in delivered] == [2]
+    assert [d.code for d in delivered[0][1].diagnostics] == ["TL301"]
+    assert all(result is not CANCELLED for _, result in delivered)
+
+
+def test_a_text_linted_lately_is_answered_from_memory_until_a_module_it_read_changes(tmp_path):
+    from torchlint.server import LintResult, _RecentResults
+
+    helper = tmp_path / "helpers.py"
+    helper.write_text("def evaluate(model, data):\n    return model(data)\n")
+    stamp = helper.stat()
+    recent = _RecentResults(size=2)
+    result = LintResult(["a finding"], None, {str(helper): [stamp.st_mtime_ns, stamp.st_size]})
+    recent.put("/p/train.py", "text", 0, result)
+    assert recent.get("/p/train.py", "text", 0) is result
+    assert recent.get("/p/train.py", "text", 1) is None  # another config generation
+    assert recent.get("/p/train.py", "other text", 0) is None
+    helper.write_text("def evaluate(model, data):\n    with torch.no_grad():\n        return model(data)\n")
+    assert recent.get("/p/train.py", "text", 0) is None  # the project module it read changed
+    for name in ("a.py", "b.py"):
+        recent.put(name, "text", 0, LintResult([]))
+    assert recent.get("a.py", "text", 0) is not None and recent.get("/p/train.py", "text", 0) is None
+
+
 def test_a_stopped_queue_takes_no_more_work():
     from torchlint.server import LintJob, LintQueue
 

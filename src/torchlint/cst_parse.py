@@ -15,6 +15,7 @@ print as it reads) means one whole parse.
 from __future__ import annotations
 
 import ast
+from collections import OrderedDict
 from typing import List, Optional
 
 import libcst as cst
@@ -37,15 +38,61 @@ def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = No
     return cuts
 
 
-def parse_module(source: str, cuts: List[int]) -> cst.Module:
-    """``cst.parse_module(source)``, in pieces when ``cuts`` (from ``cut_lines``) says where."""
+class PieceCache:
+    """Parsed pieces kept between parses of texts that change a little at a time (an
+    editor's buffer): a piece whose text is unchanged is not parsed again. libcst
+    trees are immutable, so a piece is safely part of many parses. Least recently
+    used pieces go first once the pieces kept hold more than ``max_lines`` lines
+    (a libcst tree takes about 20 KB a line)."""
+
+    def __init__(self, piece_lines: int = 50, max_lines: int = 20_000) -> None:
+        self.piece_lines = piece_lines
+        self.max_lines = max_lines
+        self._pieces: "OrderedDict[str, cst.Module]" = OrderedDict()
+        self._lines = 0
+        # A piece's first statement takes the comment and blank lines that end the
+        # piece before it: the joined statement is kept too, so that an unchanged
+        # statement stays the same object (positions.RangeMemo relies on it).
+        self._heads: "OrderedDict[tuple, tuple]" = OrderedDict()
+
+    def joined_head(self, head: cst.CSTNode, carried: tuple) -> cst.CSTNode:
+        key = (id(head), *map(id, carried))
+        kept = self._heads.get(key)
+        if kept is None:
+            # kept with its parts, so no other object can take their ids
+            kept = (head.with_changes(leading_lines=(*carried, *head.leading_lines)), head, carried)
+            self._heads[key] = kept
+            if len(self._heads) > 4 * len(self._pieces) + 16:
+                self._heads.popitem(last=False)
+        else:
+            self._heads.move_to_end(key)
+        return kept[0]
+
+    def parse(self, text: str) -> cst.Module:
+        piece = self._pieces.get(text)
+        if piece is not None:
+            self._pieces.move_to_end(text)
+            return piece
+        piece = cst.parse_module(text)  # a syntax error raises before anything is kept
+        self._pieces[text] = piece
+        self._lines += text.count("\n") + 1
+        while self._lines > self.max_lines and len(self._pieces) > 1:
+            old, _ = self._pieces.popitem(last=False)
+            self._lines -= old.count("\n") + 1
+        return piece
+
+
+def parse_module(source: str, cuts: List[int], pieces: Optional[PieceCache] = None) -> cst.Module:
+    """``cst.parse_module(source)``, in pieces when ``cuts`` (from ``cut_lines``) says where;
+    ``pieces`` keeps them for the next parse of a similar text."""
+    parse = pieces.parse if pieces is not None else cst.parse_module
     if not cuts:
-        return cst.parse_module(source)
+        return parse(source)
     lines = source.split("\n")
     bounds = [0, *cuts, len(lines)]
     texts = ["\n".join(lines[a:b]) + ("\n" if b < len(lines) else "") for a, b in zip(bounds, bounds[1:])]
     try:
-        return _joined([cst.parse_module(text) for text in texts], texts)
+        return _joined([parse(text) for text in texts], texts, pieces)
     except (cst.ParserSyntaxError, _NotTheSame):
         return cst.parse_module(source)
 
@@ -54,7 +101,7 @@ class _NotTheSame(Exception):
     pass
 
 
-def _joined(pieces: List[cst.Module], texts: List[str]) -> cst.Module:
+def _joined(pieces: List[cst.Module], texts: List[str], cache: Optional[PieceCache] = None) -> cst.Module:
     for piece, text in zip(pieces[:-1], texts):
         # libcst drops lines at the end of a file in some layouts (a blank line
         # before a whitespace-only one): a piece's end must print as it reads.
@@ -68,7 +115,10 @@ def _joined(pieces: List[cst.Module], texts: List[str]) -> cst.Module:
                 or piece.default_newline != first.default_newline):
             raise _NotTheSame()
         head = piece.body[0]
-        body.append(head.with_changes(leading_lines=(*carried, *head.leading_lines)))
+        if cache is not None:
+            body.append(cache.joined_head(head, tuple(carried)))
+        else:
+            body.append(head.with_changes(leading_lines=(*carried, *head.leading_lines)))
         body.extend(piece.body[1:])
         carried = piece.footer
     last = pieces[-1]

@@ -38,12 +38,8 @@ class FixError(Exception):
 # ---------------------------------------------------------------------------
 
 def parent_map(file_model: FileModel) -> Dict[int, cst.CSTNode]:
-    """``id(node) -> parent`` for every syntax node of the model's module, built once per model."""
-    return file_model.derived(_module_parents)
-
-
-def _module_parents(file_model: FileModel) -> Dict[int, cst.CSTNode]:
-    return parents_of(file_model.module)
+    """``id(node) -> parent`` for every syntax node of the model's module (the model's walk records it)."""
+    return file_model.parents
 
 
 def parents_of(module: cst.Module) -> Dict[int, cst.CSTNode]:

@@ -9,16 +9,16 @@ import sys
 import threading
 import tokenize
 import warnings
-from dataclasses import dataclass
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-from torchlint.cst_parse import cut_lines, parse_module
+from torchlint.cst_parse import PieceCache, cut_lines, parse_module
 from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult
 from torchlint.model import FileModel
 from torchlint.noqa import comment_texts, file_exemption, suppressed, unused_codes, without_codes
-from torchlint.positions import node_positions, statement_starts
+from torchlint.positions import RangeMemo, node_positions, statement_starts
 from torchlint.rule import Fix
 from torchlint.torch_version import TorchVersion
 from torchlint.tree_gate import TreeIndex
@@ -80,20 +80,70 @@ def decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+@dataclass
+class LintMemory:
+    """What a long-running caller (the language server) keeps from one lint to the next
+    of texts that change a little at a time: parsed pieces (``cst_parse.PieceCache``)
+    and statement ranges (``positions.RangeMemo``), reused where the text is unchanged.
+    One lint at a time may use it."""
+
+    pieces: PieceCache = field(default_factory=PieceCache)
+    ranges: RangeMemo = field(default_factory=RangeMemo)
+
+
+class LintCancelled(Exception):
+    """Raised by a lint whose ``cancelled()`` said yes at one of its checkpoints
+    (between parsing, the model and each rule): its result would be thrown away."""
+
+
+def _stop_if(cancelled: Optional[Callable[[], bool]]) -> None:
+    if cancelled is not None and cancelled():
+        raise LintCancelled()
+
+
 def lint_source(source: Union[str, bytes], path: str, rules: Sequence[type], **options) -> FileResult:
     big = len(source) > _BIG_SOURCE
     with _deep_recursion(_BIG_RECURSION_LIMIT if big else 12000), _no_cyclic_gc():
-        if big:
+        if big and not _THREAD.has_big_stack:
             return _on_big_stack(_lint, source, path, rules, **options)
         return _lint(source, path, rules, **options)
+
+
+class _ThreadState(threading.local):
+    has_big_stack = False
+
+
+_THREAD = _ThreadState()
+
+
+def start_big_stack_thread(target: Callable[[], None], name: str) -> threading.Thread:
+    """Start ``target`` on a daemon thread with the stack deep sources need: a caller that
+    lints on one thread for a long time (the language server) lints there in place,
+    without starting a thread per big file (about 15 ms each)."""
+    def run() -> None:
+        _THREAD.has_big_stack = True
+        target()
+
+    try:
+        old = threading.stack_size(_BIG_STACK)
+    except (ValueError, RuntimeError):  # a platform that cannot: big files get their own thread
+        old = None
+        run = target
+    try:
+        thread = threading.Thread(target=run, name=name, daemon=True)
+        thread.start()
+    finally:
+        if old is not None:
+            threading.stack_size(old)
+    return thread
 
 
 def with_room(size: int, fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` with the recursion room libcst needs for a source of ``size``
     characters: a raised recursion limit and, for big sources, a thread with a large stack.
     For callers that parse or print with libcst outside ``lint_source`` (the fixer)."""
-    big = size > _BIG_SOURCE
-    with _deep_recursion(_BIG_RECURSION_LIMIT if big else 12000):
+    big = size > _BIG_SOURCE and not _THREAD.has_big_stack
+    with _deep_recursion(_BIG_RECURSION_LIMIT if size > _BIG_SOURCE else 12000):
         return _on_big_stack(fn, *args, **kwargs) if big else fn(*args, **kwargs)
 
 
@@ -138,6 +188,8 @@ def _lint(
     tree: Optional[ast.Module] = None,
     unused_noqa: bool = False,
     target_torch: Optional[TorchVersion] = None,
+    memory: Optional[LintMemory] = None,
+    cancelled: Optional[Callable[[], bool]] = None,
 ) -> FileResult:
     result = FileResult(path)
     if isinstance(source, bytes):
@@ -160,6 +212,7 @@ def _lint(
             if report_syntax_errors:
                 result.diagnostics.append(problem.diagnostic(path))
             return result
+    _stop_if(cancelled)
     if applicable:
         applicable = _tree_gated(applicable, tree, source, target_torch)
     if not applicable:
@@ -167,13 +220,14 @@ def _lint(
         if unused_noqa:
             result.diagnostics.extend(_noqa_checked([], source, path, apply_noqa, unused_noqa))
         return result
-    cuts = cut_lines(tree, source)
+    pieces = memory.pieces if memory is not None else None
+    cuts = cut_lines(tree, source, pieces.piece_lines if pieces is not None else None)
     starts = statement_starts(tree, source)
     # The stdlib tree is done with: freed before libcst builds its own, so the
     # two never take memory at once (a worker's peak is its biggest file's).
     tree = None
     try:
-        module = parse_module(source, cuts)
+        module = parse_module(source, cuts, pieces)
     except cst.ParserSyntaxError as exc:
         # Python accepts what libcst refused (its own limits, e.g. 10,000
         # adjacent string literals): not the user's syntax error.
@@ -183,9 +237,12 @@ def _lint(
     except (RecursionError, MemoryError, ValueError) as exc:
         result.errors.append(FileError(path, f"cannot parse: {type(exc).__name__}: {exc}"))
         return result
+    _stop_if(cancelled)
     diagnostics, errors = lint_module(module, source, path, applicable, apply_noqa=apply_noqa,
                                       unused_noqa=unused_noqa, target_torch=target_torch,
-                                      dependencies=result.dependencies, statement_starts=starts)
+                                      dependencies=result.dependencies, statement_starts=starts,
+                                      ranges=memory.ranges if memory is not None else None,
+                                      cancelled=cancelled)
     result.diagnostics.extend(diagnostics)
     result.errors.extend(errors)
     return result
@@ -195,7 +252,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
                 apply_noqa: bool = True, keep_edits: bool = False, unused_noqa: bool = False,
                 target_torch: Optional[TorchVersion] = None,
                 dependencies: Optional[dict] = None,
-                statement_starts: Optional[List[int]] = None) -> Tuple[List[Diagnostic], List[FileError]]:
+                statement_starts: Optional[List[int]] = None, ranges: Optional[RangeMemo] = None,
+                cancelled: Optional[Callable[[], bool]] = None) -> Tuple[List[Diagnostic], List[FileError]]:
     """The rules' sorted findings on a parsed module, and the errors met on the way.
 
     A file's ``# torchlint: noqa`` exemption applies always (flake8 does not know
@@ -204,7 +262,9 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
     ``target_torch``: the oldest torch the file's project supports (None: the newest known).
     ``dependencies`` receives the project files the analysis read (``model/project.py``).
     ``statement_starts``: ``positions.statement_starts`` of Python's tree of ``source``, when
-    the caller had one (it spares a codegen of the module to place findings).
+    the caller had one (it spares a codegen of the module to place findings); ``ranges``:
+    statement ranges kept from earlier lints (``LintMemory``). ``cancelled`` is asked
+    between rules: ``LintCancelled`` when it says yes.
 
     The one lint path after parsing, for checking and for the fix loop (which
     passes ``keep_edits`` to get each fix's tree edits on its diagnostic). The
@@ -219,6 +279,7 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
         return [], [FileError(path, f"internal error building the model: {exc!r}", internal=True)]
     findings = []
     for rule in rules:
+        _stop_if(cancelled)
         try:
             findings.extend(rule().check(file_model))
         except Exception as exc:
@@ -229,7 +290,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
     diagnostics: List[Diagnostic] = []
     if findings:
         try:
-            diagnostics = list(_positioned(module, path, findings, keep_edits, statement_starts))
+            diagnostics = list(_positioned(module, path, findings, keep_edits, statement_starts, ranges,
+                                           file_model.parents))
         except RecursionError:
             errors.append(FileError(path, "nesting too deep to locate its findings; file skipped"))
     if diagnostics or unused_noqa:
@@ -437,10 +499,11 @@ def _python_parse(source: str) -> Tuple[Optional[ast.Module], Optional[SyntaxPro
 
 
 def _positioned(module: cst.Module, path: str, findings: Iterable, keep_edits: bool = False,
-                starts: Optional[List[int]] = None) -> Iterator[Diagnostic]:
+                starts: Optional[List[int]] = None, ranges: Optional[RangeMemo] = None,
+                parents: Optional[dict] = None) -> Iterator[Diagnostic]:
     """Diagnostics for ``findings``, in the order given, duplicates dropped."""
     findings = list(findings)
-    positions = node_positions(module, [f.node for f in findings], starts)
+    positions = node_positions(module, [f.node for f in findings], starts, ranges, parents)
     seen = set()
     for f in findings:
         pos = positions[id(f.node)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import OrderedDict
 from typing import List, Optional, Sequence
 
 import libcst as cst
@@ -37,12 +38,50 @@ def statement_starts(tree: ast.Module, source: str) -> Optional[List[int]]:
     return starts
 
 
+class RangeMemo:
+    """Ranges within top-level statements, kept between lints of texts that change a
+    little at a time: with ``cst_parse.PieceCache``, an unchanged statement is the same
+    object in the next parse, and its nodes' ranges within it are the same. At most
+    ``size`` statements, least recently used first out."""
+
+    def __init__(self, size: int = 500) -> None:
+        self.size = size
+        self._kept: "OrderedDict[tuple, tuple]" = OrderedDict()
+
+    def ranges(self, module: cst.Module, statement: cst.CSTNode) -> dict:
+        # the module's defaults print what the statement leaves unsaid (indents, newlines,
+        # and whether the file's last line ends with one)
+        last = statement is module.body[-1]
+        key = (id(statement), module.default_indent, module.default_newline, last and module.has_trailing_newline)
+        kept = self._kept.get(key)
+        if kept is not None:
+            self._kept.move_to_end(key)
+            return kept[1]
+        found = _statement_ranges(module, statement)
+        # kept with its ranges, the statement stays alive: no other object takes its id
+        self._kept[key] = (statement, found)
+        if len(self._kept) > self.size:
+            self._kept.popitem(last=False)
+        return found
+
+
+def _statement_ranges(module: cst.Module, statement: cst.CSTNode) -> dict:
+    alone = module.with_changes(header=(), body=(statement,), footer=())
+    return MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode],
-                   starts: Optional[List[int]] = None) -> dict:
+                   starts: Optional[List[int]] = None, memo: Optional[RangeMemo] = None,
+                   parents: Optional[dict] = None) -> dict:
     """``id(node) -> CodeRange`` (libcst's PositionProvider ranges) for ``nodes`` of ``module``;
-    ``starts``: ``statement_starts`` of the same source, when the caller has Python's tree."""
+    ``starts``: ``statement_starts`` of the same source, when the caller has Python's tree;
+    ``memo``: ranges kept from earlier calls; ``parents``: ``id(node) -> parent`` of the
+    module's nodes (the model's), which spares a walk."""
     wanted = {id(node) for node in nodes}
-    where = _top_level_statements(module, wanted)
+    if parents is not None:
+        where = _statements_above(module, nodes, parents)
+    else:
+        where = _top_level_statements(module, wanted)
     by_statement: dict = {}
     for node in nodes:
         by_statement.setdefault(where.get(id(node)), []).append(node)
@@ -59,8 +98,8 @@ def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode],
             done = index
         else:
             line = offsets[index]
-        alone = module.with_changes(header=(), body=(module.body[index],), footer=())
-        ranges = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
+        statement = module.body[index]
+        ranges = memo.ranges(module, statement) if memo is not None else _statement_ranges(module, statement)
         for node in by_statement[index]:
             if node in ranges:
                 positions[id(node)] = _shifted(ranges[node], line)
@@ -92,6 +131,19 @@ def _top_level_statements(module: cst.Module, wanted: set) -> dict:
         walk(statement, enter, _ignore)
         if len(where) == len(wanted):
             break
+    return where
+
+
+def _statements_above(module: cst.Module, nodes: Sequence[cst.CSTNode], parents: dict) -> dict:
+    """``_top_level_statements`` by climbing from each node to the module."""
+    index_of = {id(statement): index for index, statement in enumerate(module.body)}
+    where: dict = {}
+    for node in nodes:
+        climbing = node
+        while id(climbing) not in index_of and climbing is not None:
+            climbing = parents.get(id(climbing))
+        if climbing is not None:
+            where[id(node)] = index_of[id(climbing)]
     return where
 
 

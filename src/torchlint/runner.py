@@ -101,10 +101,12 @@ def _content(data: bytes) -> str:
 
 
 def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
-              target_torch: Optional[TorchVersion] = None) -> FileResult:
+              target_torch: Optional[TorchVersion] = None, **engine_options) -> FileResult:
     """One file's content, already read (bytes from disk or stdin, or an editor's
     text), linted for ``codes`` with ``target_torch`` (``Settings.resolve(path)``'s
-    ``codes`` and ``target_torch``); notebooks are recognised by their suffix."""
+    ``codes`` and ``target_torch``); notebooks are recognised by their suffix.
+    ``engine_options`` (``memory``, ``cancelled``: see ``engine.lint_source``) apply
+    to Python sources."""
     codes = frozenset(codes)
     options = {"unused_noqa": True} if UNUSED_NOQA in codes else {}
     if target_torch is not None:
@@ -115,7 +117,7 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
         data = data.encode("utf-8") if isinstance(data, str) else data
         result = lint_notebook(data, path, _rules(codes), **options)
     else:
-        result = lint_source(data, path, _rules(codes), **options)
+        result = lint_source(data, path, _rules(codes), **options, **engine_options)
     if PARSE_ERROR not in codes:
         # The engine reports an unreadable file whatever the rules; a config that
         # ignores TL001 by name is the one case it must not be shown.
@@ -180,7 +182,7 @@ class ResultCache:
             ):
                 return None
             result.dependencies = dict(record.get("dependencies", {}))
-            if not _unchanged(result.dependencies):
+            if not dependencies_unchanged(result.dependencies):
                 return None  # a project module it read was edited: its roles may differ
         except (TypeError, KeyError, ValueError):
             return None
@@ -222,7 +224,7 @@ class ResultCache:
             pass  # a read-only checkout still gets its results
 
 
-def _unchanged(dependencies: dict) -> bool:
+def dependencies_unchanged(dependencies: dict) -> bool:
     """Are the project files a cached result read still as they were (mtime, size)?"""
     for path, (mtime_ns, size) in dependencies.items():
         try:

@@ -10,8 +10,12 @@ reporting it changed on disk) re-lints every open document.
 
 Linting runs in one worker thread, never on the thread that reads requests:
 a burst of edits is linted once, after the document has been quiet for
-``DEBOUNCE_S``, and a result for a text the user has since changed is dropped,
+``DEBOUNCE_S``; a lint whose text the user has since changed stops at its next
+checkpoint (between parsing, the model and each rule) and publishes nothing,
 so ``shutdown`` and hovers are answered while a long file is being linted.
+Lints of one document reuse the parsed pieces and finding ranges of the
+unchanged parts of its text (``engine.LintMemory``), and a text linted lately
+(reopened, saved unchanged) is answered from memory at once.
 
 Code actions, per finding: apply that finding's fix only, when the rule has
 one (an unsafe fix says so in its title), and "suppress with # noqa: CODE";
@@ -24,6 +28,7 @@ Only this module imports pygls, and only ``torchlint server`` imports this modul
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import fnmatch
 import logging
@@ -47,8 +52,11 @@ CONFIG_NAMES = frozenset((".torchlint.toml", "torchlint.toml", "pyproject.toml")
 # Requirement files set the target torch version where no config does (config.Settings).
 REQUIREMENTS_GLOB = "requirements*.txt"
 # How long a document must stay unchanged before it is linted: one lint per
-# burst of keystrokes, while a pause of a tenth of a second still feels immediate.
-DEBOUNCE_S = 0.1
+# burst of keystrokes. Short, because a lint overtaken by an edit stops at its
+# next checkpoint: starting one too early wastes little.
+DEBOUNCE_S = 0.05
+# Results kept for texts linted lately (documents reopened or saved unchanged).
+RECENT_RESULTS = 32
 log = logging.getLogger(__name__)
 
 
@@ -115,6 +123,7 @@ def _settings(path: str) -> Tuple[object, Optional[str]]:
 class LintResult:
     diagnostics: list  # torchlint Diagnostics
     config_message: Optional[str] = None
+    dependencies: dict = dataclasses.field(default_factory=dict)  # project files read: path -> stamp
 
 
 def lint_document(path: str, source: str) -> list:
@@ -122,8 +131,9 @@ def lint_document(path: str, source: str) -> list:
     return lint_with_config_message(path, source).diagnostics
 
 
-def lint_with_config_message(path: str, source: str) -> LintResult:
-    """The document's Diagnostics and, when its config is broken, the message saying so."""
+def lint_with_config_message(path: str, source: str, **options) -> LintResult:
+    """The document's Diagnostics and, when its config is broken, the message saying so;
+    ``options`` go to the engine (``memory``, ``cancelled``)."""
     if path.endswith(".ipynb"):  # notebooks are checked by `torchlint check`, not as text
         return LintResult([])
     from torchlint.runner import lint_data
@@ -132,10 +142,40 @@ def lint_with_config_message(path: str, source: str) -> LintResult:
     if settings.excluded:
         return LintResult([], message)
     # text, not bytes: no coding-line re-decoding
-    result = lint_data(path, source, settings.codes, settings.target_torch)
+    result = lint_data(path, source, settings.codes, settings.target_torch, **options)
     for error in result.errors:
         log.warning("%s: %s", error.path, error.message)
-    return LintResult(result.diagnostics, message)
+    return LintResult(result.diagnostics, message, result.dependencies)
+
+
+class _RecentResults:
+    """The results of the texts linted lately, by (path, text, config generation):
+    a document reopened or saved unchanged is answered without a lint, unless a
+    project module its analysis read has changed on disk since."""
+
+    def __init__(self, size: int = RECENT_RESULTS) -> None:
+        self._lock = threading.Lock()
+        self._size = size
+        self._results: "collections.OrderedDict[tuple, LintResult]" = collections.OrderedDict()
+
+    def get(self, path: str, source: str, generation: int) -> Optional[LintResult]:
+        from torchlint.runner import dependencies_unchanged
+
+        with self._lock:
+            result = self._results.get((path, source, generation))
+        if result is None or not dependencies_unchanged(result.dependencies):
+            return None
+        return result
+
+    def put(self, path: str, source: str, generation: int, result: LintResult) -> None:
+        with self._lock:
+            self._results[(path, source, generation)] = result
+            self._results.move_to_end((path, source, generation))
+            while len(self._results) > self._size:
+                self._results.popitem(last=False)
+
+
+RECENT = _RecentResults()
 
 
 @dataclasses.dataclass
@@ -154,10 +194,10 @@ class LintQueue:
     """Lints documents in one worker thread, the newest text of each only.
 
     A job waits until its document has been quiet for ``delay`` seconds; a newer
-    job for the same document replaces a waiting one. A lint already running
-    cannot be interrupted (libcst does not stop halfway), so every finished lint
-    goes to ``deliver(job, result_or_exception)`` and the receiver drops what is
-    stale (``is_waiting`` says a newer text is queued).
+    job for the same document replaces a waiting one. A running lint stops at its
+    next checkpoint once ``is_waiting`` says a newer text is queued (``lint``
+    returns ``CANCELLED``: nothing is delivered); every other result goes to
+    ``deliver(job, result_or_exception)``, and the receiver drops what is stale.
     """
 
     def __init__(self, lint: Callable[[LintJob], object], deliver: Callable[[LintJob, object], None],
@@ -177,8 +217,9 @@ class LintQueue:
             job.due = time.monotonic() + self._delay
             self._waiting[job.uri] = job
             if self._thread is None:  # daemon: a lint still running never holds up `exit`
-                self._thread = threading.Thread(target=self._work, name="torchlint-lint", daemon=True)
-                self._thread.start()
+                from torchlint.engine import start_big_stack_thread
+
+                self._thread = start_big_stack_thread(self._work, "torchlint-lint")
             self._wake.notify()
 
     def discard(self, uri: str) -> None:
@@ -223,7 +264,11 @@ class LintQueue:
             except Exception as exc:  # never let one document stop the worker
                 log.exception("linting %s failed", job.uri)
                 result = exc
-            self._deliver(job, result)
+            if result is not CANCELLED:
+                self._deliver(job, result)
+
+
+CANCELLED = object()  # what a lint overtaken by a newer text of its document returns
 
 
 class _Documents:
@@ -245,8 +290,24 @@ def _open_document(ls: LanguageServer, uri: str):
     return documents.get(uri) or documents.get(unquote(uri))
 
 
-def _lint_job(job: LintJob) -> LintResult:
-    return lint_with_config_message(job.path, job.source)
+MEMORY = None  # the worker thread's engine.LintMemory, made with its first lint
+
+
+def _lint_job(job: LintJob):
+    """The job's LintResult, or CANCELLED when a newer text of the document (or shutdown)
+    overtook it."""
+    global MEMORY
+    from torchlint.engine import LintCancelled, LintMemory
+
+    if MEMORY is None:
+        MEMORY = LintMemory()
+    try:
+        result = lint_with_config_message(job.path, job.source, memory=MEMORY,
+                                          cancelled=lambda: LINTS.stopped or LINTS.is_waiting(job.uri))
+    except LintCancelled:
+        return CANCELLED
+    RECENT.put(job.path, job.source, job.generation, result)
+    return result
 
 
 def _deliver(job: LintJob, result) -> None:
@@ -272,7 +333,13 @@ def _request_lint(ls: LanguageServer, uri: str) -> None:
     if not _is_python(document, path):  # a Markdown file, a text file, a config file...
         return
     DOCUMENTS.loop = asyncio.get_running_loop()
-    LINTS.submit(LintJob(uri, path, document.version, document.source, CONFIGS.generation))
+    job = LintJob(uri, path, document.version, document.source, CONFIGS.generation)
+    known = RECENT.get(path, document.source, job.generation)
+    if known is not None:  # linted lately: answer now, and drop a lint queued for an older text
+        LINTS.discard(uri)
+        _publish_result(ls, job, known)
+        return
+    LINTS.submit(job)
 
 
 def _publish_result(ls: LanguageServer, job: LintJob, result) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import functools
 from collections import defaultdict
-from typing import Callable, Iterable, Optional, TypeVar
+from typing import Callable, Dict, Iterable, Optional, TypeVar
 
 import libcst as cst
 
@@ -133,6 +133,7 @@ class FileModel:
         builder = ModelBuilder(self)
         walk(module, builder.on_visit, builder.on_leave)
         self.module_scope.end = builder.order + 1
+        self.parents: Dict[int, cst.CSTNode] = builder.parents  # id(node) -> the node it sits in
         self._call_orders = [c.order for c in self.calls]
         self._assign_orders = [a.order for a in self.assignments]
         self._call_by_node = {id(c.node): c for c in self.calls}

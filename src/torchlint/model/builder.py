@@ -39,6 +39,8 @@ class ModelBuilder:
         self.stmt: Optional[cst.CSTNode] = None
         self.stmt_index = 0
         self.block_id = 0
+        self.parents: dict = {}  # id(node) -> the node it sits in, for fixes and positions
+        self.open_nodes: list = []
 
     # -- helpers -------------------------------------------------------
     def _tick(self) -> int:
@@ -58,6 +60,9 @@ class ModelBuilder:
 
     # -- dispatch ------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> None:
+        if self.open_nodes:
+            self.parents[id(node)] = self.open_nodes[-1]
+        self.open_nodes.append(node)
         if isinstance(node, _STATEMENTS):
             self.blocks[-1][1] += 1
             self.stmt, self.stmt_index = node, self.blocks[-1][1]
@@ -69,6 +74,7 @@ class ModelBuilder:
             handler(self, node)
 
     def on_leave(self, node: cst.CSTNode) -> None:
+        self.open_nodes.pop()
         if isinstance(node, _BLOCKS):
             self.blocks.pop()
             if self.blocks:
