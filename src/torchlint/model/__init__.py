@@ -49,10 +49,6 @@ __all__ = ["FileModel", "differentiated", "flow_back", "GradMode", "CallSite", "
            "Assignment", "LoopRole"]
 
 _CLEAR_WORDS = ("zero_grad", "clear_grad", "cleargrads", "reset_grad", "zero_gradients")
-_OPTIMIZER_CLASSES = frozenset(
-    "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop LBFGS NAdam RAdam SparseAdam ASGD "
-    "Lamb LAMB Lion Adafactor FusedAdam FusedLAMB DeepSpeedCPUAdam".split()
-)
 # Methods of models that are not forward passes (or run under no_grad themselves).
 _NOT_FORWARD = frozenset(
     "parameters named_parameters buffers named_buffers children named_children modules "
@@ -406,16 +402,18 @@ class FileModel:
             for a in scope.assignments:
                 if a.kind != "assign" or not isinstance(a.value, cst.Call):
                     continue
-                callee = dotted(a.value.func)
-                if callee is None:
-                    continue
-                q = self.names.qualify(callee) or ""
-                last = vocab.last_name(callee)
-                if (q.startswith("torch.optim.") and "lr_scheduler" not in q) or (
-                    last in _OPTIMIZER_CLASSES or last.endswith("Optimizer")
-                ):
+                if self.builds_optimizer(dotted(a.value.func)):
                     found.update(p for p in map(dotted, a.targets) if p)
         return frozenset(found)
+
+    def builds_optimizer(self, callee: Optional[str]) -> bool:
+        """Does calling ``callee`` build an optimizer (torch.optim's, or a known library's)?"""
+        if callee is None:
+            return False
+        qualified = self.names.qualify(callee) or ""
+        last = vocab.last_name(callee)
+        return ((qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified)
+                or last in vocab.OPTIMIZER_CLASSES or last.endswith("Optimizer"))
 
     def is_optimizer(self, path: Optional[str]) -> bool:
         if path is None:

@@ -36,9 +36,6 @@ TORCH_CLIPS = frozenset(
 )
 # Calls that read their argument to the end; a generator passed to one is spent.
 _CONSUMERS = frozenset("list tuple set sorted sum min max any all enumerate zip".split())
-_OPTIMIZER_CLASSES = frozenset(
-    "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop LBFGS NAdam RAdam SparseAdam ASGD".split()
-)
 
 Span = Union[Loop, Scope]
 
@@ -131,15 +128,6 @@ def scaler_step(file_model: FileModel, call: CallSite) -> Optional[str]:
     if call.method != "step" or not call.node.args:
         return None
     return call.receiver if grad_scaler_state(file_model, call.receiver) == "on" else None
-
-
-def _is_optimizer_class(file_model: FileModel, callee: Optional[str]) -> bool:
-    if callee is None:
-        return False
-    q = file_model.names.qualify(callee) or ""
-    last = vocab.last_name(callee)
-    return (q.startswith("torch.optim.") and "lr_scheduler" not in q) or last in _OPTIMIZER_CLASSES or last.endswith(
-        "Optimizer")
 
 
 # -- control flow around each call ----------------------------------------------
@@ -446,7 +434,7 @@ def _consumes(file_model: FileModel, call: CallSite, path: str) -> bool:
         return True  # a comprehension over it
     callee = call.callee or ""
     return (callee in _CONSUMERS or clip_kind(file_model, call) is not None
-            or _is_optimizer_class(file_model, callee) or any(a.star for a in takes))
+            or file_model.builds_optimizer(callee) or any(a.star for a in takes))
 
 
 def _iterates(node: cst.BaseExpression, path: str) -> bool:

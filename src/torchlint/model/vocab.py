@@ -154,6 +154,14 @@ def _is_model_word(word: str) -> bool:
     return len(word) > 3 and word.endswith("net") and word not in _NET_WORDS  # resnet, unet
 
 
+# Optimizer classes by their last name: torch.optim's and common libraries' (apex,
+# DeepSpeed, timm, bitsandbytes-style ports); anything ending in ``Optimizer`` too.
+OPTIMIZER_CLASSES = frozenset(
+    "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop LBFGS NAdam RAdam SparseAdam ASGD "
+    "Lamb LAMB Lion Adafactor FusedAdam FusedLAMB DeepSpeedCPUAdam".split()
+)
+
+
 @lru_cache(maxsize=4096)
 def is_optimizer_name(name: str) -> bool:
     for tok in tokens(name):
