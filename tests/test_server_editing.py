@@ -371,3 +371,55 @@ async def test_saving_an_unchanged_document_publishes_nothing_new(client: Langua
     _open(client, other, STORED)
     await _published(client, other, 1)
     assert [p.uri for p in client.publishes] == [uri, other]
+
+
+# -- notebooks ----------------------------------------------------------------------
+
+def _notebook_open(client: LanguageClient, uri: str, cells: list) -> list:
+    """Open a notebook of ``cells`` ((kind, text) pairs); returns the cells' URIs."""
+    cell_uris = [f"vscode-notebook-cell:{uri[len('file:'):]}#cell{i}" for i in range(len(cells))]
+    kinds = {"code": types.NotebookCellKind.Code, "markdown": types.NotebookCellKind.Markup}
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=uri, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=kinds[kind], document=cell_uri)
+                   for (kind, _), cell_uri in zip(cells, cell_uris)]),
+        cell_text_documents=[types.TextDocumentItem(uri=cell_uri, language_id="python" if kind == "code" else "markdown",
+                                                    version=1, text=text)
+                             for (kind, text), cell_uri in zip(cells, cell_uris)]))
+    return cell_uris
+
+
+@pytest.mark.asyncio
+async def test_a_notebook_is_linted_as_one_program_and_findings_go_to_their_cells(client: LanguageClient, tmp_path):
+    """As ``torchlint check nb.ipynb``: code cells joined (a model built in one cell is
+    evaluated in another), markdown cells counted, each finding published on its cell."""
+    uri = (tmp_path / "eval.ipynb").as_uri()
+    cells = [("markdown", "# Evaluation"),
+             ("code", "import torch\nmodel = torch.nn.Linear(4, 2)\nlosses = []"),
+             ("code", "for x in torch.randn(10, 4):\n    loss = model(x).sum()\n    loss.backward()\n"
+                      "    losses.append(loss)\n")]
+    cell_uris = _notebook_open(client, uri, cells)
+    while not any(p.uri == cell_uris[2] for p in client.publishes):
+        await client.wait_for_notification(PUBLISH)
+    published = {p.uri: p.diagnostics for p in client.publishes}
+    assert [(d.code, d.range.start.line) for d in published[cell_uris[2]]] == [("TL301", 3)]
+    assert list(published[cell_uris[1]]) == []
+    # the cell's finding offers its noqa, not a fix (a fix needs the whole notebook)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=cell_uris[2]),
+        range=published[cell_uris[2]][0].range,
+        context=types.CodeActionContext(diagnostics=published[cell_uris[2]])))
+    assert [a.title for a in actions] == ["Suppress TL301 on this line (# noqa: TL301)"]
+    # an edit of a cell is a notebook change: the finding goes when the loss is detached
+    client.publishes.clear()
+    fixed = cells[2][1].replace("losses.append(loss)", "losses.append(loss.item())")
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(uri=uri, version=2),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=cell_uris[2], version=2),
+                changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)])]))))
+    while not any(p.uri == cell_uris[2] for p in client.publishes):
+        await client.wait_for_notification(PUBLISH)
+    assert [list(p.diagnostics) for p in client.publishes if p.uri == cell_uris[2]] == [[]]

@@ -1,6 +1,8 @@
 """``torchlint server``: a Language Server over stdio (needs ``pip install 'torchlint[lsp]'``).
 
-It lints a Python document when it is opened, changed or saved and publishes
+It lints a Python document (or a notebook whose cells are Python, sent as a
+notebook document: its cells joined as ``torchlint check`` joins them, each
+finding published on its cell) when it is opened, changed or saved and publishes
 the findings (severity warning, the rule code linked to its docs page, source
 ``torchlint``) with the document version they belong to. The configuration is
 the one nearest the file, resolved as for ``torchlint check``
@@ -31,6 +33,7 @@ import asyncio
 import collections
 import dataclasses
 import fnmatch
+import json
 import logging
 import os
 import threading
@@ -75,7 +78,13 @@ class TorchlintServer(LanguageServer):
             log.exception("could not log the error to the client")
 
 
-server = TorchlintServer("torchlint", __version__)
+# Notebooks whose cells are Python, of any notebook type (Jupyter's, VS Code's...):
+# the editor sends their cells with notebookDocument/* notifications.
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithCells(
+        cells=[types.NotebookCellLanguage(language="python")], notebook="*")],
+    save=True)
+server = TorchlintServer("torchlint", __version__, notebook_document_sync=NOTEBOOK_SYNC)
 
 
 # -- what applies to a file ------------------------------------------------------
@@ -133,14 +142,15 @@ def lint_document(path: str, source: str) -> list:
 
 def lint_with_config_message(path: str, source: str, **options) -> LintResult:
     """The document's Diagnostics and, when its config is broken, the message saying so;
-    ``options`` go to the engine (``memory``, ``cancelled``)."""
-    if path.endswith(".ipynb"):  # notebooks are checked by `torchlint check`, not as text
-        return LintResult([])
+    ``options`` go to the engine (``memory``, ``cancelled``). A path ending ``.ipynb``
+    holds a notebook's JSON (``_notebook_json``)."""
     from torchlint.runner import lint_data
 
     settings, message = _settings(path)
     if settings.excluded:
         return LintResult([], message)
+    if path.endswith(".ipynb"):
+        options = {}  # a notebook's cells are joined anew each time: nothing to reuse
     # text, not bytes: no coding-line re-decoding
     result = lint_data(path, source, settings.codes, settings.target_torch, **options)
     for error in result.errors:
@@ -327,14 +337,22 @@ LINTS = LintQueue(_lint_job, _deliver)
 def _request_lint(ls: LanguageServer, uri: str) -> None:
     document = _open_document(ls, uri)
     if document is None:
-        log.warning("not linting %s: the editor never opened it", uri)
+        if _open_notebook(ls, uri) is not None:
+            _request_notebook_lint(ls, uri)
+        else:
+            log.warning("not linting %s: the editor never opened it", uri)
         return
     path = to_fs_path(uri) or uri
     if not _is_python(document, path):  # a Markdown file, a text file, a config file...
         return
+    if ls.workspace.get_notebook_document(cell_uri=uri) is not None:
+        return  # a notebook's cell: linted with its notebook
+    _queue(ls, LintJob(uri, path, document.version, document.source, CONFIGS.generation))
+
+
+def _queue(ls: LanguageServer, job: LintJob) -> None:
     DOCUMENTS.loop = asyncio.get_running_loop()
-    job = LintJob(uri, path, document.version, document.source, CONFIGS.generation)
-    known = RECENT.get(path, document.source, job.generation)
+    known = RECENT.get(job.path, job.source, job.generation)
     if known is not None:  # linted lately: answer now, and drop a lint queued for an older text
         LINTS.discard(uri)
         _publish_result(ls, job, known)
@@ -344,26 +362,104 @@ def _request_lint(ls: LanguageServer, uri: str) -> None:
 
 def _publish_result(ls: LanguageServer, job: LintJob, result) -> None:
     """On the server's loop: publish ``result`` unless the document moved on meanwhile."""
-    document = _open_document(ls, job.uri)
-    if document is None or LINTS.stopped or LINTS.is_waiting(job.uri):
-        return  # closed, shut down, or a newer text is queued: its lint publishes
-    if document.version != job.version or document.source != job.source:
-        return
+    if LINTS.stopped or LINTS.is_waiting(job.uri) or _current(ls, job.uri) != (job.version, job.source):
+        return  # shut down, a newer text is queued (its lint publishes), closed or changed
     if job.generation != CONFIGS.generation:
         return  # a config changed while this ran: the re-lint it started publishes
     if isinstance(result, Exception):
         ls.window_log_message(types.LogMessageParams(
             type=types.MessageType.Error, message=f"torchlint: {job.path}: {result!r}"))
-        diagnostics = []
+        found = []
     else:
         if result.config_message:
             ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error,
                                                            message=result.config_message))
-        diagnostics = [to_lsp(d, document) for d in result.diagnostics]
-    DOCUMENTS.published[job.uri] = diagnostics
+        found = result.diagnostics
     DOCUMENTS.published_as[job.uri] = (job.version, job.generation)
+    notebook = _open_notebook(ls, job.uri)
+    if notebook is None:
+        document = _open_document(ls, job.uri)
+        _publish(ls, job.uri, job.version, [to_lsp(d, document) for d in found])
+        return
+    for number, cell in enumerate(notebook.cells, start=1):  # torchlint counts every cell, as the editor shows them
+        document = _open_document(ls, cell.document)
+        if document is not None:
+            # no fix actions in cells: a fix needs the whole notebook; noqa works per line
+            diagnostics = [to_lsp(d, document, with_fix=False) for d in found if d.cell == number]
+            _publish(ls, cell.document, document.version, diagnostics)
+
+
+def _publish(ls: LanguageServer, uri: str, version: Optional[int], diagnostics: list) -> None:
+    DOCUMENTS.published[uri] = diagnostics
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-        uri=job.uri, version=job.version, diagnostics=diagnostics))
+        uri=uri, version=version, diagnostics=diagnostics))
+
+
+def _current(ls: LanguageServer, uri: str) -> Optional[Tuple[Optional[int], str]]:
+    """(version, text) of the open document or notebook at ``uri``; None if not open."""
+    document = _open_document(ls, uri)
+    if document is not None:
+        return document.version, document.source
+    notebook = _open_notebook(ls, uri)
+    if notebook is not None:
+        return notebook.version, _notebook_json(ls, notebook)
+    return None
+
+
+# -- notebooks -------------------------------------------------------------------
+
+def _open_notebook(ls: LanguageServer, uri: str):
+    return ls.workspace.get_notebook_document(notebook_uri=uri)
+
+
+def _notebook_json(ls: LanguageServer, notebook) -> str:
+    """The notebook as nbformat 4 JSON, as ``torchlint check`` reads an ``.ipynb``: code
+    cells with their current text, the other cells empty (they count in cell numbers)."""
+    cells = []
+    for cell in notebook.cells:
+        document = _open_document(ls, cell.document)
+        is_code = cell.kind == types.NotebookCellKind.Code
+        source = document.source if (document is not None and is_code) else ""
+        cells.append({"cell_type": "code" if is_code else "markdown", "metadata": {}, "source": source,
+                      **({"outputs": [], "execution_count": None} if is_code else {})})
+    metadata = {"language_info": {"name": "python"}}
+    return json.dumps({"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _request_notebook_lint(ls: LanguageServer, uri: str) -> None:
+    notebook = _open_notebook(ls, uri)
+    path = to_fs_path(uri) or uri
+    if not path.endswith(".ipynb"):  # an untitled notebook: the name tells the engine what it is
+        path += ".ipynb"
+    _queue(ls, LintJob(uri, path, notebook.version, _notebook_json(ls, notebook), CONFIGS.generation))
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def notebook_did_open(ls: LanguageServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    _request_notebook_lint(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def notebook_did_change(ls: LanguageServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    _request_notebook_lint(ls, params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def notebook_did_save(ls: LanguageServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
+    notebook = _open_notebook(ls, uri)
+    if notebook is not None and DOCUMENTS.published_as.get(uri) != (notebook.version, CONFIGS.generation):
+        _request_notebook_lint(ls, uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def notebook_did_close(ls: LanguageServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
+    LINTS.discard(uri)
+    DOCUMENTS.published_as.pop(uri, None)
+    for cell in params.cell_text_documents:
+        DOCUMENTS.published.pop(cell.uri, None)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell.uri, diagnostics=[]))
 
 
 def _fix_record(d) -> Optional[dict]:
@@ -372,7 +468,7 @@ def _fix_record(d) -> Optional[dict]:
     return fix_record(d)
 
 
-def to_lsp(d, document) -> types.Diagnostic:
+def to_lsp(d, document, with_fix: bool = True) -> types.Diagnostic:
     line = d.line - 1
     start = types.Position(line=line, character=d.col - 1)
     if d.end_line is not None and d.end_col is not None:
@@ -389,7 +485,7 @@ def to_lsp(d, document) -> types.Diagnostic:
         source=SOURCE,
         # where torchlint put it (1-based line, column in code points): the quick
         # fix finds its finding by this, whatever units the editor counts in
-        data={"fix": _fix_record(d), "at": [d.line, d.col]},
+        data={"fix": _fix_record(d) if with_fix else None, "at": [d.line, d.col]},
     )
 
 
@@ -475,6 +571,8 @@ def _config_changed(ls: LanguageServer) -> None:
     CONFIGS.forget()
     for uri in list(ls.workspace.text_documents):
         _request_lint(ls, uri)
+    for uri in list(ls.workspace.notebook_documents):
+        _request_notebook_lint(ls, uri)
 
 
 # -- code actions ------------------------------------------------------------
