@@ -448,8 +448,8 @@ def notebook_did_change(ls: LanguageServer, params: types.DidChangeNotebookDocum
 def notebook_did_save(ls: LanguageServer, params: types.DidSaveNotebookDocumentParams) -> None:
     uri = params.notebook_document.uri
     notebook = _open_notebook(ls, uri)
-    if notebook is not None and DOCUMENTS.published_as.get(uri) != (notebook.version, CONFIGS.generation):
-        _request_notebook_lint(ls, uri)
+    if notebook is not None:
+        _lint_unless_published(ls, uri, notebook.version)
 
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
@@ -536,9 +536,13 @@ def did_save(ls: LanguageServer, params: types.DidSaveTextDocumentParams) -> Non
         _config_changed(ls)
         return
     document = _open_document(ls, uri)
-    if document is not None and DOCUMENTS.published_as.get(uri) == (document.version, CONFIGS.generation):
-        return  # this text was linted under this config already: nothing new to say
-    _request_lint(ls, uri)
+    _lint_unless_published(ls, uri, document.version if document is not None else None)
+
+
+def _lint_unless_published(ls: LanguageServer, uri: str, version: Optional[int]) -> None:
+    """Lint a saved document, unless this version was linted under this config already."""
+    if version is None or DOCUMENTS.published_as.get(uri) != (version, CONFIGS.generation):
+        _request_lint(ls, uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
