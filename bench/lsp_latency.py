@@ -215,7 +215,26 @@ def main() -> int:
             value = values.get(key)
             cells.append(str(value) if isinstance(value, bool) else f"{value:.0f}")
         print(f"| {key[0]}: {key[1]} | " + " | ".join(cells) + " |")
+    now = columns["this checkout"]
+    print("\ntargets (this checkout):")
+    for label, met, shown in _targets(now):
+        print(f"  [{'x' if met else ' '}] {label}: {shown}")
     return 0
+
+
+def _targets(rows: dict) -> list:
+    final = rows[("typing, edits 50 ms apart", "final_ms")]
+    spaced = rows[("typing, edits 300 ms apart", "final_ms")]
+    reopen = rows[("reopen an unchanged 2,000-line document", "reopen_ms")]
+    shutdown = rows[("shutdown after 10 edits, 10,000 lines", "shutdown_ms")]
+    one_each = all(rows[(name, "one_per_version")] for name in ("typing, edits 50 ms apart", "typing, edits 300 ms apart"))
+    return [
+        ("final diagnostics within 300 ms of the last edit, 2,000 lines", max(final, spaced) <= 300,
+         f"{final:.0f} ms (edits 50 ms apart), {spaced:.0f} ms (300 ms apart)"),
+        ("at most one publish per settled version", one_each, str(one_each)),
+        ("a document linted lately answers within 100 ms (reopened, 2,000 lines)", reopen <= 100, f"{reopen:.0f} ms"),
+        ("shutdown answered within 1 s", shutdown <= 1000, f"{shutdown:.0f} ms"),
+    ]
 
 
 if __name__ == "__main__":
