@@ -126,6 +126,8 @@ class FileModel:
         self.class_bases: dict = {}
         self.calls: list = []
         self.assignments: list = []
+        self.subscripts: list = []  # every ``x[...]``, in source order
+        self._scope_by_node: dict = {}
         builder = ModelBuilder(self)
         walk(module, builder.on_visit, builder.on_leave)
         self.module_scope.end = builder.order + 1
@@ -154,8 +156,13 @@ class FileModel:
         value = memo[key] = analysis(self, *args)
         return value
 
+    def scope_of_node(self, node: cst.CSTNode) -> Optional[Scope]:
+        """The scope the ``def`` ``node`` opens (None for other nodes)."""
+        return self._scope_by_node.get(id(node))
+
     def add_scope(self, scope: Scope) -> None:
         self.scopes.append(scope)
+        self._scope_by_node[id(scope.node)] = scope
         if scope.class_name is not None:
             self.methods[(scope.class_name, scope.name)] = scope
         else:

@@ -105,6 +105,9 @@ class ModelBuilder:
         self.frames.pop()
         self.loops.pop()
 
+    def visit_subscript(self, node: cst.Subscript) -> None:
+        self.file_model.subscripts.append(node)
+
     def visit_class(self, node: cst.ClassDef) -> None:
         self.file_model.class_bases[node.name.value] = tuple(
             b for b in (dotted(a.value) for a in node.bases) if b
@@ -195,6 +198,7 @@ _VISIT = {
     cst.Return: ModelBuilder.visit_return,
     cst.Import: ModelBuilder.visit_import,
     cst.ImportFrom: ModelBuilder.visit_import_from,
+    cst.Subscript: ModelBuilder.visit_subscript,
 }
 _LEAVE = {
     cst.FunctionDef: ModelBuilder.leave_function,

@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.vocab import LOSS_FUNCTIONS, tokens
-from torchlint.model.walk import children, walk
+from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel, Scope
@@ -309,22 +309,36 @@ def legacy_scalar_indexes(file_model: FileModel) -> list:
 
 
 def _legacy_scalar_indexes(file_model: FileModel) -> list:
-    scope_of = {id(s.node): s for s in file_model.scopes}
-    targets = {id(t) for a in file_model.assignments for t in _all_targets(a.targets)}
+    targets = None
     out = []
-    stack = [(file_model.module, file_model.module_scope, frozenset())]
-    while stack:
-        node, scope, local = stack.pop()
-        if isinstance(node, cst.FunctionDef):
-            scope, local = scope_of.get(id(node), scope), frozenset()
-        elif isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-            local = local | _locally_bound(node)
-        elif isinstance(node, cst.Subscript) and id(node) not in targets:
-            subject = scalar_index(node)
-            if subject is not None and not local.intersection(_names_in(subject)):
-                out.append((scope, node, subject))
-        stack.extend((child, scope, local) for child in reversed(children(node)))
+    for node in file_model.subscripts:
+        subject = scalar_index(node)
+        if subject is None:
+            continue
+        if targets is None:
+            targets = {id(t) for a in file_model.assignments for t in _all_targets(a.targets)}
+        if id(node) in targets:
+            continue
+        scope, local = _function_and_local_names(file_model, node)
+        if not local.intersection(_names_in(subject)):
+            out.append((scope, node, subject))
     return out
+
+
+def _function_and_local_names(file_model: FileModel, node: cst.CSTNode) -> tuple:
+    """The scope of the function ``node`` is in (the module's outside functions), and the
+    names that lambdas and comprehensions between the two bind."""
+    local: set = set()
+    parent = file_model.parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.FunctionDef):
+            scope = file_model.scope_of_node(parent)
+            if scope is not None:
+                return scope, local
+        elif isinstance(parent, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            local |= _locally_bound(parent)
+        parent = file_model.parents.get(id(parent))
+    return file_model.module_scope, local
 
 
 def _locally_bound(node) -> frozenset:
