@@ -22,7 +22,6 @@ import libcst as cst
 from torchlint.model import vocab
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.records import CallSite, Loop, Scope
-from torchlint.model.walk import children
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -165,53 +164,59 @@ def _condition(file_model: FileModel, test: cst.BaseExpression) -> tuple:
     return text, polarity
 
 
-def _call_frames(file_model: FileModel, scope: Scope) -> dict:
-    """``{id(call node): (frames, outermost first)}`` for the calls of ``scope``'s own body."""
-    out: dict = {}
-    body = scope.node.body if isinstance(scope.node, cst.FunctionDef) else scope.node
-    _frames_in(file_model, body, (), out)
-    return out
-
-
-def _frames_in(file_model: FileModel, node: cst.CSTNode, frames: tuple, out: dict) -> None:
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-        return  # another scope
-    if isinstance(node, cst.Call):
-        out[id(node)] = frames
-    if isinstance(node, cst.If):
-        _frames_in(file_model, node.test, frames, out)
-        key = _condition(file_model, node.test)
-        _frames_in(file_model, node.body, frames + (Frame("if", id(node), True, key),), out)
-        if node.orelse is not None:
-            _frames_in(file_model, node.orelse, frames + (Frame("if", id(node), False, key),), out)
-        return
-    if isinstance(node, (cst.For, cst.While)):
-        head = node.iter if isinstance(node, cst.For) else node.test
-        _frames_in(file_model, head, frames, out)
-        _frames_in(file_model, node.body, frames + (Frame("loop", id(node), "body"),), out)
-        if node.orelse is not None:
-            _frames_in(file_model, node.orelse, frames + (Frame("loop", id(node), "else"),), out)
-        return
-    if isinstance(node, cst.Match):
-        _frames_in(file_model, node.subject, frames, out)
-        for index, case in enumerate(node.cases):
-            _frames_in(file_model, case, frames + (Frame("match", id(node), index),), out)
-        return
-    if isinstance(node, cst.Try):
-        _frames_in(file_model, node.body, frames + (Frame("try", id(node), "body"),), out)
-        for part in (*node.handlers, node.orelse, node.finalbody):
-            if part is not None:
-                _frames_in(file_model, part, frames + (Frame("try", id(node), "other"),), out)
-        return
-    if isinstance(node, (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.IfExp,
-                         cst.BooleanOperation)):
-        frames = frames + (Frame("lambda", id(node), None),)
-    for child in children(node):
-        _frames_in(file_model, child, frames, out)
+_CONDITIONAL_EXPRESSIONS = (cst.Lambda, cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp, cst.IfExp,
+                            cst.BooleanOperation)
 
 
 def frames_of(file_model: FileModel, call: CallSite) -> tuple:
-    return file_model.derived(_call_frames, call.scope).get(id(call.node), ())
+    """The frames between ``call`` and its scope's body, outermost first; ``()`` for a call
+    outside that body (a decorator, a default, a class body, a ``for`` target)."""
+    return file_model.derived(_frames_above, call.node, call.scope.node)
+
+
+def _frames_above(file_model: FileModel, node: cst.CSTNode, scope_node: cst.CSTNode) -> tuple:
+    frames = []
+    child, parent = node, file_model.parents.get(id(node))
+    while parent is not None and parent is not scope_node:
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+            return ()  # another scope's
+        frame = _frame(file_model, parent, child)
+        if frame is _OUTSIDE:
+            return ()
+        if frame is not None:
+            frames.append(frame)
+        child, parent = parent, file_model.parents.get(id(parent))
+    if parent is None or (isinstance(scope_node, cst.FunctionDef) and child is not scope_node.body):
+        return ()
+    return tuple(reversed(frames))
+
+
+_OUTSIDE = Frame("outside", 0, None)  # a part of a statement no frame covers: a ``for`` target
+
+
+def _frame(file_model: FileModel, parent: cst.CSTNode, child: cst.CSTNode) -> Optional[Frame]:
+    """The frame ``parent`` puts around its part ``child``: None for a part that always runs
+    (an ``if``'s test, a loop's head)."""
+    if isinstance(parent, cst.If):
+        if child is parent.test:
+            return None
+        return Frame("if", id(parent), child is parent.body, file_model.derived(_condition, parent.test))
+    if isinstance(parent, (cst.For, cst.While)):
+        if child is parent.body:
+            return Frame("loop", id(parent), "body")
+        if child is parent.orelse:
+            return Frame("loop", id(parent), "else")
+        head = parent.iter if isinstance(parent, cst.For) else parent.test
+        return None if child is head else _OUTSIDE
+    if isinstance(parent, cst.Match):
+        if child is parent.subject:
+            return None
+        return Frame("match", id(parent), next(i for i, case in enumerate(parent.cases) if case is child))
+    if isinstance(parent, cst.Try):
+        return Frame("try", id(parent), "body" if child is parent.body else "other")
+    if isinstance(parent, _CONDITIONAL_EXPRESSIONS):
+        return Frame("lambda", id(parent), None)
+    return None
 
 
 def frames_within(file_model: FileModel, call: CallSite, span: Span) -> tuple:
