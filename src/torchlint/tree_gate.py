@@ -55,6 +55,7 @@ class TreeIndex:
         self._code_text: Optional[str] = None
         self._constructed: Optional[frozenset] = None
         self._import_time_nodes: Optional[List[ast.AST]] = None
+        self._project_imports: Optional[frozenset] = None
 
     def code_text(self) -> str:
         """The source with the inner lines of docstrings (any bare string statement)
@@ -165,6 +166,28 @@ class TreeIndex:
                     found.update(filter(None, (dotted(t) for t in node.targets)))
             self._constructed = frozenset(found)
         return self._constructed
+
+    def project_imports(self) -> frozenset:
+        """Local names that top-level imports bind, torch's aside: what may be a function of
+        the project's own modules (``measure`` of ``from .metrics import measure``)."""
+        if self._project_imports is None:
+            found = set()
+            for stmt in self.import_time:
+                if isinstance(stmt, ast.ImportFrom) and not (stmt.module or "").startswith("torch"):
+                    found.update(a.asname or a.name for a in stmt.names)
+                elif isinstance(stmt, ast.Import):
+                    found.update((a.asname or a.name).split(".")[0] for a in stmt.names
+                                 if not a.name.startswith("torch"))
+            self._project_imports = frozenset(found)
+        return self._project_imports
+
+    def calls_of_imports(self, body) -> Iterator[ast.Call]:
+        """Calls among ``body``'s own nodes of a name from ``project_imports`` (``f(...)``, ``m.f(...)``)."""
+        imported = self.project_imports()
+        if imported:
+            for node in own_nodes(body):
+                if isinstance(node, ast.Call) and (dotted(node.func) or "").split(".", 1)[0] in imported:
+                    yield node
 
     def import_time_calls(self, *names: str) -> bool:
         """Does code that runs at import call one of ``names`` or a function of this file?"""

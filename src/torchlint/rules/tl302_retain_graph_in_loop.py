@@ -6,8 +6,13 @@ import libcst as cst
 from torchlint.model import FileModel, differentiated
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.edits import without_arg
+from torchlint.model.project_calls import retains_graph
 from torchlint.model.vocab import GRAPH_FREE_FACTORIES
 from torchlint.rule import Fix, Rule
+from torchlint.text_gate import text_search
+from torchlint.tree_gate import TreeIndex
+
+_RETAINS = text_search(r"retain_graph\s*=\s*True")
 
 
 def _later_backward(file_model: FileModel, call, loop) -> bool:
@@ -53,6 +58,11 @@ def graph_origin(call, loop):
     source = differentiated(call)
     if source is None:
         return False, False
+    return _origin_of(graph_roots(source), loop)
+
+
+def _origin_of(roots: set, loop):
+    """``graph_origin`` for the graph that starts from the variables ``roots``."""
     targets = set(bound_paths(loop.node.target)) if isinstance(loop.node, cst.For) else set()
     inside, before = {}, {}
     for a in loop.scope.assignments:
@@ -62,7 +72,7 @@ def graph_origin(call, loop):
             for path in bound_paths(target):
                 (inside if loop.contains(a.order) else before).setdefault(path, []).append(a)
     carried = False
-    todo, seen = list(graph_roots(source)), set()
+    todo, seen = list(roots), set()
     while todo:
         root = todo.pop()
         if root in seen:
@@ -116,6 +126,11 @@ def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop):
     return None
 
 
+_HELPER_MESSAGE = ("`{}` (a function of this project) calls backward(retain_graph=True) and is called in a "
+                   "loop: each iteration's graph stays alive into the next; drop retain_graph there unless "
+                   "another backward in this iteration uses the graph")
+
+
 class RetainGraphInLoop(Rule):
     code = "TL302"
     name = "retain-graph-in-loop"
@@ -124,7 +139,14 @@ class RetainGraphInLoop(Rule):
         "next iteration; drop retain_graph unless another backward in this iteration uses the graph"
     )
     fix_safety = "unsafe"
-    gate = (r"retain_graph\s*=\s*True",)
+    # Or a loop calling a function of another module of the project, which may retain it.
+    gate = (r"retain_graph\s*=\s*True|\bimport\s",)
+
+    @classmethod
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        return _RETAINS(tree_index.code_text()) or any(
+            next(tree_index.calls_of_imports(loop.body + loop.orelse), None) is not None
+            for _, loop in tree_index.loops)
     docs = """
 ## What it does
 Finds `backward(retain_graph=True)` (and `torch.autograd.grad(...,
@@ -198,6 +220,22 @@ time".
             if not carried and not file_model.loop_role(loop).steps:
                 continue  # nothing links iterations and no step changes the weights
             yield self.report(call.node, fix=None if carried else _drop_retain_graph(file_model, call.node, loop))
+        yield from self._retaining_helpers(file_model)
+
+    def _retaining_helpers(self, file_model: FileModel):
+        """A loop here calls a function of another project module whose last backward retains
+        its graph: the same leak, reported at the call (the fix is in that module)."""
+        for call in file_model.calls:
+            loop = call.site.loop
+            summary = retains_graph(file_model, call) if loop is not None else None
+            if summary is None or _later_backward(file_model, call, loop):
+                continue
+            taint = file_model.taint(call.scope)
+            handed = [a.value for a in call.node.args if taint.carries_graph(a.value, call.order)]
+            shared, carried = _origin_of(set().union(*map(graph_roots, handed)), loop) if handed else (False, False)
+            if shared or not (carried or summary.steps or file_model.loop_role(loop).steps):
+                continue
+            yield self.report(call.node, _HELPER_MESSAGE.format(call.callee))
 
     valid = (
         """\
