@@ -7,7 +7,7 @@ from torchlint.model import FileModel, differentiated
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.edits import without_arg
 from torchlint.model.project_calls import retains_graph
-from torchlint.model.vocab import GRAPH_FREE_FACTORIES
+from torchlint.model.vocab import GRAPH_FREE_FACTORIES, is_loader_name, is_model_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import text_search
 from torchlint.tree_gate import TreeIndex
@@ -126,6 +126,16 @@ def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop):
     return None
 
 
+def _tensor_roots(file_model: FileModel, call) -> set:
+    """The variables a call's arguments start from, models, optimizers, loaders and devices
+    aside: a tensor among them computed before the loop (``feats = trunk(x)``, then
+    ``fit_head(head, feats)`` per head) is a graph every call may share, and must keep."""
+    roots = set().union(*(graph_roots(a.value) for a in call.node.args)) if call.node.args else set()
+    return {r for r in roots if not (
+        r in file_model.roles.models or r in file_model.roles.criteria or file_model.is_optimizer(r)
+        or is_model_name(r) or is_loader_name(r) or "device" in r.lower())}
+
+
 _HELPER_MESSAGE = ("`{}` (a function of this project) calls backward(retain_graph=True) and is called in a "
                    "loop: each iteration's graph stays alive into the next; drop retain_graph there unless "
                    "another backward in this iteration uses the graph")
@@ -230,9 +240,7 @@ time".
             summary = retains_graph(file_model, call) if loop is not None else None
             if summary is None or _later_backward(file_model, call, loop):
                 continue
-            taint = file_model.taint(call.scope)
-            handed = [a.value for a in call.node.args if taint.carries_graph(a.value, call.order)]
-            shared, carried = _origin_of(set().union(*map(graph_roots, handed)), loop) if handed else (False, False)
+            shared, carried = _origin_of(_tensor_roots(file_model, call), loop)
             if shared or not (carried or summary.steps or file_model.loop_role(loop).steps):
                 continue
             yield self.report(call.node, _HELPER_MESSAGE.format(call.callee))
