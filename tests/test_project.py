@@ -388,3 +388,51 @@ def test_summaries_of_functions():
     assert functions["train_step"].retained_backward and functions["train_step"].steps
     assert functions["fit_head"].retained_backward
     assert not functions["attack"].retained_backward
+
+
+def test_helpers_that_want_gradients_or_share_a_graph_are_left_alone(helpers_project):
+    (helpers_project / "pkg" / "more.py").write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+
+        def run_epoch(net, batches, opt, train=True):
+            for x, y in batches:
+                loss = F.cross_entropy(net(x), y)
+                if train:
+                    loss.backward()
+                    opt.step()
+
+
+        def predict(net, x):
+            with torch.inference_mode():
+                return net(x)
+
+
+        def critic_step(critic, real, fake, opt):
+            loss = critic(real).mean() - critic(fake).mean()
+            loss.backward(retain_graph=True)
+            opt.step()
+
+
+        def generator_step(critic, fake, opt):
+            (-critic(fake).mean()).backward()
+            opt.step()
+        """))
+    script = helpers_project / "pkg" / "use.py"
+    script.write_text(textwrap.dedent("""\
+        from .more import run_epoch, predict, critic_step, generator_step
+
+
+        def main(model, critic, generator, loader, val_loader, opt_c, opt_g):
+            model.eval()
+            run_epoch(model, val_loader, None, train=False)
+            outs = [predict(model, x) for x, _ in val_loader]
+            for real, z in loader:
+                fake = generator(z)
+                critic_step(critic, real, fake, opt_c)
+                generator_step(critic, fake, opt_g)
+            return outs
+        """))
+    result = lint_source(script.read_text(), str(script), ALL_RULES)
+    assert [(d.line, d.code) for d in result.diagnostics] == []

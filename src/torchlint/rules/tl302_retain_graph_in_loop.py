@@ -6,7 +6,7 @@ import libcst as cst
 from torchlint.model import FileModel, differentiated
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.edits import without_arg
-from torchlint.model.project_calls import retains_graph
+from torchlint.model.project_calls import project_function, retains_graph
 from torchlint.model.vocab import GRAPH_FREE_FACTORIES, is_loader_name, is_model_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import text_search
@@ -126,6 +126,13 @@ def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop):
     return None
 
 
+def _later_project_gradients(file_model: FileModel, call, loop) -> bool:
+    """A later call in the iteration of a project function that computes gradients: it may
+    backpropagate through the graph kept for it (a GAN's generator step after the critic's)."""
+    return any(project_function(file_model, later) is not None and project_function(file_model, later).needs_grad
+               for later in file_model.calls_between(call.order + 1, loop.end))
+
+
 def _tensor_roots(file_model: FileModel, call) -> set:
     """The variables a call's arguments start from, models, optimizers, loaders and devices
     aside: a tensor among them computed before the loop (``feats = trunk(x)``, then
@@ -238,7 +245,8 @@ time".
         for call in file_model.calls:
             loop = call.site.loop
             summary = retains_graph(file_model, call) if loop is not None else None
-            if summary is None or _later_backward(file_model, call, loop):
+            if summary is None or _later_backward(file_model, call, loop) or _later_project_gradients(
+                    file_model, call, loop):
                 continue
             shared, carried = _origin_of(_tensor_roots(file_model, call), loop)
             if shared or not (carried or summary.steps or file_model.loop_role(loop).steps):
