@@ -62,13 +62,24 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
 
 
 def _hands_model_to_import(tree_index: TreeIndex) -> bool:
-    """``measure(net, batches)`` of ``from .metrics import measure``: an imported function
-    handed a model (model-named, or built here), which the project index may know runs it."""
+    """``measure(net, batches)`` of ``from .metrics import measure``, handed a model (model-named,
+    or built here) after an ``eval()`` switch in the same body, or in a loop over evaluation
+    data or of a function named like evaluation: the project index may know it runs the model."""
     built = tree_index.constructed_names()
-    for body in tree_index.bodies:
-        for call in tree_index.calls_of_imports(body):
-            paths = [tree_gate.dotted(a) for a in [*call.args, *(k.value for k in call.keywords)]]
-            if any(p is not None and (p in built or is_model_name(p.rsplit(".", 1)[-1])) for p in paths):
+
+    def hands_model(call: ast.Call) -> bool:
+        paths = [tree_gate.dotted(a) for a in [*call.args, *(k.value for k in call.keywords)]]
+        return any(p is not None and (p in built or is_model_name(p.rsplit(".", 1)[-1])) for p in paths)
+
+    if _EVAL_SWITCH(tree_index.code_text()):
+        for body in tree_index.bodies:
+            calls = list(tree_index.calls_of_imports(body))
+            if calls and any(isinstance(n, ast.Call) and _eval_switch_receiver(n) for n in tree_gate.own_nodes(body)):
+                if any(map(hands_model, calls)):
+                    return True
+    for function, loop in tree_index.loops:
+        if is_eval_function_name(function) or any(map(is_eval_loader_name, tree_gate.iterable_names(loop))):
+            if any(map(hands_model, tree_index.calls_of_imports(loop.body + loop.orelse))):
                 return True
     return False
 
