@@ -436,3 +436,31 @@ def test_helpers_that_want_gradients_or_share_a_graph_are_left_alone(helpers_pro
         """))
     result = lint_source(script.read_text(), str(script), ALL_RULES)
     assert [(d.line, d.code) for d in result.diagnostics] == []
+
+
+def test_a_helper_per_batch_counts_where_it_repeats(helpers_project):
+    (helpers_project / "pkg" / "per_batch.py").write_text(textwrap.dedent("""\
+        def topk_hits(net, x, y, k=5):
+            return (net(x).topk(k, 1).indices == y[:, None]).any(1).sum().item()
+        """))
+    script = helpers_project / "pkg" / "report.py"
+    script.write_text(textwrap.dedent("""\
+        from .per_batch import topk_hits
+
+
+        def validate(model, batches):
+            hits = 0
+            for x, y in batches:
+                hits += topk_hits(model, x, y)
+            return hits
+
+
+        def main(model, val_loader, sample):
+            for x, y in val_loader:
+                print(topk_hits(model, x, y))
+            model.eval()
+            return topk_hits(model, *sample)
+        """))
+    result = lint_source(script.read_text(), str(script), ALL_RULES)
+    # Once, on one sample (and with ``*sample``, whose arguments cannot be bound): silent.
+    assert [(d.line, d.code) for d in result.diagnostics] == [(7, "TL101"), (13, "TL101")]

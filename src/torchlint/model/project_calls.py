@@ -99,15 +99,18 @@ def evaluation_forwards(file_model: FileModel, scope: Scope) -> Iterator[CallSit
     that evaluates), where nothing in that code wants gradients. A function whose own
     module already reports its forward (it calls ``eval()`` itself, or evaluates in a
     loop under an evaluation name) is left to that report."""
+    candidates = [(call, summary) for call, summary in ((c, project_function(file_model, c)) for c in scope.calls)
+                  if summary is not None and summary.forwards and not summary.needs_grad
+                  and not summary.evaluates_itself]
+    if not candidates:
+        return
     switches = modes.mode_switches(file_model, scope.calls)
-    for call in scope.calls:
-        summary = project_function(file_model, call)
-        if summary is None or not summary.forwards or summary.needs_grad or summary.evaluates_itself:
-            continue
+    switched = frozenset(modes.model_key(s.receiver) for s in switches)
+    for call, summary in candidates:
         if file_model.grad_at(call.site) is not GradMode.GRAD:
             continue
         models = [dotted(e) for e in (argument(call, summary, p) for p in sorted(summary.forwards))
-                  if _runs_model(file_model, e, frozenset(modes.model_key(s.receiver) for s in switches))]
+                  if _runs_model(file_model, e, switched)]
         if not models:
             continue
         if not (summary.forward_in_loop or file_model.repeats(call)):
