@@ -23,7 +23,7 @@ _GRAD_OFF = frozenset(("no_grad", "inference_mode"))
 _GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", "retain_grad", "register_hook",
                                "enable_grad", "step"))
 # Methods whose result carries no graph (the ``.item()`` of a loss, a prediction's indices).
-_CUTS = frozenset("item tolist numpy detach argmax argmin cpu_numpy long int bool size dim numel".split())
+_CUTS = frozenset("item tolist numpy detach argmax argmin long int bool size dim numel".split())
 _CUT_ATTRIBUTES = frozenset("data grad shape dtype device ndim".split())
 _PLAIN_METHODS = frozenset(("item", "tolist", "numpy"))
 _PLAIN_BUILTINS = frozenset("float int str bool len round".split())
@@ -37,13 +37,13 @@ _GRAPH = "<loss>"  # the label of a torch loss computed with grad on (no paramet
 class FunctionSummary:
     """One function's effects, in terms of its parameters."""
 
-    params: Tuple[str, ...]  # positional parameters, in order (``self`` kept for methods)
+    params: Tuple[str, ...]  # positional parameters, in order
     forwards: frozenset  # parameters it calls (``model(x)``, ``model.forward(x)``) with grad on
     returns_loss: bool  # it returns a torch loss computed with grad on
     returned_outputs: frozenset  # parameters whose call's output it returns (a model output)
     returns_plain: bool  # every return hands back Python values (``loss.item()``, ``float(x)``)
     # For a function that always returns a tuple of one length: the labels of each element
-    # (a parameter's name: that parameter's output; "graph": a torch loss), else None.
+    # (a parameter's name: that parameter's output; ``_GRAPH``: a torch loss), else None.
     returned_elements: Optional[Tuple[frozenset, ...]]
     needs_grad: bool  # backward, autograd.grad, an optimizer step, requires_grad: not evaluation
     evaluates_itself: bool  # its own module reports its forwards (eval mode, evaluation loop)
@@ -124,22 +124,22 @@ class _Facts:
             self.forwards.add(param)
             self.forward_in_loop |= in_loop
         if not isinstance(node.func, ast.Attribute):
-            if (_dotted(node.func) or "").endswith("autograd.grad"):
+            if (ast_dotted(node.func) or "").endswith("autograd.grad"):
                 self.needs_grad = True
                 self.backwards.append((node, in_loop))
             return
         method = node.func.attr
-        if method in ("eval", "train") and ast_dotted_head(node.func.value) in names:
+        if method in ("eval", "train") and _receiver_param(node.func.value) in names:
             if method == "eval" or (node.args and _false(node.args[0])):
-                self.switched_to_eval.add(ast_dotted_head(node.func.value))
+                self.switched_to_eval.add(_receiver_param(node.func.value))
             else:
                 self.needs_grad = True  # it puts a model into training mode: it trains
-        if method in _GRADIENT_METHODS or (_dotted(node.func) or "").endswith("autograd.grad") or (
+        if method in _GRADIENT_METHODS or (ast_dotted(node.func) or "").endswith("autograd.grad") or (
                 method == "set_grad_enabled" and not (node.args and _false(node.args[0]))):
             self.needs_grad = True
-        if method == "step" and is_optimizer_name(last_name(_dotted(node.func.value) or "")):
+        if method == "step" and is_optimizer_name(last_name(ast_dotted(node.func.value) or "")):
             self.steps = True
-        if method in ("backward", "manual_backward") or (_dotted(node.func) or "").endswith("autograd.grad"):
+        if method in ("backward", "manual_backward") or (ast_dotted(node.func) or "").endswith("autograd.grad"):
             self.backwards.append((node, in_loop))
 
 
@@ -173,7 +173,7 @@ def _node_and_children(node: ast.AST, off: bool, in_loop: bool):
 def _grad_off(node: ast.AST) -> bool:
     """``torch.no_grad()``, ``@torch.inference_mode()``, ``set_grad_enabled(False)``."""
     call = node if isinstance(node, ast.Call) else None
-    name = last_name(_dotted(call.func if call else node) or "")
+    name = last_name(ast_dotted(call.func if call else node) or "")
     if name in _GRAD_OFF:
         return True
     return name == "set_grad_enabled" and call is not None and bool(call.args) and _false(call.args[0])
@@ -183,7 +183,8 @@ def _false(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value in (False, 0)
 
 
-def _dotted(node: ast.AST) -> Optional[str]:
+def ast_dotted(node: ast.AST) -> Optional[str]:
+    """``a.b.c`` for a chain of attributes on a name in a stdlib ``ast`` tree, else None."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -194,9 +195,9 @@ def _dotted(node: ast.AST) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
-def ast_dotted_head(node: ast.AST) -> Optional[str]:
+def _receiver_param(node: ast.AST) -> Optional[str]:
     """``model`` of ``model``, ``model.module``: the parameter a receiver starts from."""
-    path = _dotted(node)
+    path = ast_dotted(node)
     if path is None:
         return None
     while path.endswith(".module"):
@@ -206,7 +207,7 @@ def ast_dotted_head(node: ast.AST) -> Optional[str]:
 
 def _called_param(call: ast.Call, names: set) -> Optional[str]:
     """``model`` for ``model(x)``, ``model.forward(x)``, ``model.module(x)``: a forward of a parameter."""
-    path = _dotted(call.func)
+    path = ast_dotted(call.func)
     if path is None:
         return None
     while path.endswith((".forward", ".module")):
@@ -272,12 +273,11 @@ def _call_labels(call: ast.Call, labels: Dict[str, set], params: set) -> set:
     param = _called_param(call, params)
     if param is not None:
         return {param}
-    path = _dotted(func) or ""
+    path = ast_dotted(func) or ""
     last = last_name(path)
     if last in LOSS_FUNCTIONS or (is_loss_name(last) and "." not in path and not last[:1].isupper()):
         return {_GRAPH}  # F.cross_entropy(...), criterion(...), loss_fn(...)
-    if isinstance(func, ast.Attribute) and _dotted(func) is None or (
-            isinstance(func, ast.Attribute) and path.split(".", 1)[0] not in _TORCH_ROOTS):
+    if isinstance(func, ast.Attribute) and path.split(".", 1)[0] not in _TORCH_ROOTS:
         return _labels(func.value, labels, params)  # out.mean(), (a - b).pow(2).sum()
     if path.split(".", 1)[0] in _TORCH_ROOTS or path in _PROPAGATING_BUILTINS:
         return set().union(*(_labels(a, labels, params) for a in call.args)) if call.args else set()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
-from torchlint.model.function_summaries import FunctionSummary, summarize_functions
+from torchlint.model.function_summaries import FunctionSummary, ast_dotted, summarize_functions
 from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -65,18 +65,6 @@ def summarize(source: str) -> Optional[ModuleSummary]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _returns_loss(node):
             losses.add(node.name)
     return ModuleSummary(bases, imports, frozenset(losses), summarize_functions(tree))
-
-
-def ast_dotted(node: ast.AST) -> Optional[str]:
-    """``a.b.c`` for a chain of attributes on a name in a stdlib ``ast`` tree, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _returns_loss(func: ast.AST) -> bool:
