@@ -182,3 +182,285 @@ def test_project_root_is_the_nearest_marked_folder(tmp_path):
     deep = tmp_path / "a" / "b"
     deep.mkdir(parents=True)
     assert project_root(deep / "x.py") == tmp_path
+
+
+# -- function summaries: helpers of other modules, applied where they are called -------------
+HELPERS = """\
+import torch
+import torch.nn.functional as F
+
+
+def measure(net, batches):
+    hits = 0
+    for x, y in batches:
+        hits += (net(x).argmax(1) == y).sum().item()
+    return hits
+
+
+@torch.no_grad()
+def measure_quietly(net, batches):
+    return sum((net(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def score(net, batches):
+    net.eval()
+    return sum((net(x).argmax(1) == y).sum().item() for x, y in batches)
+
+
+def attack(net, x, y):
+    x.requires_grad_(True)
+    F.cross_entropy(net(x), y).backward()
+    return x.grad.sign()
+
+
+def batch_loss(net, x, y):
+    out = net(x)
+    loss = F.cross_entropy(out, y)
+    return loss
+
+
+def compute_loss(net, x, y):
+    loss = F.cross_entropy(net(x), y)
+    return loss.item()
+
+
+def loss_and_value(net, x, y):
+    loss = F.cross_entropy(net(x), y)
+    return loss, loss.item()
+
+
+def train_step(net, opt, x, y):
+    opt.zero_grad()
+    loss = F.cross_entropy(net(x), y)
+    loss.backward(retain_graph=True)
+    opt.step()
+    return loss.item()
+
+
+def fit_head(head, feats, y, opt):
+    opt.zero_grad()
+    loss = F.cross_entropy(head(feats), y)
+    loss.backward(retain_graph=True)
+    opt.step()
+"""
+
+# Nothing in this file runs a forward, keeps a graph or retains one: the helpers do.
+LOOP = """\
+import torch
+from .helpers import (measure, measure_quietly, score, attack, batch_loss, compute_loss,
+                      loss_and_value, train_step, fit_head)
+
+
+def fit(model, loader, val_loader, opt, trunk, heads):
+    kept, floats, pairs, values = [], [], [], []
+    for x, y in loader:
+        loss = batch_loss(model, x, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        kept.append(loss)
+        floats.append(compute_loss(model, x, y))
+        graph, value = loss_and_value(model, x, y)
+        pairs.append(graph)
+        values.append(value)
+    for x, y in loader:
+        train_step(model, opt, x, y)
+    for x, y in loader:
+        feats = trunk(x)
+        for head in heads:
+            fit_head(head, feats, y, opt)
+
+
+def check(model, val_loader):
+    model.eval()
+    acc = measure(model, val_loader)
+    with torch.no_grad():
+        acc = measure(model, val_loader)
+    acc = measure_quietly(model, val_loader)
+    return acc, score(model, val_loader)
+
+
+def robustness(model, val_loader):
+    model.eval()
+    for x, y in val_loader:
+        adversarial = attack(model, x, y)
+        yield measure(model, [(adversarial, y)])
+"""
+HELPER_FINDINGS = {(13, "TL301"), (16, "TL301"), (19, "TL302"), (28, "TL101")}
+
+
+@pytest.fixture
+def helpers_project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text(HELPERS)
+    (package / "loop.py").write_text(LOOP)
+    return tmp_path
+
+
+def test_helpers_of_other_modules_apply_at_their_calls(helpers_project):
+    path = helpers_project / "pkg" / "loop.py"
+    result = lint_source(LOOP, str(path), ALL_RULES)
+    assert {(d.line, d.code) for d in result.diagnostics} == HELPER_FINDINGS
+    assert set(result.dependencies) == {str(helpers_project / "pkg" / "helpers.py")}
+    helpers = lint_source(HELPERS, str(helpers_project / "pkg" / "helpers.py"), ALL_RULES)
+    # ``score`` puts the model in eval mode itself: reported there, not again at the call.
+    assert {(d.line, d.code) for d in helpers.diagnostics} == {(19, "TL101")}
+
+
+def test_a_helpers_file_alone_knows_only_what_names_say(tmp_path):
+    (tmp_path / "loop.py").write_text(LOOP)
+    alone = lint_source(LOOP, str(tmp_path / "loop.py"), ALL_RULES)
+    # Named like losses, alone: the floats ``compute_loss`` and ``loss_and_value`` return look like
+    # graphs; the retained backward and the forward in ``measure`` are not seen at all.
+    assert {(d.line, d.code) for d in alone.diagnostics} == {(13, "TL301"), (14, "TL301"), (16, "TL301"),
+                                                            (17, "TL301")}
+
+
+def test_every_surface_sees_the_helpers(helpers_project):
+    rel = str(Path("pkg/loop.py"))
+    cli = _lines(cli_findings("--no-cache", "pkg/loop.py", cwd=helpers_project)[rel])
+    stdin = run_cli("check", "--no-cache", "--output-format", "concise", "--stdin-filename", "pkg/loop.py", "-",
+                    cwd=helpers_project, stdin=LOOP)
+    stdin_lines = {(int(line.split(":")[1]), line.split(": ")[1].split()[0])
+                   for line in stdin.stdout.splitlines() if line.startswith("pkg/loop.py:")}
+    flake8 = _lines(flake8_findings("pkg/loop.py", cwd=helpers_project)[rel])
+    assert cli == stdin_lines == flake8 == HELPER_FINDINGS
+    server = subprocess.run(
+        [sys.executable, "-c", "import sys; from torchlint.server import lint_document; "
+         "print(sorted((d.line, d.code) for d in lint_document(sys.argv[1], open(sys.argv[1]).read())))",
+         str(helpers_project / "pkg" / "loop.py")],
+        capture_output=True, text=True, cwd=helpers_project, timeout=120,
+    )
+    if "pygls" in server.stderr:
+        pytest.skip("the language server extra is not installed")
+    assert server.stdout.strip() == str(sorted(HELPER_FINDINGS))
+
+
+def test_cache_drops_a_result_when_a_helper_changes(helpers_project):
+    rel = str(Path("pkg/loop.py"))
+    first = _lines(cli_findings("pkg/loop.py", cwd=helpers_project)[rel])
+    helpers = helpers_project / "pkg" / "helpers.py"
+    fixed = (HELPERS.replace("def measure(net, batches):", "@torch.no_grad()\ndef measure(net, batches):")
+             .replace("loss.backward(retain_graph=True)\n    opt.step()\n    return loss.item()",
+                      "loss.backward()\n    opt.step()\n    return loss.item()"))
+    helpers.write_text(fixed)
+    stamp = helpers.stat()
+    os.utime(helpers, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+    second = _lines(cli_findings("pkg/loop.py", cwd=helpers_project)[rel])
+    assert first == HELPER_FINDINGS
+    assert second == HELPER_FINDINGS - {(19, "TL302"), (28, "TL101")}
+
+
+def test_helpers_through_a_package_and_a_module_import(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "__init__.py").write_text("from .metrics import measure\n")
+    (tools / "metrics.py").write_text(HELPERS)
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent("""\
+        import tools.metrics as metrics
+        from tools import measure
+
+
+        def main(model, val_loader):
+            model.eval()
+            first = measure(model, val_loader)
+            second = metrics.measure(model, val_loader)
+            third = metrics.score(model, val_loader)
+            return first, second, third
+        """))
+    result = lint_source(script.read_text(), str(script), ALL_RULES)
+    assert [(d.line, d.code) for d in result.diagnostics] == [(7, "TL101"), (8, "TL101")]
+
+
+def test_summaries_of_functions():
+    functions = summarize(HELPERS).functions
+    assert functions["measure"].forwards == {"net"} and functions["measure"].forward_in_loop
+    assert not functions["measure_quietly"].forwards
+    assert functions["score"].evaluates_itself and functions["attack"].needs_grad
+    assert functions["batch_loss"].returns_loss and not functions["batch_loss"].returns_plain
+    assert functions["compute_loss"].returns_plain
+    assert functions["loss_and_value"].returned_elements == (frozenset({"<loss>"}), frozenset())
+    assert functions["train_step"].retained_backward and functions["train_step"].steps
+    assert functions["fit_head"].retained_backward
+    assert not functions["attack"].retained_backward
+
+
+def test_helpers_that_want_gradients_or_share_a_graph_are_left_alone(helpers_project):
+    (helpers_project / "pkg" / "more.py").write_text(textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+
+        def run_epoch(net, batches, opt, train=True):
+            for x, y in batches:
+                loss = F.cross_entropy(net(x), y)
+                if train:
+                    loss.backward()
+                    opt.step()
+
+
+        def predict(net, x):
+            with torch.inference_mode():
+                return net(x)
+
+
+        def critic_step(critic, real, fake, opt):
+            loss = critic(real).mean() - critic(fake).mean()
+            loss.backward(retain_graph=True)
+            opt.step()
+
+
+        def generator_step(critic, fake, opt):
+            (-critic(fake).mean()).backward()
+            opt.step()
+        """))
+    script = helpers_project / "pkg" / "use.py"
+    script.write_text(textwrap.dedent("""\
+        from .more import run_epoch, predict, critic_step, generator_step
+
+
+        def main(model, critic, generator, loader, val_loader, opt_c, opt_g):
+            model.eval()
+            run_epoch(model, val_loader, None, train=False)
+            outs = [predict(model, x) for x, _ in val_loader]
+            for real, z in loader:
+                fake = generator(z)
+                critic_step(critic, real, fake, opt_c)
+                generator_step(critic, fake, opt_g)
+            return outs
+        """))
+    result = lint_source(script.read_text(), str(script), ALL_RULES)
+    assert [(d.line, d.code) for d in result.diagnostics] == []
+
+
+def test_a_helper_per_batch_counts_where_it_repeats(helpers_project):
+    (helpers_project / "pkg" / "per_batch.py").write_text(textwrap.dedent("""\
+        def topk_hits(net, x, y, k=5):
+            return (net(x).topk(k, 1).indices == y[:, None]).any(1).sum().item()
+        """))
+    script = helpers_project / "pkg" / "report.py"
+    script.write_text(textwrap.dedent("""\
+        from .per_batch import topk_hits
+
+
+        def validate(model, batches):
+            hits = 0
+            for x, y in batches:
+                hits += topk_hits(model, x, y)
+            return hits
+
+
+        def main(model, val_loader, sample):
+            for x, y in val_loader:
+                print(topk_hits(model, x, y))
+            model.eval()
+            return topk_hits(model, *sample)
+        """))
+    result = lint_source(script.read_text(), str(script), ALL_RULES)
+    # Once, on one sample (and with ``*sample``, whose arguments cannot be bound): silent.
+    assert [(d.line, d.code) for d in result.diagnostics] == [(7, "TL101"), (13, "TL101")]

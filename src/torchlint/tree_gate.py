@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import sys
 from typing import Iterator, List, Optional, Tuple
 
 from torchlint.model.project import ast_dotted
@@ -55,6 +56,7 @@ class TreeIndex:
         self._code_text: Optional[str] = None
         self._constructed: Optional[frozenset] = None
         self._import_time_nodes: Optional[List[ast.AST]] = None
+        self._project_imports: Optional[frozenset] = None
 
     def code_text(self) -> str:
         """The source with the inner lines of docstrings (any bare string statement)
@@ -166,10 +168,47 @@ class TreeIndex:
             self._constructed = frozenset(found)
         return self._constructed
 
+    def project_imports(self) -> frozenset:
+        """Local names that top-level imports bind from modules that may be the project's own
+        (``measure`` of ``from .metrics import measure``, ``utils`` of ``import utils``): not
+        the standard library's, torch's or the usual libraries' around it."""
+        if self._project_imports is None:
+            found = set()
+            for stmt in self.import_time:
+                if isinstance(stmt, ast.ImportFrom) and (stmt.level or not _library(stmt.module or "")):
+                    found.update(a.asname or a.name for a in stmt.names if a.name != "*")
+                elif isinstance(stmt, ast.Import):
+                    found.update((a.asname or a.name).split(".")[0] for a in stmt.names if not _library(a.name))
+            self._project_imports = frozenset(found)
+        return self._project_imports
+
+    def calls_of_imports(self, body) -> Iterator[ast.Call]:
+        """Calls among ``body``'s own nodes of a name from ``project_imports`` (``f(...)``, ``m.f(...)``)."""
+        imported = self.project_imports()
+        if imported:
+            for node in own_nodes(body):
+                if isinstance(node, ast.Call) and (dotted(node.func) or "").split(".", 1)[0] in imported:
+                    yield node
+
     def import_time_calls(self, *names: str) -> bool:
         """Does code that runs at import call one of ``names`` or a function of this file?"""
         wanted = self.function_names.union(names)
         return any(isinstance(n, ast.Call) and called_name(n) in wanted for n in self.import_time_nodes())
+
+
+# Libraries training code imports that are no project's own modules (the standard library's
+# are in ``sys.stdlib_module_names``): calls of theirs need no project index.
+_LIBRARIES = frozenset(
+    "torch torchvision torchaudio torchtext numpy np pandas matplotlib tqdm scipy sklearn PIL cv2 "
+    "IPython seaborn tensorboard tensorboardX wandb yaml einops timm lightning pytorch_lightning "
+    "transformers datasets jax tensorflow keras requests h5py skimage gym gymnasium nltk spacy "
+    "torchmetrics accelerate fastai google".split()
+)
+
+
+def _library(module: str) -> bool:
+    root = module.split(".", 1)[0]
+    return root in _LIBRARIES or root in sys.stdlib_module_names
 
 
 # -- reading nodes: for the questions here and the rules' own ---------------

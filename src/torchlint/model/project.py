@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
+from torchlint.model.function_summaries import FunctionSummary, ast_dotted, summarize_functions
 from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -40,6 +41,7 @@ class ModuleSummary:
     class_bases: Dict[str, Tuple[str, ...]]  # class -> dotted base names as written
     imports: Dict[str, Tuple[str, int]]  # local name -> (qualified name, relative level)
     loss_functions: frozenset  # functions that return a loss computed by torch
+    functions: Dict[str, FunctionSummary]  # what each top-level function does (``function_summaries``)
 
 
 def summarize(source: str) -> Optional[ModuleSummary]:
@@ -62,19 +64,7 @@ def summarize(source: str) -> Optional[ModuleSummary]:
                     alias.name if alias.asname else alias.name.split(".")[0], 0)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _returns_loss(node):
             losses.add(node.name)
-    return ModuleSummary(bases, imports, frozenset(losses))
-
-
-def ast_dotted(node: ast.AST) -> Optional[str]:
-    """``a.b.c`` for a chain of attributes on a name in a stdlib ``ast`` tree, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
+    return ModuleSummary(bases, imports, frozenset(losses), summarize_functions(tree))
 
 
 def _returns_loss(func: ast.AST) -> bool:
@@ -185,6 +175,30 @@ class ProjectView:
             qualified, sub_level = summary.imports[name]
             sub_module, _, sub_name = qualified.rpartition(".")
             return self._kind(sub_module, sub_level, sub_name, target, hops - 1)
+        return None
+
+    def function_of(self, module: str, level: int, name: str) -> Optional[FunctionSummary]:
+        """The summary of function ``name`` of ``module`` imported from this file, following
+        re-exports (``from .metrics import evaluate`` in a package's ``__init__``)."""
+        return self._function(module, level, name, self.path, _MAX_HOPS)
+
+    def _function(self, module: str, level: int, name: str, importer: Path, hops: int) -> Optional[FunctionSummary]:
+        if hops <= 0:
+            return None
+        target = self.index.module_file(module, level, importer)
+        if target is None:
+            return None
+        stamp, summary = self.index.stamped_summary(target)
+        if stamp is not None:
+            self.consulted[str(target)] = stamp
+        if summary is None:
+            return None
+        if name in summary.functions:
+            return summary.functions[name]
+        if name in summary.imports and name not in summary.class_bases:
+            qualified, sub_level = summary.imports[name]
+            sub_module, _, sub_name = qualified.rpartition(".")
+            return self._function(sub_module, sub_level, sub_name, target, hops - 1)
         return None
 
     def _class_kind(self, summary: ModuleSummary, name: str, where: Path, hops: int) -> Optional[str]:

@@ -15,6 +15,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
+from torchlint.model.project_calls import returned_graph
 from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES, last_name, tokens
 
 if TYPE_CHECKING:
@@ -112,6 +113,10 @@ class Taint:
                 if self.file_model.grad_at(call.site) is GradMode.NO_GRAD:
                     return False
                 return self.file_model.returns_graph(target)
+            if target is None and call is not None and self.file_model.grad_at(call.site) is not GradMode.NO_GRAD:
+                imported = returned_graph(self.file_model, call)  # ``loss, acc = step(...)`` of another module
+                if isinstance(imported, tuple):
+                    return imported
         return self._tainted(expr, names)
 
     def _bind(self, target, tainted: bool, current: set) -> None:
@@ -189,6 +194,10 @@ class Taint:
         helper = file_model.resolve(call)
         if helper is not None and helper is not self.scope and file_model.returns_plain(helper):
             return False  # a helper named like a loss that returns loss.item()
+        if helper is None:
+            imported = returned_graph(file_model, call)  # a function of the project's other modules
+            if imported is not None:
+                return any(imported) if isinstance(imported, tuple) else imported
         if file_model.is_gradient_call(call):
             return _creates_graph(expr) and any(self._tainted(arg.value, names) for arg in expr.args)
         if file_model.is_forward(call) or file_model.is_submodule_forward(call) or file_model.is_loss_call(call):

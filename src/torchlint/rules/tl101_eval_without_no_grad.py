@@ -12,10 +12,11 @@ from torchlint.edits import enclosing_statement, shadowed, suspends, torch_refer
 from torchlint.model import FileModel, GradMode, Span, modes
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import evaluation_only, guarded_training
+from torchlint.model.project_calls import evaluation_forwards
 from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool
 from torchlint.model.walk import walk
 from torchlint.model.vocab import CONTAINER_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
-from torchlint.model.vocab import is_generation_function_name, is_transform_name
+from torchlint.model.vocab import is_generation_function_name, is_model_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
@@ -25,6 +26,10 @@ def mode_switches(file_model: FileModel, scope) -> list:
     A ``train(flag)`` that cannot be read counts as a switch back to training: the
     code may evaluate with gradients on purpose, and silence costs less than a false alarm."""
     return [(s.order, s.receiver, s.to_eval is True) for s in modes.mode_switches(file_model, scope.calls)]
+
+
+_HELPER_MESSAGE = ("`{}` (a function of this project) runs the model forward in evaluation code without "
+                   "torch.no_grad(); wrap the evaluation in `with torch.no_grad():` (or torch.inference_mode())")
 
 
 def _covers(receiver: str, target: str) -> bool:
@@ -53,6 +58,29 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
                             or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names)
                             for c in calls):
             return True
+    return False
+
+
+def _hands_model_to_import(tree_index: TreeIndex) -> bool:
+    """``measure(net, batches)`` of ``from .metrics import measure``, handed a model (model-named,
+    or built here) after an ``eval()`` switch in the same body, or in a loop over evaluation
+    data or of a function named like evaluation: the project index may know it runs the model."""
+    built = tree_index.constructed_names()
+
+    def hands_model(call: ast.Call) -> bool:
+        paths = [tree_gate.dotted(a) for a in [*call.args, *(k.value for k in call.keywords)]]
+        return any(p is not None and (p in built or is_model_name(p.rsplit(".", 1)[-1])) for p in paths)
+
+    if _EVAL_SWITCH(tree_index.code_text()):
+        for body in tree_index.bodies:
+            calls = list(tree_index.calls_of_imports(body))
+            if calls and any(isinstance(n, ast.Call) and _eval_switch_receiver(n) for n in tree_gate.own_nodes(body)):
+                if any(map(hands_model, calls)):
+                    return True
+    for function, loop in tree_index.loops:
+        if is_eval_function_name(function) or any(map(is_eval_loader_name, tree_gate.iterable_names(loop))):
+            if any(map(hands_model, tree_index.calls_of_imports(loop.body + loop.orelse))):
+                return True
     return False
 
 
@@ -149,7 +177,7 @@ class EvalWithoutNoGrad(Rule):
         """Code that switches a model to eval mode and runs it (or hands it to a helper),
         a loop that runs a call over evaluation data or in a function named like
         evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
-        return (_switches_and_runs(tree_index) or tree_index.evaluation_loops()
+        return (_switches_and_runs(tree_index) or tree_index.evaluation_loops() or _hands_model_to_import(tree_index)
                 or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
                 or _inference_without_backward(tree_index))
 
@@ -233,6 +261,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
             switches = mode_switches(file_model, scope)
             # A transform put in eval mode (botorch's outcome_transform) is not a model.
             models = {receiver for _, receiver, is_eval in switches if is_eval and not is_transform_name(receiver)}
+            for call in evaluation_forwards(file_model, scope):  # a helper of another module runs the model
+                yield self.report(call.node, _HELPER_MESSAGE.format(call.callee), fix=_no_grad_fix(file_model, call))
             for call in scope.calls:
                 if not file_model.is_forward(call, models):
                     continue

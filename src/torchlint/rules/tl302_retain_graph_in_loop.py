@@ -1,13 +1,21 @@
 """TL302: retain_graph=True in a loop keeps every iteration's graph alive."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
-from torchlint.model import FileModel, differentiated
+from torchlint.model import FileModel, Span, differentiated
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.edits import without_arg
-from torchlint.model.vocab import GRAPH_FREE_FACTORIES
+from torchlint.model.project_calls import project_function, retains_graph
+from torchlint.model.project import ast_dotted
+from torchlint.model.vocab import GRAPH_FREE_FACTORIES, is_loader_name, is_model_name, is_optimizer_name, last_name
 from torchlint.rule import Fix, Rule
+from torchlint.text_gate import text_search
+from torchlint.tree_gate import TreeIndex
+
+_RETAINS = text_search(r"retain_graph\s*=\s*True")
 
 
 def _later_backward(file_model: FileModel, call, loop) -> bool:
@@ -53,6 +61,11 @@ def graph_origin(call, loop):
     source = differentiated(call)
     if source is None:
         return False, False
+    return _origin_of(graph_roots(source), loop)
+
+
+def _origin_of(roots: set, loop):
+    """``graph_origin`` for the graph that starts from the variables ``roots``."""
     targets = set(bound_paths(loop.node.target)) if isinstance(loop.node, cst.For) else set()
     inside, before = {}, {}
     for a in loop.scope.assignments:
@@ -62,7 +75,7 @@ def graph_origin(call, loop):
             for path in bound_paths(target):
                 (inside if loop.contains(a.order) else before).setdefault(path, []).append(a)
     carried = False
-    todo, seen = list(graph_roots(source)), set()
+    todo, seen = list(roots), set()
     while todo:
         root = todo.pop()
         if root in seen:
@@ -116,6 +129,62 @@ def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop):
     return None
 
 
+def _hands_an_optimizer(call) -> bool:
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return any(isinstance(v, (ast.Name, ast.Attribute)) and is_optimizer_name(last_name(ast_dotted(v) or ""))
+               for v in values)
+
+
+def _called_in_a_training_loop(file_model: FileModel, call) -> bool:
+    """A function (or method) of this file whose last backward retains the graph it built
+    itself, called from a loop that steps an optimizer or links its iterations."""
+    scope = call.scope
+    if scope.is_module or not file_model.is_backward(call):
+        return False
+    if any(file_model.is_backward(c) or file_model.is_autograd_grad(c)
+           for c in file_model.reachable_calls(Span(call.order + 1, scope.end))):
+        return False
+    source = differentiated(call)
+    roots = graph_roots(source) if source is not None else set()
+    local = {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
+    if not roots or roots & set(scope.params) or not roots <= local:
+        return False  # a graph the caller handed in: it may be shared across calls
+    for caller in file_model.callers.get(scope, ()):
+        loop = caller.site.loop
+        if loop is None or _later_backward(file_model, caller, loop) or _later_project_gradients(
+                file_model, caller, loop):
+            continue
+        shared, carried = _origin_of(_tensor_roots(file_model, caller), loop)
+        if not shared and (carried or file_model.loop_role(loop).steps):
+            return True
+    return False
+
+
+def _later_project_gradients(file_model: FileModel, call, loop) -> bool:
+    """A later call in the iteration of a project function that computes gradients: it may
+    backpropagate through the graph kept for it (a GAN's generator step after the critic's)."""
+    return any(project_function(file_model, later) is not None and project_function(file_model, later).needs_grad
+               for later in file_model.calls_between(call.order + 1, loop.end))
+
+
+def _tensor_roots(file_model: FileModel, call) -> set:
+    """The variables a call's arguments start from, models, optimizers, loaders and devices
+    aside: a tensor among them computed before the loop (``feats = trunk(x)``, then
+    ``fit_head(head, feats)`` per head) is a graph every call may share, and must keep."""
+    roots = set().union(*(graph_roots(a.value) for a in call.node.args)) if call.node.args else set()
+    return {r for r in roots if not (
+        r in file_model.roles.models or r in file_model.roles.criteria or file_model.is_optimizer(r)
+        or is_model_name(r) or is_loader_name(r) or "device" in r.lower())}
+
+
+_CALLED_MESSAGE = ("backward(retain_graph=True) in a function called in a training loop keeps each "
+                   "iteration's graph alive into the next; drop retain_graph unless another backward in "
+                   "the iteration uses the graph")
+_HELPER_MESSAGE = ("`{}` (a function of this project) calls backward(retain_graph=True) and is called in a "
+                   "loop: each iteration's graph stays alive into the next; drop retain_graph there unless "
+                   "another backward in this iteration uses the graph")
+
+
 class RetainGraphInLoop(Rule):
     code = "TL302"
     name = "retain-graph-in-loop"
@@ -124,12 +193,27 @@ class RetainGraphInLoop(Rule):
         "next iteration; drop retain_graph unless another backward in this iteration uses the graph"
     )
     fix_safety = "unsafe"
-    gate = (r"retain_graph\s*=\s*True",)
+    # Or a loop calling a function of another module of the project, which may retain it.
+    gate = (r"retain_graph\s*=\s*True|\bimport\s",)
+
+    @classmethod
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        """Or a loop that calls an imported function where the file trains, or hands the
+        function an optimizer (``train_step(model, optimizer, batch)``)."""
+        if _RETAINS(tree_index.code_text()):
+            return True
+        trains = tree_index.trains()
+        return any(trains or _hands_an_optimizer(call)
+                   for _, loop in tree_index.loops for call in tree_index.calls_of_imports(loop.body + loop.orelse))
     docs = """
 ## What it does
 Finds `backward(retain_graph=True)` (and `torch.autograd.grad(...,
 retain_graph=True)`) inside a loop when nothing later in the same iteration
-backpropagates through that graph again.
+backpropagates through that graph again. The same goes for a function's last
+`backward(retain_graph=True)` on a graph it built itself, when a training
+loop calls the function: reported at the backward for a function of the same
+file, at the call for a function of another module of the project (one the
+file imports: `from .engine import train_step`).
 
 ## Why is this bad
 `retain_graph=True` keeps the graph's saved tensors (the activations) after
@@ -184,11 +268,15 @@ time".
             return
         for call in file_model.calls:
             loop = call.site.loop
-            if loop is None or not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
+            if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
                 continue
             if literal_bool(keyword(call.node, "retain_graph")) is not True:
                 continue
             if literal_bool(keyword(call.node, "create_graph")) is True:
+                continue
+            if loop is None:
+                if _called_in_a_training_loop(file_model, call):
+                    yield self.report(call.node, _CALLED_MESSAGE)
                 continue
             if _later_backward(file_model, call, loop):
                 continue
@@ -198,6 +286,21 @@ time".
             if not carried and not file_model.loop_role(loop).steps:
                 continue  # nothing links iterations and no step changes the weights
             yield self.report(call.node, fix=None if carried else _drop_retain_graph(file_model, call.node, loop))
+        yield from self._retaining_helpers(file_model)
+
+    def _retaining_helpers(self, file_model: FileModel):
+        """A loop here calls a function of another project module whose last backward retains
+        its graph: the same leak, reported at the call (the fix is in that module)."""
+        for call in file_model.calls:
+            loop = call.site.loop
+            summary = retains_graph(file_model, call) if loop is not None else None
+            if summary is None or _later_backward(file_model, call, loop) or _later_project_gradients(
+                    file_model, call, loop):
+                continue
+            shared, carried = _origin_of(_tensor_roots(file_model, call), loop)
+            if shared or not (carried or summary.steps or file_model.loop_role(loop).steps):
+                continue
+            yield self.report(call.node, _HELPER_MESSAGE.format(call.callee))
 
     valid = (
         """\
@@ -228,6 +331,23 @@ def train(critic, loader, optimizer):
         loss.backward()
         optimizer.step()
 """,
+        """\
+import torch
+
+
+def auxiliary(model, x):
+    out = model(x)
+    out.pow(2).mean().backward(retain_graph=True)
+    return out
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        optimizer.zero_grad()
+        out = auxiliary(model, x)
+        criterion(out, y).backward()
+        optimizer.step()
+""",
     )
     invalid = (
         """\
@@ -253,5 +373,21 @@ def train(model, loader, optimizer, criterion):
         for p, g in zip(model.parameters(), grads):
             p.grad = g
         optimizer.step()
+""",
+        """\
+import torch
+
+
+def train_step(model, optimizer, criterion, x, y):
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward(retain_graph=True)  # expect: TL302
+    optimizer.step()
+    return loss.item()
+
+
+def train(model, loader, optimizer, criterion):
+    for x, y in loader:
+        train_step(model, optimizer, criterion, x, y)
 """,
     )

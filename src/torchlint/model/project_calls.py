@@ -1,0 +1,165 @@
+"""Calls of the project's own functions, read through their summaries.
+
+``from .metrics import measure`` then ``measure(net, val_loader)`` after ``net.eval()``:
+the forward pass is in another module, the evaluation is here. The function's summary
+(``function_summaries.py``, kept by the project index) says what it does with its
+parameters; this module binds the call's arguments to them and answers the questions
+rules ask at the call: does it run a model forward in evaluation code, does the value
+it returns carry a graph, does it keep a retained graph each time a loop calls it.
+A file with no project, or a function the index cannot find, gets None: judged as before.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
+
+from torchlint.model import modes, vocab
+from torchlint.model.evaluation import evaluation_only
+from torchlint.model.expr import dotted, identifiers
+from torchlint.model.function_summaries import FunctionSummary
+from torchlint.model.grad import GradMode
+from torchlint.model.records import Span
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
+    from torchlint.model.records import CallSite, Scope
+
+
+def project_function(file_model: FileModel, call: CallSite) -> Optional[FunctionSummary]:
+    """The summary of the project function ``call`` runs: ``evaluate(...)`` of ``from .metrics
+    import evaluate``, ``net.evaluate(...)`` of ``import models.net as net``."""
+    callee = call.callee
+    if callee is None or callee.count(".") > 1 or callee.split(".", 1)[0] not in file_model.names.origins:
+        return None  # most calls: nothing imported, no index asked
+    if file_model.names.qualify(callee) is not None or file_model.resolve(call) is not None:
+        return None  # torch's own, or a function of this file
+    return file_model.derived(_summary_of, callee)
+
+
+def _summary_of(file_model: FileModel, callee: str) -> Optional[FunctionSummary]:
+    project = file_model.project
+    if project is None:
+        return None
+    head, _, rest = callee.partition(".")
+    module, name, level = file_model.names.origins[head]
+    if not rest:
+        return project.function_of(module, level, name) if name is not None else None
+    path = module if name is None else ".".join(p for p in (module, name) if p)
+    return project.function_of(path, level, rest)
+
+
+def argument(call: CallSite, summary: FunctionSummary, param: str):
+    """The expression ``call`` passes for ``param``, or None."""
+    args = [a for a in call.node.args if a.star == ""]
+    if len(args) != len(call.node.args):
+        return None  # ``f(*args)``: which argument lands where cannot be told
+    index = summary.argument_for([a.keyword.value if a.keyword else None for a in args], param)
+    return args[index].value if index is not None else None
+
+
+def _runs_model(file_model: FileModel, expr, switched: frozenset = frozenset()) -> bool:
+    path = dotted(expr) if expr is not None else None
+    if path is None:
+        return False
+    key = modes.model_key(path)
+    return path in file_model.roles.models or key in switched or vocab.is_model_name(key)
+
+
+# -- graph taint --------------------------------------------------------------
+def returned_graph(file_model: FileModel, call: CallSite):
+    """Does the value ``call`` returns carry a graph: True, False, a tuple of answers for a
+    function that returns tuples, or None where the summary cannot tell (or there is none)."""
+    summary = project_function(file_model, call)
+    if summary is None:
+        return None
+    if summary.returns_plain:
+        return False  # ``return loss.item()``: a float, whatever the name says
+    if summary.returned_elements is not None:
+        return tuple(_carries(file_model, call, summary, labels) for labels in summary.returned_elements)
+    if summary.returns_loss or _carries(file_model, call, summary, summary.returned_outputs):
+        return True
+    return None
+
+
+def _carries(file_model: FileModel, call: CallSite, summary: FunctionSummary, labels) -> bool:
+    """A loss computed inside, or the output of a parameter the call binds to a model or criterion."""
+    if any(label not in summary.params for label in labels):
+        return True
+    for param in labels:
+        expr = argument(call, summary, param)
+        path = dotted(expr) if expr is not None else None
+        if path is not None and (path in file_model.roles.criteria or _runs_model(file_model, expr)):
+            return True
+    return False
+
+
+# -- evaluation ---------------------------------------------------------------
+def evaluation_forwards(file_model: FileModel, scope: Scope) -> Iterator[CallSite]:
+    """Calls in ``scope`` of project functions that run a model forward with grad on, from
+    evaluation code here (after ``model.eval()``, over a validation loader, in a function
+    that evaluates), where nothing in that code wants gradients. A function whose own
+    module already reports its forward (it calls ``eval()`` itself, or evaluates in a
+    loop under an evaluation name) is left to that report."""
+    candidates = [(call, summary) for call, summary in ((c, project_function(file_model, c)) for c in scope.calls)
+                  if summary is not None and summary.forwards and not summary.needs_grad
+                  and not summary.evaluates_itself]
+    if not candidates:
+        return
+    switches = modes.mode_switches(file_model, scope.calls)
+    switched = frozenset(modes.model_key(s.receiver) for s in switches)
+    for call, summary in candidates:
+        if file_model.grad_at(call.site) is not GradMode.GRAD:
+            continue
+        models = [dotted(e) for e in (argument(call, summary, p) for p in sorted(summary.forwards))
+                  if _runs_model(file_model, e, switched)]
+        if not models:
+            continue
+        if not (summary.forward_in_loop or file_model.repeats(call)):
+            continue  # one batch run once: no evaluation over a dataset
+        if call.site.loop is None and summary.returned_outputs and file_model.flows_to_return(call):
+            continue  # an output handed back: the caller may want its graph
+        span = _evaluation_span(file_model, scope, call, models, switches)
+        if span is not None and not _wants_gradients(file_model, span):
+            yield call
+
+
+def _evaluation_span(file_model: FileModel, scope: Scope, call: CallSite, models: list,
+                     switches: list) -> Optional[Tuple[int, int]]:
+    """The stretch of code that makes ``call`` evaluation, as (start, end), or None."""
+    last = None
+    for switch in switches:
+        if switch.order < call.order and any(modes.same_model(switch.receiver, m) for m in models):
+            last = switch
+    if last is not None:
+        if last.to_eval is not True:
+            return None  # back in training mode (or a mode we cannot read)
+        ends = [s.order for s in switches if s.order > last.order and s.to_eval is not True
+                and modes.same_model(s.receiver, last.receiver)]
+        return last.order, min(ends, default=scope.end)
+    loop = call.site.loop
+    while loop is not None:
+        if loop.iter is not None and any(vocab.is_eval_loader_name(n) for n in identifiers(loop.iter)):
+            return loop.start, loop.end
+        loop = loop.parent
+    if not scope.is_module and (vocab.is_eval_function_name(scope.name) or evaluation_only(file_model, scope)):
+        return scope.start, scope.end
+    return None
+
+
+def _wants_gradients(file_model: FileModel, span: Tuple[int, int]) -> bool:
+    """Input gradients, an attack, test-time training: a backward or a step in the span, here
+    or in a project function it calls."""
+    for call in file_model.reachable_calls(Span(*span)):
+        if file_model.computes_gradients(call) or file_model.stepped_optimizer(call):
+            return True
+        summary = project_function(file_model, call)
+        if summary is not None and summary.needs_grad:
+            return True
+    return False
+
+
+# -- retained graphs ----------------------------------------------------------
+def retains_graph(file_model: FileModel, call: CallSite) -> Optional[FunctionSummary]:
+    """The summary of a project function whose last backward keeps its graph
+    (``backward(retain_graph=True)``), for a call of it, else None."""
+    summary = project_function(file_model, call)
+    return summary if summary is not None and summary.retained_backward else None
