@@ -194,7 +194,11 @@ class RetainGraphInLoop(Rule):
     )
     fix_safety = "unsafe"
     # Or a loop calling a function of another module of the project, which may retain it.
-    gate = (r"retain_graph\s*=\s*True|\bimport\s",)
+    # retain_graph=True, or an import and what needs_tree looks for next: training
+    # (tree_gate.trains) or an optimizer handed over (any name with an "opt" token).
+    # Every pattern must match, so the "or" is spread over both.
+    gate = (r"retain_graph\s*=\s*True|\bimport\s",
+            r"retain_graph\s*=\s*True|\.step\(|backward|\bgrad\s*\(|vjp|autograd|(?i:opt)")
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
