@@ -253,7 +253,7 @@ def score(findings: list, judgements: dict, labels: dict, corpus_files=None) -> 
     unjudged, unlabelled_tp, not_linted = [], [], []
     for f in findings:
         if f["code"].startswith(STATUS_PREFIX):
-            not_linted.append(f)  # a parse error or an internal error: no rule ran on the file
+            not_linted.append(f)  # a parse error or an internal error: no rule ran on the file (or the cell)
             continue
         verdict = verdict_of(f, judgements, labels_by_key)
         per_rule[f["code"]]["findings"] += 1
@@ -317,8 +317,10 @@ def render(result: dict, markdown: bool) -> str:
     lines += section("unjudged findings", [(f["key"], f["message"][:90]) for f in result["unjudged"]], markdown)
     lines += section("true positives on labelled files without a label",
                      [(key, "") for key in result["unlabelled_tp"]], markdown)
-    lines += section("files no rule ran on (parse or internal errors)",
-                     [(f"{f['repo']}:{f['path']}", f"{f['code']} {f['message'][:70]}") for f in result["not_linted"]],
+    # a notebook cell that does not parse is left out and the notebook's other cells are linted
+    lines += section("files and notebook cells no rule ran on (parse or internal errors)",
+                     [(f"{f['repo']}:{f['path']}" + (f" cell {f['cell']}" if f.get("cell") else ""),
+                       f"{f['code']} {f['message'][:70]}") for f in result["not_linted"]],
                      markdown)
     lines += section("labelled files not in the corpus", [(name, "") for name in result["labels_outside_corpus"]],
                      markdown)

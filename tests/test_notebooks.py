@@ -223,6 +223,80 @@ def test_the_pre_commit_hook_runs_on_notebooks():
 
 # -- writing fixes back (the fixer's hook) -----------------------------------
 
+# -- a cell that is not Python (an exercise's blank): reported, the other cells still checked
+
+EXERCISE = [
+    code("import torch\n", "losses = []"),
+    markdown("Define the model.\n"),
+    code("## TODO: define the model\n", "model = \n"),
+    code(*LOOP),
+]
+
+
+def test_a_broken_cell_is_reported_and_the_other_cells_are_still_checked(project, capsys):
+    write(project, "exercise.ipynb", EXERCISE)
+    code_, found, err = findings(capsys, "exercise.ipynb")
+    # losses = [] of cell 1 still reaches the loop of cell 4, past the broken cell 3
+    assert (code_, err) == (1, "")
+    assert found == [("exercise.ipynb", 3, 2, 9, "TL001"), ("exercise.ipynb", 4, 6, 5, "TL301")]
+
+
+def test_a_broken_cell_in_concise_and_json_output(project, capsys):
+    write(project, "exercise.ipynb", EXERCISE)
+    _, out, _ = check(capsys, "--output-format", "concise", "exercise.ipynb")
+    assert out.splitlines()[:2] == [
+        "exercise.ipynb:cell 3:line 2:col 9: TL001 syntax error: invalid syntax (this cell is left out; "
+        "the other cells are checked without it)",
+        "exercise.ipynb:cell 4:line 6:col 5: TL301 tensor that carries an autograd graph is kept across "
+        "iterations, so every iteration's graph stays in memory; store loss.item() or loss.detach()",
+    ]
+    _, out, _ = check(capsys, "--output-format", "json", "exercise.ipynb")
+    broken, loop = json.loads(out)
+    assert (broken["code"], broken["cell"], broken["line"], broken["column"], broken["fix"]) == ("TL001", 3, 2, 9, None)
+    assert broken["message"].startswith("syntax error: invalid syntax")
+    assert (loop["code"], loop["cell"], loop["line"]) == ("TL301", 4, 6) and loop["fix"] is not None
+
+
+def test_syntax_errors_in_several_cells_are_each_reported_within_their_cell(project, capsys):
+    write(project, "nb.ipynb", [
+        code("    x = (\n"),  # indented: dedented first, as IPython does; the column is the cell's
+        code("losses = []"),
+        code("def train():\n", "    pass\n", "def evaluate():\n"),
+        code(*LOOP),
+    ])
+    code_, found, _ = findings(capsys, "nb.ipynb")
+    assert found == [("nb.ipynb", 1, 1, 9, "TL001"), ("nb.ipynb", 3, 3, 16, "TL001"),
+                     ("nb.ipynb", 4, 6, 5, "TL301")]
+    _, out, _ = check(capsys, "nb.ipynb")
+    assert "expected an indented block after function definition on line 3" in out  # the cell's line
+
+
+def test_a_notebook_whose_every_cell_is_broken_has_only_syntax_errors(project, capsys):
+    write(project, "nb.ipynb", [code("x = \n"), markdown("x"), code("for x in y:\n")])
+    assert findings(capsys, "nb.ipynb")[1] == [("nb.ipynb", 1, 1, 5, "TL001"), ("nb.ipynb", 3, 1, 12, "TL001")]
+
+
+def test_fix_writes_the_cells_that_parse_and_never_a_broken_cell(project, capsys):
+    path = write(project, "exercise.ipynb", EXERCISE)
+    before = path.read_bytes()
+    code_, out, err = check(capsys, "--fix", "--unsafe-fixes", path)
+    after = path.read_bytes()
+    assert after == before.replace(b'"    losses.append(loss)"', b'"    losses.append(loss.detach())"')
+    assert json.loads(after)["cells"][2]["source"] == ["## TODO: define the model\n", "model = \n"]
+    # the syntax error stays, as the finding that remains: the exit code says so
+    assert code_ == 1 and "cell 3:line 2:col 9: TL001" in out and "1 fixed" in out, (out, err)
+    assert [f[4] for f in findings(capsys, path)[1]] == ["TL001"]
+
+
+def test_rewrite_hands_the_fixer_the_module_without_the_broken_cell():
+    data = dumps(EXERCISE).encode()
+    seen = []
+    new = notebook.rewrite(data, lambda src: seen.append(src) or _store_item(src))
+    assert "model = " not in seen[0] and "torchlint cell 3 " not in seen[0] and "torchlint cell 4 " in seen[0]
+    assert new == data.replace(b'"    losses.append(loss)"', b'"    losses.append(loss.item())"')
+    assert notebook.rewrite(dumps([code("x = \n")]).encode(), lambda src: src + "y = 1\n") is None
+
+
 def _store_item(source):
     return source.replace("losses.append(loss)", "losses.append(loss.item())")
 

@@ -14,6 +14,13 @@ first (IPython's leading-indent transform); columns are mapped back, and
 fixed lines get the indentation again. A cell that parses as Python as it is
 is never changed.
 
+A cell that is not Python on its own (an exercise's ``model = ``, a ``## TODO``
+left in a block) is what the kernel refuses and runs nothing of, while the
+other cells run: when the joined module does not parse, each such cell gets
+its syntax error (TL001, at its line) and the other cells are linted joined
+as before, the broken ones left out. The fixer does the same: it fixes the
+cells that parse and never writes a broken cell.
+
 A finding's ``cell`` is the 1-based position of its cell in the notebook's
 ``cells`` list (markdown and raw cells count, as you scroll); ``line`` and
 ``col`` are within that cell.
@@ -45,6 +52,7 @@ _PYTHON_CELL_MAGICS = frozenset("time timeit capture prun debug memit snakeviz".
 _HELP_OBJECT = r"[\w*]+(?:\.[\w*]+|\[-?\d+\])*"
 _HELP = re.compile(rf"^(?:\?{{1,2}}\s*(?:{_HELP_OBJECT})?|{_HELP_OBJECT}\s*\?{{1,2}})\s*$")
 _ASSIGNED_MAGIC = re.compile(r"^[\w.,\s\[\]()*]+=\s*[%!]")
+_LEFT_OUT = " (this cell is left out; the other cells are checked without it)"
 _PYTHON_NAMES = ("python", "python2", "python3", "ipython", "ipython2", "ipython3")
 
 
@@ -285,22 +293,63 @@ def lint_notebook(data: bytes, path: str, rules: Sequence[type], **options) -> F
     if not cells:
         return FileResult(path)  # only markdown: nothing to check, as in an empty file
     inner = lint_source(module_source(cells), path, rules, **options)
+    broken = []
+    if any(d.code == PARSE_ERROR for d in inner.diagnostics):
+        broken = broken_cells(cells, path)
+        if broken:  # the kernel runs the other cells: lint them as one program, as before
+            cells = _without(cells, broken)
+            inner = lint_source(module_source(cells), path, rules, **options) if cells else FileResult(path)
     result = FileResult(path, errors=list(inner.errors), dependencies=inner.dependencies)
-    for d in inner.diagnostics:
-        cell, line = _locate(cells, d.line)
-        end_line, end_col = d.end_line, d.end_col
-        if end_line is not None:
-            end_cell, end_line = _locate(cells, end_line)
-            if end_cell is not cell:  # a statement that runs on into the next cell
-                end_line = len(cell.lines)
-                end_col = len(cell.lines[-1]) + 1 if cell.lines else 1
-            elif end_col is not None:
-                end_col = cell.column(end_line, end_col)
-        result.diagnostics.append(dataclasses.replace(
-            d, line=line, col=cell.column(line, d.col), end_line=end_line, end_col=end_col, cell=cell.number
-        ))
+    result.diagnostics.extend(_in_cell(cell, d) for cell, d in broken)
+    result.diagnostics.extend(_mapped(cells, d) for d in inner.diagnostics)
     result.diagnostics.sort(key=lambda d: (d.cell, d.line, d.col, d.code))
     return result
+
+
+def broken_cells(cells: Sequence[Cell], path: str) -> List[Tuple[Cell, Diagnostic]]:
+    """The cells that are not Python on their own, each with Python's syntax error (TL001)
+    at a line of the cell: the kernel refuses such a cell and still runs the others."""
+    from torchlint.engine import PARSE_ERROR, lint_source
+
+    out = []
+    for cell in cells:
+        alone = lint_source("\n".join(cell.masked) + "\n", path, ())
+        error = next((d for d in alone.diagnostics if d.code == PARSE_ERROR), None)
+        if error is not None:
+            out.append((cell, error))
+    return out
+
+
+def _without(cells: Sequence[Cell], broken: Sequence[Tuple[Cell, Diagnostic]]) -> List[Cell]:
+    left_out = {cell.number for cell, _ in broken}
+    return [cell for cell in cells if cell.number not in left_out]
+
+
+def _in_cell(cell: Cell, d: Diagnostic) -> Diagnostic:
+    """``d``, found in the cell's own text (line 1 is its first line), placed in the notebook."""
+    line = min(max(d.line, 1), max(len(cell.lines), 1))
+    end_line, end_col = d.end_line, d.end_col
+    if end_line is not None and end_line > len(cell.lines):  # past the cell's end: stop at it
+        end_line, end_col = None, None
+    elif end_line is not None and end_col is not None:
+        end_col = cell.column(end_line, end_col)
+    return dataclasses.replace(d, line=line, col=cell.column(line, d.col), end_line=end_line, end_col=end_col,
+                               cell=cell.number, message=d.message + _LEFT_OUT)
+
+
+def _mapped(cells: Sequence[Cell], d: Diagnostic) -> Diagnostic:
+    """``d``, found in the joined module of ``cells``, placed in its cell."""
+    cell, line = _locate(cells, d.line)
+    end_line, end_col = d.end_line, d.end_col
+    if end_line is not None:
+        end_cell, end_line = _locate(cells, end_line)
+        if end_cell is not cell:  # a statement that runs on into the next cell
+            end_line = len(cell.lines)
+            end_col = len(cell.lines[-1]) + 1 if cell.lines else 1
+        elif end_col is not None:
+            end_col = cell.column(end_line, end_col)
+    return dataclasses.replace(d, line=line, col=cell.column(line, d.col), end_line=end_line, end_col=end_col,
+                               cell=cell.number)
 
 
 # -- writing fixed cells back (the fixer's hook) -----------------------------
@@ -308,14 +357,16 @@ def lint_notebook(data: bytes, path: str, rules: Sequence[type], **options) -> F
 def rewrite(data: bytes, transform: Callable[[str], Optional[str]]) -> Optional[bytes]:
     """Apply ``transform`` (joined module text -> fixed text, or None) to a notebook.
 
-    Returns the new notebook bytes, or None when nothing changed. Only the
-    ``source`` of cells whose code changed is rewritten, in the layout the file
-    already uses; every other byte stays as it was. Raises NotebookError when
+    Returns the new notebook bytes, or None when nothing changed. Cells that
+    are not Python on their own are left out of the module and never written
+    (see ``lint_notebook``). Only the ``source`` of cells whose code changed
+    is rewritten, in the layout the file already uses; every other byte stays
+    as it was. Raises NotebookError when
     the fixed text cannot be mapped back to the cells (a marker was lost, or a
     fix touched a masked IPython line), leaving the notebook alone.
     """
     nb = load(data)
-    cells = code_cells(nb)
+    cells = _parsed_cells(code_cells(nb))
     if not cells:
         return None
     fixed = transform(module_source(cells))
@@ -346,6 +397,16 @@ def rewrite(data: bytes, transform: Callable[[str], Optional[str]]) -> Optional[
     for start, end, value in sorted(edits, reverse=True):
         text = text[:start] + value + text[end:]
     return (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
+
+
+def _parsed_cells(cells: List[Cell]) -> List[Cell]:
+    """``cells`` less those that are not Python on their own, when the joined module does not parse:
+    the module ``lint_notebook`` checked, so the fixes found there are the ones applied."""
+    from torchlint.engine import PARSE_ERROR, lint_source
+
+    if not cells or not any(d.code == PARSE_ERROR for d in lint_source(module_source(cells), "", ()).diagnostics):
+        return cells
+    return _without(cells, broken_cells(cells, ""))
 
 
 def _cells_of(fixed: str, cells: Sequence[Cell]) -> dict:
