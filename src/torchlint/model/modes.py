@@ -115,6 +115,33 @@ def passes_model(call: CallSite, target: str) -> bool:
     return False
 
 
+def frozen_model(file_model: FileModel, target: str) -> bool:
+    """Are ``target``'s parameters frozen (``target.requires_grad_(False)``, or
+    ``p.requires_grad = False`` in a loop over ``target.parameters()``)? A frozen
+    backbone is kept in eval mode on purpose while the layers on top of it train."""
+    return file_model.derived(_frozen_model, target)
+
+
+def _frozen_model(file_model: FileModel, target: str) -> bool:
+    def covers(path: Optional[str]) -> bool:
+        return path is not None and (model_key(path) == model_key(target) or target.startswith(path + "."))
+
+    for call in file_model.calls:
+        if call.method == "requires_grad_" and call.node.args and literal_bool(call.node.args[0].value) is False:
+            if covers(call.receiver):
+                return True
+    for loop in file_model.loops():
+        it = loop.iter
+        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
+                and it.func.attr.value in ("parameters", "named_parameters") and covers(dotted(it.func.value))):
+            continue
+        if any(loop.contains(a.order) and a.kind == "assign" and literal_bool(a.value) is False
+               and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
+               for a in file_model.assignments):
+            return True
+    return False
+
+
 def calls_in_node(file_model: FileModel, node: cst.CSTNode) -> list:
     """The model's CallSites for every call inside ``node`` (an expression or statement)."""
     from torchlint.model.walk import walk
