@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from torchlint.model import FileModel
 
 # Words of helpers that switch modes for a caller: monai's ``eval_mode(model)``,
-# ``set_bn_eval``, ``model_eval(model)``, ``switch_to_train(model)``.
-EVAL_WORDS = frozenset(("eval", "evaluation", "inference"))
+# ``set_bn_eval``, ``model_eval(model)``, ``with evaluating(model)``, ``switch_to_train(model)``.
+EVAL_WORDS = frozenset(("eval", "evaluation", "evaluating", "inference"))
 TRAIN_WORDS = frozenset(("train", "training"))
 
 
