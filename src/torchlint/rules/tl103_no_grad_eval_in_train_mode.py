@@ -45,9 +45,10 @@ code is a loop over a validation or test loader (also one between the epochs
 of a training loop), a loop over data in a function named like
 `evaluate`/`validate`/`test`/`predict`, such a function called in the file
 (`predict(model, image)`), or a script's forward over evaluation data
-(`preds = model(X_test)`). Most such loops run under `torch.no_grad()`; the
-name says so. Evaluation that also forgot `no_grad()` is reported too, with
-its own message (TL101 reports the missing `no_grad()`).
+(`preds = model(X_test)`). The rule's name is about the usual case,
+evaluation under `torch.no_grad()`; evaluation that also forgot `no_grad()`
+is reported too, with its own message ("model evaluated but never put in
+eval mode ..."), and TL101 reports the missing `no_grad()`.
 
 ## Why is this bad
 `no_grad()` stops autograd from recording; it does not change how layers

@@ -301,7 +301,7 @@ def _for_evaluation(file_model: FileModel, switch, target, loop) -> bool:
             continue
         ran = _forward_of(file_model, call)
         if ran is not None and same_model(ran, target):
-            return _evaluating_forward(file_model, call, loop)
+            return _evaluating_forward(file_model, call, loop, _trains_first(file_model, loop, switch))
         helper = file_model.resolve(call)
         if helper is not None and is_eval_function_name(helper.name):
             return True
@@ -310,10 +310,12 @@ def _for_evaluation(file_model: FileModel, switch, target, loop) -> bool:
     return bare and not _runs_a_model_after(file_model, switch, loop)
 
 
-def _evaluating_forward(file_model: FileModel, call, loop=None) -> bool:
+def _evaluating_forward(file_model: FileModel, call, loop=None, trained_first: bool = True) -> bool:
     """A forward that evaluates: without grad, over evaluation data or an evaluation loader,
-    or with nothing after it in the iteration that backpropagates. The iteration is that of
-    ``loop`` (the training loop) or else of the outermost loop around the call."""
+    or, when the iteration trained before the switch (``trained_first``), with nothing after
+    it in the iteration that backpropagates (frozen batch-norm puts ``eval()`` before the
+    training forward instead). The iteration is that of ``loop`` (the training loop) or else
+    of the outermost loop around the call."""
     if file_model.grad_at(call.site) is not GradMode.GRAD:
         return True
     if any(is_eval_data_name(last_name(p)) for arg in call.node.args for p in referenced_paths(arg.value)):
@@ -323,11 +325,23 @@ def _evaluating_forward(file_model: FileModel, call, loop=None) -> bool:
         if inner.iter is not None and any(is_eval_loader_name(n) for n in identifiers(inner.iter)):
             return True
         outer, inner = inner, inner.parent
+    if not trained_first:
+        return False
     if loop is None or not (call.scope is loop.scope and loop.contains(call.order)):
         loop = outer if loop is None else None
     end = loop.end if loop is not None else call.scope.end
     after = file_model.reachable_calls(Span(call.order + 1, end))
     return not any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in after)
+
+
+def _trains_first(file_model: FileModel, loop, switch) -> bool:
+    """Does the iteration backpropagate or step before it reaches ``switch``?"""
+    order = switch.order
+    if switch.call.scope is not loop.scope:
+        entry = file_model.call_of(_entry(file_model, loop, switch))
+        order = entry.order if entry is not None else loop.end
+    return any(file_model.is_backward(c) or file_model.stepped_optimizer(c)
+               for c in file_model.reachable_calls(Span(loop.start, order)))
 
 
 def _runs_a_model_after(file_model: FileModel, switch, loop) -> bool:
