@@ -117,7 +117,7 @@ def passes_model(call: CallSite, target: str) -> bool:
 
 def frozen_model(file_model: FileModel, target: str) -> bool:
     """Are ``target``'s parameters frozen (``target.requires_grad_(False)``, or
-    ``p.requires_grad = False`` in a loop over ``target.parameters()``)? A frozen
+    ``p.requires_grad = False`` for every ``p`` of ``target.parameters()``)? A frozen
     backbone is kept in eval mode on purpose while the layers on top of it train."""
     return file_model.derived(_frozen_model, target)
 
@@ -135,7 +135,8 @@ def _frozen_model(file_model: FileModel, target: str) -> bool:
         if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
                 and it.func.attr.value in ("parameters", "named_parameters") and covers(dotted(it.func.value))):
             continue
-        if any(loop.contains(a.order) and a.kind == "assign" and literal_bool(a.value) is False
+        # Directly in the loop's body: ``if name not in (...)`` freezes only part of it.
+        if any(a.site.block == id(loop.node.body) and a.kind == "assign" and literal_bool(a.value) is False
                and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
                for a in file_model.assignments):
             return True

@@ -137,7 +137,7 @@ def evaluate(model, val_loader):
                     continue
                 if _train_mode_on_purpose(file_model, scope, call, target) or _callers_switch_to_eval(file_model, scope, target):
                     continue
-                if not _reached_after_training(file_model, scope):
+                if not _after_training(file_model, scope, call):
                     continue  # a shape check before training: the mode changes nothing yet
                 if mode_free_model(file_model, target):
                     continue  # no dropout or batch-norm: eval() would change nothing
@@ -343,7 +343,7 @@ print((y_pred == y_test).float().mean())
 
 
 def _reads_eval_data_ast(call: ast.Call) -> bool:
-    return any(is_eval_data_name(n.id if isinstance(n, ast.Name) else n.attr)
+    return any(_eval_data_name(n.id if isinstance(n, ast.Name) else n.attr)
                for arg in call.args for n in ast.walk(arg) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
@@ -476,8 +476,13 @@ def _in_training_loop(file_model: FileModel, call) -> bool:
 
 
 def _reads_eval_data(call) -> bool:
-    """``model(X_test)``, ``net(x_val.to(device))``: a forward over evaluation data."""
-    return any(is_eval_data_name(last_name(p)) for arg in call.node.args for p in referenced_paths(arg.value))
+    """``model(X_test)``, ``net(x_val.to(device))``: a forward over evaluation data (not
+    ``train_valid_iter``, training data named after the split it merges)."""
+    return any(_eval_data_name(last_name(p)) for arg in call.node.args for p in referenced_paths(arg.value))
+
+
+def _eval_data_name(name: str) -> bool:
+    return is_eval_data_name(name) and "train" not in tokens(name)
 
 
 def _feeds_backward(file_model: FileModel, scope, call) -> bool:
@@ -495,17 +500,30 @@ def _feeds_backward(file_model: FileModel, scope, call) -> bool:
 
 def _trains_between(file_model: FileModel, scope, start: int, end: int) -> bool:
     """Does ``scope``'s own code between the two orders (or a same-module helper it calls
-    there) backpropagate or step an optimizer? Functions defined in between do not count."""
+    there) backpropagate or step an optimizer? A helper that calls ``train()`` trains too (its
+    backward may be in a library's ``train_batch``). Functions defined in between do not count."""
     for call in scope.calls:
         if not start <= call.order < end:
             continue
         if file_model.is_backward(call) or file_model.stepped_optimizer(call):
             return True
         helper = file_model.resolve(call)
-        if helper is not None and any(file_model.is_backward(c) or file_model.stepped_optimizer(c)
-                                      for c in file_model.reachable_calls(helper)):
+        if helper is None:
+            continue
+        reached = file_model.reachable_calls(helper)
+        if any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in reached):
+            return True
+        if any(switch.to_eval is False for switch in mode_switches(file_model, reached)):
             return True
     return False
+
+
+def _after_training(file_model: FileModel, scope, call) -> bool:
+    """Does the forward run after some training: after code of its own scope that trains,
+    or, in a function, when some caller calls it after training."""
+    if _in_training_loop(file_model, call) or _trains_between(file_model, scope, scope.start, call.order):
+        return True
+    return not scope.is_module and _reached_after_training(file_model, scope)
 
 
 def _reached_after_training(file_model: FileModel, scope, depth: int = 0) -> bool:
