@@ -30,7 +30,7 @@ class NoGradEvalInTrainMode(Rule):
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """An evaluation loop, a function named like evaluation or prediction, or a script's
         forward over evaluation data (``model(X_test)``)."""
-        return (tree_index.evaluation_loops() or any(map(is_eval_function_name, tree_index.function_names))
+        return (any(map(is_eval_function_name, tree_index.function_names)) or tree_index.evaluation_loops()
                 or any(isinstance(n, ast.Call) and may_be_forward(n) and _reads_eval_data_ast(n)
                        for n in tree_index.import_time_nodes()))
 
