@@ -128,20 +128,10 @@ def evaluate(model, val_loader):
                 key = model_key(target)
                 if key in done:
                     continue
-                no_grad = file_model.grad_at(call.site) is GradMode.NO_GRAD
-                if not (_evaluation_loop(file_model, scope, call) or _prediction(file_model, scope, call, no_grad)):
+                if not _evaluated_in_train_mode(file_model, context, scope, call, target):
                     continue
-                if _built_in(scope, target, call.order) and not _trained_before(file_model, scope, target, call.order):
-                    continue
-                if context.managed(target) or not context.trained(target):
-                    continue
-                if _train_mode_on_purpose(file_model, scope, call, target) or _callers_switch_to_eval(file_model, scope, target):
-                    continue
-                if not _after_training(file_model, scope, call):
-                    continue  # a shape check before training: the mode changes nothing yet
-                if mode_free_model(file_model, target):
-                    continue  # no dropout or batch-norm: eval() would change nothing
                 done.add(key)
+                no_grad = file_model.grad_at(call.site) is GradMode.NO_GRAD
                 yield self.report(call.node, message=None if no_grad else self.grad_message)
 
     valid = (
@@ -342,6 +332,22 @@ print((y_pred == y_test).float().mean())
     )
 
 
+def _evaluated_in_train_mode(file_model: FileModel, context: "_FileModes", scope, call, target: str) -> bool:
+    """Is this forward evaluation of a trained model that nothing puts in eval mode, where
+    eval() would change something?"""
+    if not (_evaluation_loop(file_model, scope, call) or _prediction(file_model, scope, call)):
+        return False
+    if _built_in(scope, target, call.order) and not _trained_before(file_model, scope, target, call.order):
+        return False  # an inference script's freshly loaded model
+    if context.managed(target) or not context.trained(target):
+        return False
+    if _train_mode_on_purpose(file_model, scope, call, target) or _callers_switch_to_eval(file_model, scope, target):
+        return False
+    if not _after_training(file_model, scope, call):
+        return False  # a shape check before training: the mode changes nothing yet
+    return not mode_free_model(file_model, target)  # no dropout or batch-norm: eval() changes nothing
+
+
 def _reads_eval_data_ast(call: ast.Call) -> bool:
     return any(_eval_data_name(n.id if isinstance(n, ast.Name) else n.attr)
                for arg in call.args for n in ast.walk(arg) if isinstance(n, (ast.Name, ast.Attribute)))
@@ -353,9 +359,9 @@ class _FileModes:
     def __init__(self, file_model: FileModel) -> None:
         self.file_model = file_model
         self.switches = mode_switches(file_model, file_model.calls)
+        self._switched = None
         # An eval-mode helper we cannot read might switch any model: trust it.
         # torch.inference_mode() is a grad mode, not a module-mode helper.
-        self._switched = None
         self.helpers = any(
             is_mode_helper(c, EVAL_WORDS) and file_model.resolve(c) is None and file_model.qualify(c) is None
             for c in file_model.calls
@@ -384,7 +390,8 @@ class _FileModes:
                 if (scope, path) in found:
                     continue
                 found.add((scope, path))
-                todo.extend((call.scope, handed) for call, handed in _handed_in(self.file_model, scope, path, strict=False))
+                handed_in = _handed_in(self.file_model, scope, path, strict=False)
+                todo.extend((call.scope, handed) for call, handed in handed_in)
             self._switched = {path for _, path in found}
         return self._switched
 
@@ -452,7 +459,7 @@ def _evaluation_loop(file_model: FileModel, scope, call) -> bool:
     return evaluates
 
 
-def _prediction(file_model: FileModel, scope, call, no_grad: bool) -> bool:
+def _prediction(file_model: FileModel, scope, call) -> bool:
     """Prediction outside an evaluation loop: in a function named like evaluation or prediction
     (``predict(model, image)``) that computes no gradient and is called here, or, in a script's own code, a forward
     over evaluation data (``model(X_test)``) that no backward consumes. Never in a loop that trains."""
