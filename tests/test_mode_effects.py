@@ -92,3 +92,23 @@ def test_freezing_a_model_freezes_its_submodules():
     fm = file_model("model.requires_grad_(False)\n")
     assert frozen_model(fm, "model.backbone")
     assert not frozen_model(file_model("model.backbone.requires_grad_(False)\n"), "model")
+
+
+def test_a_parameter_is_what_the_callers_pass():
+    source = '''
+from torch import nn
+
+
+def test_step(model, loader):
+    model.eval()
+    return [model(x) for x in loader]
+
+
+model_1 = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+model_1 = model_1.to("cpu")
+model_2 = nn.Sequential(nn.Linear(4, 4), {layer})
+test_step(model=model_1, loader=[])
+test_step(model_2, [])
+'''
+    assert mode_free_model(file_model(source.format(layer="nn.Tanh()")), "model")
+    assert not mode_free_model(file_model(source.format(layer="nn.Dropout(0.1)")), "model")

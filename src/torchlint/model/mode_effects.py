@@ -111,9 +111,25 @@ class _Checker:
             values.append(a.value)
         values += [positional(c.node, STORE_METHODS[c.method]) for c in file_model.calls
                    if c.method in STORE_METHODS and c.receiver and model_key(c.receiver) == key]
+        if not values:
+            values = self.passed_as(key)
         if any(v is None for v in values):
             return False
         return _combined(self.value(v) for v in values)
+
+    def passed_as(self, key: str) -> list:
+        """What the file's calls pass for a parameter named ``key`` (``test_step(model=model_1)``);
+        None for a call whose argument we cannot map."""
+        values = []
+        for scope in self.file_model.scopes:
+            if key not in scope.params:
+                continue
+            index = scope.params.index(key)
+            for call in self.file_model.callers.get(scope, ()):
+                offset = 1 if scope.class_name is not None and call.receiver is not None else 0
+                arg = keyword(call.node, key)
+                values.append(arg if arg is not None else positional(call.node, index - offset))
+        return values
 
     def local_of_a_module(self, assignment) -> bool:
         """A plain name bound in a method of an nn.Module class of the file: a local there."""
@@ -137,12 +153,15 @@ class _Checker:
             return None  # an empty list: what is stored in it decides
         return self.construction(expr)
 
-    def construction(self, value) -> bool:
-        """``Net(...)``, ``nn.Sequential(...)``, either followed by ``.to(device)``."""
+    def construction(self, value) -> Optional[bool]:
+        """``Net(...)``, ``nn.Sequential(...)``, either followed by ``.to(device)``; or
+        ``model.to(device)``, the model of that name."""
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
             value.func.attr.value in _SAME_MODEL_METHODS
         ):
             value = value.func.value
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            return self.value(value)
         if not isinstance(value, cst.Call) or any(arg.star for arg in value.args):
             return False  # nn.Sequential(*layers): layers we cannot see
         callee = dotted(value.func)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from torchlint.model import FileModel, GradMode, Span
 from torchlint.model.expr import identifiers, referenced_paths
+from torchlint.model.mode_effects import mode_free_model
 from torchlint.model.modes import (
     TRAIN_WORDS, frozen_model, is_mode_helper, model_key, mode_switches, passes_model, same_model,
 )
@@ -59,7 +60,11 @@ keeps frozen batch-norm in eval mode); models whose parameters the file
 freezes (`backbone.requires_grad_(False)`, `p.requires_grad = False` over
 `backbone.parameters()`); an `eval()` under an `if` in the loop (it may end
 the training: the last epoch); helpers from other modules that are handed
-the model (they may call `train()`); and evaluation after the training loop.
+the model (they may call `train()`); evaluation after the training loop; and
+models that eval mode does not change: every model the file binds to that
+name (or passes for that parameter) is built in the file from layers without
+dropout or batch-norm (`nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`), as
+TL103 reads them.
 
 ## Example
 ```python
@@ -155,6 +160,32 @@ def fit(backbone, head, loader, optimizer, criterion, epochs):
         if epoch == epochs - 1:
             head.eval()
 """,
+        """\
+import torch
+from torch import nn
+
+
+def train_step(model, loader, criterion, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+
+def test_step(model, loader, criterion):
+    model.eval()
+    with torch.inference_mode():
+        return sum(criterion(model(x), y).item() for x, y in loader)
+
+
+model_1 = nn.Sequential(nn.Flatten(), nn.Linear(784, 10), nn.ReLU(), nn.Linear(10, 10))
+model_1 = model_1.to("cpu")
+optimizer = torch.optim.SGD(model_1.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+for epoch in range(3):
+    train_step(model=model_1, loader=train_loader, criterion=criterion, optimizer=optimizer)
+    print(test_step(model=model_1, loader=test_loader, criterion=criterion))
+""",
     )
     invalid = (
         """\
@@ -230,6 +261,8 @@ def _forgotten_evals(file_model: FileModel, loop, calls):
             continue
         if _kept_in_eval_for_training(file_model, target) or frozen_model(file_model, target):
             continue
+        if mode_free_model(file_model, target):
+            continue  # no dropout or batch-norm: training in eval mode computes the same
         if _trains(file_model, calls, target) and _for_evaluation(file_model, switch, target, loop):
             yield switch
 
