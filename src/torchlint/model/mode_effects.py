@@ -40,7 +40,11 @@ _MODE_FREE_LAYERS = frozenset(
 )
 # Layers with a ``dropout`` argument (used in training mode only), and how many
 # positional arguments come before it.
-_DROPOUT_ARGUMENT = {"RNN": 5, "LSTM": 5, "GRU": 5, "MultiheadAttention": 2}
+_DROPOUT_ARGUMENT = {"RNN": 6, "LSTM": 5, "GRU": 5, "MultiheadAttention": 2}
+_RECURRENT = frozenset(("RNN", "LSTM", "GRU"))
+# Wrappers that run the module they hold: as mode-dependent as it is.
+_PARALLEL_WRAPPERS = frozenset(("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                "torch.nn.parallel.DistributedDataParallel"))
 # Words of torch functions and layers that behave differently in training mode.
 _MODE_WORDS = ("dropout", "batch_norm", "batchnorm", "instance_norm", "instancenorm", "rrelu")
 # Wrappers that return the model they are called on, in the same mode behaviour.
@@ -81,6 +85,7 @@ class _Checker:
         self.file_model = file_model
         self.names = file_model.names
         self._classes: dict = {}
+        self._functions: dict = {}
         self._following: set = set()  # names being judged: a cycle adds nothing
 
     def model_name(self, key: str) -> Optional[bool]:
@@ -99,14 +104,39 @@ class _Checker:
         for a in file_model.assignments:
             if not any(model_key(p) == key for t in a.targets for p in bound_paths(t)):
                 continue
+            if self.local_of_a_module(a):
+                continue  # ``model = self.fc(h)`` in a forward: a tensor local to the model's code
             if a.kind not in ("assign", "for") or len(a.targets) != 1 or dotted(a.targets[0]) is None:
                 return False  # a tuple unpacking, ``with ... as model``
             values.append(a.value)
         values += [positional(c.node, STORE_METHODS[c.method]) for c in file_model.calls
                    if c.method in STORE_METHODS and c.receiver and model_key(c.receiver) == key]
+        if not values:
+            values = self.passed_as(key)
         if any(v is None for v in values):
             return False
         return _combined(self.value(v) for v in values)
+
+    def passed_as(self, key: str) -> list:
+        """What the file's calls pass for a parameter named ``key`` (``test_step(model=model_1)``);
+        None for a call whose argument we cannot map."""
+        values = []
+        for scope in self.file_model.scopes:
+            if key not in scope.params:
+                continue
+            index = scope.params.index(key)
+            for call in self.file_model.callers.get(scope, ()):
+                offset = 1 if scope.class_name is not None and call.receiver is not None else 0
+                arg = keyword(call.node, key)
+                values.append(arg if arg is not None else positional(call.node, index - offset))
+        return values
+
+    def local_of_a_module(self, assignment) -> bool:
+        """A plain name bound in a method of an nn.Module class of the file: a local there."""
+        scope = assignment.site.scope
+        if scope.is_module or not all(isinstance(t, cst.Name) for t in assignment.targets):
+            return False
+        return self.file_model.is_module_class(self.file_model.enclosing_class(scope))
 
     def value(self, expr) -> Optional[bool]:
         """A model, or a container of models: a name, a slice or element of one, a literal list."""
@@ -123,23 +153,30 @@ class _Checker:
             return None  # an empty list: what is stored in it decides
         return self.construction(expr)
 
-    def construction(self, value) -> bool:
-        """``Net(...)``, ``nn.Sequential(...)``, either followed by ``.to(device)``."""
+    def construction(self, value) -> Optional[bool]:
+        """``Net(...)``, ``nn.Sequential(...)``, either followed by ``.to(device)``; or
+        ``model.to(device)``, the model of that name."""
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
             value.func.attr.value in _SAME_MODEL_METHODS
         ):
             value = value.func.value
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            return self.value(value)
         if not isinstance(value, cst.Call) or any(arg.star for arg in value.args):
             return False  # nn.Sequential(*layers): layers we cannot see
         callee = dotted(value.func)
         qualified = self.names.qualify(callee)
+        if qualified in _PARALLEL_WRAPPERS:
+            wrapped = positional(value, 0) or keyword(value, "module")
+            return wrapped is not None and self.value(wrapped) is not False
         builds = callee in self.file_model.class_bases or (
             qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
         )
         return builds and all(self.call(c) for c in _calls_in(value))
 
-    def call(self, call: cst.Call) -> bool:
-        """Does this call, inside a model's construction or methods, leave the mode irrelevant?"""
+    def call(self, call: cst.Call, scope=None) -> bool:
+        """Does this call, inside a model's construction or methods (``scope``), leave the mode
+        irrelevant?"""
         callee = dotted(call.func)
         qualified = self.names.qualify(callee)
         if qualified is not None:
@@ -154,7 +191,29 @@ class _Checker:
         if isinstance(call.func, cst.Attribute):
             # self.fc(x), out.view(...), super().__init__(); a function of an imported module is unknown.
             return callee is None or callee.split(".", 1)[0] not in self.names.bound_by_import
-        return callee in _HARMLESS_BUILTINS
+        if callee in _HARMLESS_BUILTINS:
+            return True
+        if callee in self.file_model.functions:
+            return self.mode_free_function(callee)
+        return scope is not None and callee is not None and self.submodule_name(scope, callee)
+
+    def mode_free_function(self, name: str) -> bool:
+        """A function of the file (``create_variable(hidden)``) called from a model's methods."""
+        if name not in self._functions:
+            self._functions[name] = False  # recursion: not followed
+            self._functions[name] = all(
+                all(self.call(c.node, scope) for c in scope.calls) and "training" not in identifiers(scope.node)
+                for scope in self.file_model.functions[name])
+        return self._functions[name]
+
+    def submodule_name(self, scope, name: str) -> bool:
+        """A local name the method binds only to its own submodules or torch layers:
+        ``for conv in self.convs``, ``layer = self.layers[i]``, ``mp = nn.MaxPool2d(k)``
+        (that construction is judged as one of the method's calls)."""
+        bindings = [a for a in scope.assignments if any(p == name for t in a.targets for p in bound_paths(t))]
+        return bool(bindings) and all(
+            a.kind in ("assign", "for") and a.value is not None and _names_submodules(self.names, a.value)
+            for a in bindings)
 
     def mode_free_class(self, cls: str) -> bool:
         if cls not in self._classes:
@@ -176,7 +235,7 @@ class _Checker:
                 return False  # its own mode switch
             if "training" in identifiers(scope.node):
                 return False  # reads self.training
-            if not all(self.call(c.node) for c in scope.calls):
+            if not all(self.call(c.node, scope) for c in scope.calls):
                 return False
         return True
 
@@ -192,7 +251,32 @@ def _layer_mode_free(name: str, call: cst.Call) -> bool:
     rate = keyword(call, "dropout")
     if rate is None:
         rate = positional(call, before)
-    return rate is None or (isinstance(rate, (cst.Integer, cst.Float)) and rate.value.strip("0.") == "")
+    if rate is None or (isinstance(rate, (cst.Integer, cst.Float)) and rate.value.strip("0.") == ""):
+        return True
+    if name in _RECURRENT:  # dropout between stacked layers only: one layer has none to drop
+        layers = keyword(call, "num_layers") or positional(call, 2)
+        return layers is None or (isinstance(layers, cst.Integer) and layers.value == "1")
+    return False
+
+
+def _names_submodules(names, value) -> bool:
+    """``self.convs``, ``enumerate(self.convs)``, ``zip(self.a, self.b)``, ``self.layers[i]``,
+    ``getattr(self, f"conv{i}")`` or a torch.nn layer built on the spot."""
+    if isinstance(value, cst.Subscript):
+        return _names_submodules(names, value.value)
+    path = dotted(value)
+    if path is not None:
+        return path.startswith("self.")
+    if not isinstance(value, cst.Call):
+        return False
+    callee = dotted(value.func)
+    if callee in ("enumerate", "zip", "reversed", "list", "iter"):
+        return bool(value.args) and all(_names_submodules(names, a.value) for a in value.args
+                                        if not isinstance(a.value, (cst.Integer, cst.SimpleString)))
+    if callee == "getattr":
+        return bool(value.args) and dotted(value.args[0].value) == "self"
+    qualified = names.qualify(callee)
+    return qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
 
 
 def _calls_in(node) -> list:

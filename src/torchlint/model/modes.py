@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from torchlint.model import FileModel
 
 # Words of helpers that switch modes for a caller: monai's ``eval_mode(model)``,
-# ``set_bn_eval``, ``model_eval(model)``, ``switch_to_train(model)``.
-EVAL_WORDS = frozenset(("eval", "evaluation", "inference"))
+# ``set_bn_eval``, ``model_eval(model)``, ``with evaluating(model)``, ``switch_to_train(model)``.
+EVAL_WORDS = frozenset(("eval", "evaluation", "evaluating", "inference"))
 TRAIN_WORDS = frozenset(("train", "training"))
 
 
@@ -111,6 +111,34 @@ def passes_model(call: CallSite, target: str) -> bool:
     for arg in call.node.args:
         path = dotted(arg.value)
         if path is not None and same_model(path, target):
+            return True
+    return False
+
+
+def frozen_model(file_model: FileModel, target: str) -> bool:
+    """Are ``target``'s parameters frozen (``target.requires_grad_(False)``, or
+    ``p.requires_grad = False`` for every ``p`` of ``target.parameters()``)? A frozen
+    backbone is kept in eval mode on purpose while the layers on top of it train."""
+    return file_model.derived(_frozen_model, target)
+
+
+def _frozen_model(file_model: FileModel, target: str) -> bool:
+    def covers(path: Optional[str]) -> bool:
+        return path is not None and (model_key(path) == model_key(target) or target.startswith(path + "."))
+
+    for call in file_model.calls:
+        if call.method == "requires_grad_" and call.node.args and literal_bool(call.node.args[0].value) is False:
+            if covers(call.receiver):
+                return True
+    for loop in file_model.loops():
+        it = loop.iter
+        if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
+                and it.func.attr.value in ("parameters", "named_parameters") and covers(dotted(it.func.value))):
+            continue
+        # Directly in the loop's body: ``if name not in (...)`` freezes only part of it.
+        if any(a.site.block == id(loop.node.body) and a.kind == "assign" and literal_bool(a.value) is False
+               and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
+               for a in file_model.assignments):
             return True
     return False
 

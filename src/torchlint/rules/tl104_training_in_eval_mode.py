@@ -1,9 +1,15 @@
 """TL104: a loop trains a model that its evaluation left in eval mode."""
 from __future__ import annotations
 
-from torchlint.model import FileModel, GradMode
-from torchlint.model.modes import TRAIN_WORDS, is_mode_helper, model_key, mode_switches, passes_model, same_model
-from torchlint.model.vocab import is_eval_function_name, tokens
+from torchlint.model import FileModel, GradMode, Span
+from torchlint.model.expr import identifiers, referenced_paths
+from torchlint.model.mode_effects import mode_free_model
+from torchlint.model.modes import (
+    TRAIN_WORDS, frozen_model, is_mode_helper, model_key, mode_switches, passes_model, same_model,
+)
+from torchlint.model.vocab import (
+    is_eval_data_name, is_eval_function_name, is_eval_loader_name, last_name, tokens,
+)
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL, EVAL_SWITCH_CALL
 
@@ -27,11 +33,14 @@ class TrainingInEvalMode(Rule):
 ## What it does
 Finds loops that train a model (`backward()` or `optimizer.step()`, in the
 loop or in same-module helpers it calls) and, somewhere in the same
-iteration, put that model in eval mode for evaluation (`model.eval()` or
-`model.train(False)` followed by a no-grad forward pass, or in a function
-named like `validate`/`evaluate`/`test`), with no `model.train()` anywhere in
-the iteration. The finding is on the call in the loop that leads to the
-`eval()`: typically `validate(model, val_loader)`.
+iteration, put that model in eval mode for evaluation, with no
+`model.train()` anywhere in the iteration. Evaluation is an `eval()` (or
+`model.train(False)`) in a function named like `validate`/`evaluate`/`test`,
+or followed by a forward pass that evaluates: without grad, over evaluation
+data (`model(x_val)`, a loop over `val_loader`) or with no backward after it
+in the iteration; or a bare `model.eval()` in the loop's body that nothing
+runs the model after. The finding is on the call in the loop that leads to
+the `eval()`: typically `validate(model, val_loader)`.
 
 ## Why is this bad
 `eval()` is a mode, not a scope: it stays until `train()` is called. From
@@ -47,9 +56,15 @@ next forward pass of the model records a graph); models that training code
 itself puts in eval mode before running them with grad (a frozen backbone
 under a linear probe: evaluation leaving it in eval mode changes nothing);
 `self.train()` that runs the module's own `train(mode)` override (one that
-keeps frozen batch-norm in eval mode); helpers from other modules that are
-handed the model (they may call `train()`); and evaluation after the
-training loop.
+keeps frozen batch-norm in eval mode); models whose parameters the file
+freezes (`backbone.requires_grad_(False)`, `p.requires_grad = False` over
+`backbone.parameters()`); an `eval()` under an `if` in the loop (it may end
+the training: the last epoch); helpers from other modules that are handed
+the model (they may call `train()`); evaluation after the training loop; and
+models that eval mode does not change: every model the file binds to that
+name (or passes for that parameter) is built in the file from layers without
+dropout or batch-norm (`nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`), as
+TL103 reads them.
 
 ## Example
 ```python
@@ -76,7 +91,7 @@ for epoch in range(epochs):
                 role = file_model.loop_role(loop)
                 if not role.trains:
                     continue
-                for switch in _forgotten_evals(file_model, role.calls):
+                for switch in _forgotten_evals(file_model, loop, role.calls):
                     node = _entry(file_model, loop, switch)
                     if id(node) not in reported:
                         reported.add(id(node))
@@ -117,6 +132,60 @@ def fit(model, loader, val_batch, optimizer, criterion, steps):
             with torch.no_grad():
                 print(criterion(model(val_batch[0]), val_batch[1]).item())
 """,
+        """\
+def set_mode(model, training):
+    model.train(training)
+
+
+def fit(model, loader, x_val, y_val, optimizer, criterion, epochs):
+    for epoch in range(epochs):
+        set_mode(model, True)
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        model.eval()
+        print(criterion(model(x_val), y_val).item())
+""",
+        """\
+def fit(backbone, head, loader, optimizer, criterion, epochs):
+    backbone.requires_grad_(False)
+    head.train()
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(head(backbone(x)), y).backward()
+            optimizer.step()
+        backbone.eval()
+        if epoch == epochs - 1:
+            head.eval()
+""",
+        """\
+import torch
+from torch import nn
+
+
+def train_step(model, loader, criterion, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+
+def test_step(model, loader, criterion):
+    model.eval()
+    with torch.inference_mode():
+        return sum(criterion(model(x), y).item() for x, y in loader)
+
+
+model_1 = nn.Sequential(nn.Flatten(), nn.Linear(784, 10), nn.ReLU(), nn.Linear(10, 10))
+model_1 = model_1.to("cpu")
+optimizer = torch.optim.SGD(model_1.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+for epoch in range(3):
+    train_step(model=model_1, loader=train_loader, criterion=criterion, optimizer=optimizer)
+    print(test_step(model=model_1, loader=test_loader, criterion=criterion))
+""",
     )
     invalid = (
         """\
@@ -153,10 +222,34 @@ def fit(model, loader, val_batch, optimizer, criterion, steps):
             with torch.no_grad():
                 print(criterion(model(val_batch[0]), val_batch[1]).item())
 """,
+        """\
+def fit(model, loader, val_loader, optimizer, criterion, epochs):
+    model.train()
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        model.eval()  # expect: TL104
+        correct = 0
+        for x, y in val_loader:
+            correct += (model(x).argmax(1) == y).sum().item()
+        print(epoch, correct)
+""",
+        """\
+def fit(model, loader, optimizer, criterion, epochs):
+    model.train()
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            criterion(model(x), y).backward()
+            optimizer.step()
+        model.eval()  # expect: TL104
+""",
     )
 
 
-def _forgotten_evals(file_model: FileModel, calls):
+def _forgotten_evals(file_model: FileModel, loop, calls):
     switches = mode_switches(file_model, calls)
     for switch in switches:
         target = switch.receiver
@@ -166,9 +259,11 @@ def _forgotten_evals(file_model: FileModel, calls):
             continue  # train() comes back somewhere in the iteration
         if any(_may_restore(file_model, c, target) for c in calls):
             continue
-        if _kept_in_eval_for_training(file_model, target):
+        if _kept_in_eval_for_training(file_model, target) or frozen_model(file_model, target):
             continue
-        if _trains(file_model, calls, target) and _for_evaluation(file_model, switch, target):
+        if mode_free_model(file_model, target):
+            continue  # no dropout or batch-norm: training in eval mode computes the same
+        if _trains(file_model, calls, target) and _for_evaluation(file_model, switch, target, loop):
             yield switch
 
 
@@ -185,7 +280,7 @@ def _kept_in_eval_for_training(file_model: FileModel, target) -> bool:
         for call in scope.calls:
             ran = _forward_of(file_model, call) if call.order > switch.order else None
             if ran is not None and same_model(ran, target):
-                if file_model.grad_at(call.site) is GradMode.GRAD:
+                if not _evaluating_forward(file_model, call):
                     return True
                 break
     return False
@@ -222,11 +317,14 @@ def _trains(file_model: FileModel, calls, target) -> bool:
     return False
 
 
-def _for_evaluation(file_model: FileModel, switch, target) -> bool:
+def _for_evaluation(file_model: FileModel, switch, target, loop) -> bool:
     """Is this eval() for evaluating, not for freezing batch-norm while training?
 
-    It is in an evaluation function, or the model's next forward pass in the
-    same function runs without grad, or an evaluation helper is called next.
+    It is in an evaluation function; or the model's next forward pass in the
+    same function evaluates (without grad, over evaluation data, or with no
+    backward after it in the iteration); or an evaluation helper is called
+    next; or, in the loop's own body, nothing runs the model after it (a bare
+    ``model.eval()`` at the end of the epoch: the next epoch trains in it).
     """
     scope = switch.call.scope
     if is_eval_function_name(scope.name):
@@ -236,11 +334,53 @@ def _for_evaluation(file_model: FileModel, switch, target) -> bool:
             continue
         ran = _forward_of(file_model, call)
         if ran is not None and same_model(ran, target):
-            return file_model.grad_at(call.site) is not GradMode.GRAD
+            return _evaluating_forward(file_model, call, loop, _trains_first(file_model, loop, switch))
         helper = file_model.resolve(call)
         if helper is not None and is_eval_function_name(helper.name):
             return True
-    return False
+    # Directly in the loop's body: under an ``if`` it may end the training (the last epoch).
+    bare = scope is loop.scope and switch.call.site.block == id(loop.node.body)
+    return bare and not _runs_a_model_after(file_model, switch, loop)
+
+
+def _evaluating_forward(file_model: FileModel, call, loop=None, trained_first: bool = True) -> bool:
+    """A forward that evaluates: without grad, over evaluation data or an evaluation loader,
+    or, when the iteration trained before the switch (``trained_first``), with nothing after
+    it in the iteration that backpropagates (frozen batch-norm puts ``eval()`` before the
+    training forward instead). The iteration is that of ``loop`` (the training loop) or else
+    of the outermost loop around the call."""
+    if file_model.grad_at(call.site) is not GradMode.GRAD:
+        return True
+    if any(is_eval_data_name(last_name(p)) for arg in call.node.args for p in referenced_paths(arg.value)):
+        return True
+    inner = outer = call.site.loop
+    while inner is not None and inner is not loop:
+        if inner.iter is not None and any(is_eval_loader_name(n) for n in identifiers(inner.iter)):
+            return True
+        outer, inner = inner, inner.parent
+    if not trained_first:
+        return False
+    if loop is None or not (call.scope is loop.scope and loop.contains(call.order)):
+        loop = outer if loop is None else None
+    end = loop.end if loop is not None else call.scope.end
+    after = file_model.reachable_calls(Span(call.order + 1, end))
+    return not any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in after)
+
+
+def _trains_first(file_model: FileModel, loop, switch) -> bool:
+    """Does the iteration backpropagate or step before it reaches ``switch``?"""
+    order = switch.order
+    if switch.call.scope is not loop.scope:
+        entry = file_model.call_of(_entry(file_model, loop, switch))
+        order = entry.order if entry is not None else loop.end
+    return any(file_model.is_backward(c) or file_model.stepped_optimizer(c)
+               for c in file_model.reachable_calls(Span(loop.start, order)))
+
+
+def _runs_a_model_after(file_model: FileModel, switch, loop) -> bool:
+    """Does the iteration, after ``switch``, run any forward pass (here or in a helper)?"""
+    after = file_model.reachable_calls(Span(switch.order + 1, loop.end))
+    return any(_forward_of(file_model, c) is not None for c in after)
 
 
 def _entry(file_model: FileModel, loop, switch):
