@@ -9,12 +9,12 @@ import libcst as cst
 from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
-from torchlint.model import FileModel, GradMode, Span, modes
+from torchlint.model import FileModel, GradMode, Span, differentiated, modes
 from torchlint.model.backprop import consumed_by_backward
-from torchlint.model.evaluation import evaluation_only, guarded_training
-from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool
+from torchlint.model.evaluation import evaluation_only, guarded_training, raw_parameters, training_flag_switches
+from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
-from torchlint.model.vocab import CONTAINER_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
+from torchlint.model.vocab import CONTAINER_METHODS, STORE_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
 from torchlint.model.vocab import is_generation_function_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
@@ -24,14 +24,15 @@ def mode_switches(file_model: FileModel, scope) -> list:
     """``(order, receiver, is_eval)`` for each ``x.eval()`` / ``x.train(...)`` in ``scope``.
     A ``train(flag)`` that cannot be read counts as a switch back to training: the
     code may evaluate with gradients on purpose, and silence costs less than a false alarm."""
-    return [(s.order, s.receiver, s.to_eval is True) for s in modes.mode_switches(file_model, scope.calls)]
+    calls = [(s.order, s.receiver, s.to_eval is True) for s in modes.mode_switches(file_model, scope.calls)]
+    return sorted(calls + training_flag_switches(scope))
 
 
 def _covers(receiver: str, target: str) -> bool:
     return target == receiver or target.startswith(receiver + ".")
 
 
-_EVAL_SWITCH = text_search(EVAL_SWITCH_CALL)
+_EVAL_SWITCH = text_search(EVAL_SWITCH_CALL + r"|\.training\s*=\s*False")
 
 
 def _switches_and_runs(tree_index: TreeIndex) -> bool:
@@ -49,6 +50,8 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
                     switched.add(receiver)
                 else:
                     calls.append(node)
+            elif isinstance(node, ast.Assign):
+                switched.update(_training_flag_cleared(node))
         if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
                             or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names)
                             for c in calls):
@@ -87,6 +90,21 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
     return False
 
 
+_HAND_TRAINED = text_search(r"requires_grad|Parameter\(")
+
+
+def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
+    """Tensors made to require grad and a loop that reads numbers off tensors with no
+    backward in it: what ``_raw_parameter_steps`` looks for, in step loops."""
+    if not _HAND_TRAINED(tree_index.code_text()):
+        return False
+    for _, loop in tree_index.loops:
+        names = {tree_gate.called_name(n) for n in tree_gate.loop_nodes(loop) if isinstance(n, ast.Call)}
+        if names & _CUTS and "backward" not in names:
+            return True
+    return False
+
+
 _HELD_OUT = text_search(r"[Tt]est|TEST|[Vv]al|VAL")
 
 
@@ -113,6 +131,14 @@ def _guards_a_backward(tree_index: TreeIndex) -> bool:
             ):
                 return True
     return False
+
+
+def _training_flag_cleared(node: ast.Assign) -> list:
+    """``layer`` of ``layer.training = False``: ``evaluation.training_flag_switches``."""
+    if not (isinstance(node.value, ast.Constant) and node.value.value is False):
+        return []
+    return [path for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "training"
+            for path in (tree_gate.dotted(t.value),) if path and path != "self"]
 
 
 def _eval_switch_receiver(call: ast.Call) -> Optional[str]:
@@ -151,7 +177,7 @@ class EvalWithoutNoGrad(Rule):
         evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
         return (_switches_and_runs(tree_index) or tree_index.evaluation_loops()
                 or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
-                or _inference_without_backward(tree_index))
+                or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index))
 
     docs = """
 ## What it does
@@ -233,23 +259,55 @@ local name (a parameter called `torch`) hides the module the fix would name.
             switches = mode_switches(file_model, scope)
             # A transform put in eval mode (botorch's outcome_transform) is not a model.
             models = {receiver for _, receiver, is_eval in switches if is_eval and not is_transform_name(receiver)}
+            forwards_reported = set()  # loops already reported through a model call
             for call in scope.calls:
-                if not file_model.is_forward(call, models):
+                if not (file_model.is_forward(call, models) or _steps_a_part(file_model, scope, call, models)):
                     continue
                 if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
                 helper = _runs_what_it_is_given(file_model, scope, call) and evaluation_only(file_model, scope)
                 if call.site.loop is None and not helper and file_model.flows_to_return(call) \
-                        and not _hands_back_numbers(scope) and not _generates(file_model, scope, call):
+                        and not _hands_back_numbers(file_model, scope) and not _generates(file_model, scope, call):
                     continue  # one forward handed back: the caller may want its graph
                 if not file_model.repeats(call) and not _on_eval_data(call):
                     continue  # one image shown, one batch plotted: no evaluation loop
                 span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
+                    forwards_reported.add(id(_outermost(call.site.loop)))
                     yield self.report(call.node, fix=_no_grad_fix(file_model, call))
                 elif _before_guarded_backward(file_model, scope, call):
                     # no_grad would stop the training half too: no fix, set_grad_enabled is the cure.
                     yield self.report(call.node)
+            if not handles:
+                yield from self._raw_parameter_steps(file_model, scope, forwards_reported)
+
+    def _raw_parameter_steps(self, file_model: FileModel, scope, reported: set):
+        """Sampling with hand-trained tensors (``emb = C[ctx]``, ``h @ W1``) in a ``range`` or
+        ``while`` loop that reads numbers off its results and feeds no backward: the first
+        statement of each such loop that computes with a parameter."""
+        params = raw_parameters(file_model)
+        if not params or not (scope.is_module or is_generation_function_name(scope.name)):
+            return
+        for a in scope.assignments:
+            loop = _outermost_step_loop(a.site.loop)
+            if loop is None or id(loop) in reported or a.kind not in ("assign", "aug") or a.value is None:
+                continue
+            if not _computes_with(file_model, a.value, params - _bound_locally(scope)):
+                continue
+            if file_model.grad_at(a.site) is not GradMode.GRAD or not _reads_numbers(scope, loop):
+                continue
+            if _loop_feeds_a_backward(file_model, scope, loop) or self._needs_grad(file_model, (loop.start, loop.end)):
+                continue
+            if not scope.is_module and (_returns_a_graph(file_model, scope) or _keeps_graph(file_model, scope)):
+                continue
+            reported.add(id(loop))
+            yield self.report(a.value, message=self.raw_message,
+                              fix=_wrap_in_no_grad(file_model, scope, a.site.loop, a.value))
+
+    raw_message = (
+        "tensors trained by hand (requires_grad=True) used in sampling code without torch.no_grad(); "
+        "wrap the loop in `with torch.no_grad():`"
+    )
 
     def _evaluation_span(self, file_model: FileModel, scope, call, switches, helper: bool):
         """The stretch of code that makes this call evaluation, as (start, end), or None."""
@@ -260,7 +318,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 last = (order, receiver, is_eval)
         if last is not None and last[2]:
             ends = [o for o, r, e in switches if o > last[0] and not e and _covers(r, target)]
-            return (last[0], min(ends, default=scope.end))
+            return _loop_of_the_module(file_model, scope, call, (last[0], min(ends, default=scope.end)))
         if last is not None:
             return None  # the model was put back in training mode
         loop = call.site.loop
@@ -357,12 +415,15 @@ def predict(model, batches):
 
 def _no_grad_fix(file_model: FileModel, call):
     """Wrap the loop around the forward pass (or its statement, outside loops) in ``no_grad``."""
-    loop = call.site.loop
-    target = loop.node if loop is not None else enclosing_statement(file_model, call.node)
+    return _wrap_in_no_grad(file_model, call.scope, call.site.loop, call.node)
+
+
+def _wrap_in_no_grad(file_model: FileModel, scope, loop, node):
+    target = loop.node if loop is not None else enclosing_statement(file_model, node)
     if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or suspends(target):
         return None  # a one-line suite, or a generator/coroutine that would leak no_grad to its caller
     name, imports = torch_reference(file_model, "no_grad")
-    if shadowed(call.scope, name.split(".")[0]):
+    if shadowed(scope, name.split(".")[0]):
         return None  # ``def evaluate(model, torch)``: the name would not reach the module
     what = "loop" if loop is not None else "statement"
     # Under the new no_grad a volatile Variable inside is dead code; left there, it
@@ -384,6 +445,123 @@ def _generates(file_model: FileModel, scope, call) -> bool:
     return not _keeps_graph(file_model, scope)
 
 
+def _loop_of_the_module(file_model: FileModel, scope, call, span):
+    """At module level (a script, a notebook), the outermost loop of ``span`` around the call,
+    when no backward consumes what it computes: a later cell that computes gradients for a
+    demonstration of its own does not make the sampling loop above need them."""
+    loop = call.site.loop
+    if not scope.is_module or loop is None:
+        return span
+    while loop.parent is not None and loop.parent.start >= span[0]:
+        loop = loop.parent
+    if loop.start < span[0] or _loop_feeds_a_backward(file_model, scope, loop):
+        return span
+    return (loop.start, loop.end)
+
+
+def _outermost(loop):
+    while loop is not None and loop.parent is not None:
+        loop = loop.parent
+    return loop
+
+
+def _outermost_step_loop(loop):
+    """The outermost loop around ``loop`` when some loop there is a ``while`` or runs over
+    ``range``: a step-by-step loop, not a pass over data."""
+    steps, outer = False, None
+    while loop is not None:
+        steps = steps or loop.iter is None or _is_range(loop.iter)
+        outer, loop = loop, loop.parent
+    return outer if steps else None
+
+
+def _computes_with(file_model: FileModel, expr, params) -> bool:
+    """Does ``expr`` compute with one of ``params``: ``C[ix]``, ``h @ W2 + b2``,
+    ``torch.tanh(W)``? Reading ``W.shape``, ``W.grad`` or ``W.data`` is no computation."""
+    found = []
+
+    def enter(node):
+        if isinstance(node, cst.Subscript):
+            found.append(dotted(node.value) in params)
+        elif isinstance(node, cst.BinaryOperation):
+            found.append(dotted(node.left) in params or dotted(node.right) in params)
+        elif isinstance(node, cst.Call) and (file_model.names.qualify(dotted(node.func) or "") or "").startswith("torch."):
+            found.append(any(dotted(arg.value) in params for arg in node.args))
+
+    walk(expr, enter, lambda n: None)
+    return any(found)
+
+
+def _bound_locally(scope) -> set:
+    if scope.is_module:
+        return set()
+    return set(scope.params) | {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
+
+
+def _reads_numbers(scope, loop) -> bool:
+    """Does the loop read Python numbers off its tensors (``multinomial(...).item()``)?"""
+    return any(loop.contains(c.order) and (c.method in _CUTS or (c.callee or "").rsplit(".", 1)[-1] in _CUTS)
+               for c in scope.calls)
+
+
+def _steps_a_part(file_model: FileModel, scope, call, models) -> bool:
+    """``decoder.decode_step(x, (h, c))``, ``decoder.fc(h)`` in a ``range``/``while`` loop
+    (beam search, greedy decoding): a part of a model the code put in eval mode, run step
+    by step. Methods that run their own inference (``generate``, ``sample``) are not parts."""
+    if not _in_step_loop(call) or not file_model.is_submodule_forward(call):
+        return False
+    holder = call.receiver
+    while holder.endswith(".module"):
+        holder = holder.rsplit(".", 1)[0]
+    if holder == "self" or not _may_run_layers(file_model, call.method):
+        return False
+    return holder in models or (not scope.is_module and _global_model_in_eval(file_model, scope, holder))
+
+
+# Methods that build inputs rather than run layers, when their class is out of sight.
+_BUILDS_INPUTS = ("make_", "build_", "create_")
+
+
+def _may_run_layers(file_model: FileModel, method: str) -> bool:
+    """A model class of this file that defines ``method`` runs layers in it (``self.fc(h)``,
+    ``self(x)``); ``make_trg_mask`` only compares and builds tensors. With no such class in
+    sight, a method named for building inputs is taken for one that does."""
+    defined = [m for (cls, name), m in file_model.methods.items()
+               if name == method and (file_model.is_module_class(cls) or cls in file_model.roles.model_classes)]
+    if not defined:
+        return not method.startswith(_BUILDS_INPUTS)
+    return any(_runs_layers(file_model, m, set()) for m in defined)
+
+
+def _runs_layers(file_model: FileModel, method, seen: set) -> bool:
+    """Does the method call ``self(...)``, ``self.forward`` or an attribute of ``self`` that
+    is no method of its class (a submodule), or a sibling method that does?"""
+    if id(method) in seen:
+        return False
+    seen.add(id(method))
+    for call in method.calls:
+        callee = call.callee or ""
+        if callee in ("self", "self.forward"):
+            return True
+        head, _, attr = callee.partition(".")
+        if head != "self" or not attr or "." in attr:
+            continue
+        sibling = file_model.methods.get((method.class_name, attr))
+        if sibling is None or _runs_layers(file_model, sibling, seen):
+            return True
+    return False
+
+
+def _in_step_loop(call) -> bool:
+    """Inside a ``while`` loop or a loop over ``range(...)``: one step after another."""
+    loop = call.site.loop
+    while loop is not None:
+        if loop.iter is None or _is_range(loop.iter):
+            return True
+        loop = loop.parent
+    return False
+
+
 def _global_model_in_eval(file_model: FileModel, scope, target: str) -> bool:
     """``model.eval()`` at module level, ``def detect(image): model(image)``: the module's own
     model, put in eval mode and never back in training mode anywhere in the file."""
@@ -400,22 +578,32 @@ def _global_model_in_eval(file_model: FileModel, scope, target: str) -> bool:
 _NUMBER_CUTS = frozenset(("item", "numpy", "tolist", "argmax", "argmin", "data", "int", "float"))
 
 
-def _hands_back_numbers(scope) -> bool:
+def _hands_back_numbers(file_model: FileModel, scope) -> bool:
     """Every value the function returns went through ``.numpy()``, ``.item()``, ``argmax``...
-    on its way (``action = torch.max(q, 1)[1].data.numpy()``): no graph reaches the caller."""
+    on its way (``action = torch.max(q, 1)[1].data.numpy()``): no graph reaches the caller.
+    Other bindings of the returned name may reshape it or draw a random action instead
+    (``action = np.random.randint(n)``), as long as they read no graph-carrying name."""
     if not scope.returns:
         return False
+    taint = file_model.taint(scope)
     for _, value in scope.returns:
         if _cuts(value):
             continue
         names = set(identifiers(value))
-        sources = [a.value for a in scope.assignments
+        sources = [a for a in scope.assignments
                    if a.value is not None and any(n in bound_paths(t) for t in a.targets for n in names)]
-        if not names or not sources or not all(_cuts(v) or set(identifiers(v)) <= names for v in sources):
+        if not names or not sources or not all(_cuts(a.value) or _reads_no_graph(taint, a, names) for a in sources):
             return False
-        if not any(_cuts(v) for v in sources):
+        if not any(_cuts(a.value) for a in sources):
             return False
     return True
+
+
+def _reads_no_graph(taint, assignment, returned: set) -> bool:
+    """Built from the returned names themselves, or from names holding no graph."""
+    held = taint.names_at(assignment.order)
+    return not taint.carries_graph(assignment.value, assignment.order) and all(
+        n in returned or n not in held for n in identifiers(assignment.value))
 
 
 def _cuts(node) -> bool:
@@ -547,9 +735,13 @@ def _hooks_registered(file_model: FileModel) -> bool:
 def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
     """Does a value bound in the loop (or kept by it) reach a backward of the module?
     Not when every backward of the module runs before the loop (sampling after training)."""
-    if not any(loop.start <= c.order and (file_model.is_backward(c) or file_model.is_autograd_grad(c))
-               for c in file_model.reachable_calls(scope)):
+    backwards = [c for c in file_model.reachable_calls(scope)
+                 if loop.start <= c.order and (file_model.is_backward(c) or file_model.is_autograd_grad(c))]
+    if not backwards:
         return False
+    if scope.is_module and all(c.scope is scope and c.order >= loop.end for c in backwards):
+        # Later cells of a notebook: follow each backward's values back, in order.
+        return any(_reaches_into(file_model, scope, c, loop) for c in backwards)
     consumed = consumed_by_backward(file_model, scope)
     taint = file_model.taint(scope)
     for a in scope.assignments:
@@ -560,6 +752,32 @@ def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
         and any(taint.carries_graph(arg.value, c.order) for arg in c.node.args)
         for c in scope.calls
     )
+
+
+def _reaches_into(file_model: FileModel, scope, backward, loop) -> bool:
+    """Does a backward after ``loop`` differentiate something the loop bound or stored?
+    Walks the statements between them backwards: ``x = w @ inp`` rebinds ``x``, so the
+    ``x`` of the loop above is not what ``loss.backward()`` reaches."""
+    live = set(read_paths(backward.node))
+    source = differentiated(backward)
+    if source is not None:
+        live.update(read_paths(source))
+    between = [a for a in scope.assignments if loop.end <= a.order < backward.order and a.value is not None]
+    stores = [c for c in scope.calls if loop.end <= c.order < backward.order
+              and c.method in STORE_METHODS and c.receiver]
+    for event in sorted(between + stores, key=lambda e: e.order, reverse=True):
+        if hasattr(event, "kind"):
+            bound = {p for t in event.targets for p in bound_paths(t)}
+            if not bound & live:
+                continue
+            if event.kind == "assign":
+                live -= {dotted(t) for t in event.targets}  # a whole rebinding ends the old value
+            live.update(read_paths(event.value))
+        elif event.receiver in live:
+            live.update(p for arg in event.node.args for p in read_paths(arg.value))
+    in_loop = {p for a in scope.assignments if loop.contains(a.order) for t in a.targets for p in bound_paths(t)}
+    in_loop.update(c.receiver for c in scope.calls if loop.contains(c.order) and c.method in STORE_METHODS)
+    return bool(live & in_loop)
 
 
 def _runs_what_it_is_given(file_model: FileModel, scope, call) -> bool:
