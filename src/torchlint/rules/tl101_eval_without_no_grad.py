@@ -41,6 +41,7 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
     for forward passes, given the switched models."""
     if not _EVAL_SWITCH(tree_index.code_text()):
         return False
+    everywhere = set()
     for body in tree_index.bodies:
         switched, calls = set(), []
         for node in tree_gate.own_nodes(body):
@@ -56,6 +57,18 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
                             or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names)
                             for c in calls):
             return True
+        everywhere |= switched
+    return bool(everywhere) and _steps_parts_of(tree_index, everywhere)
+
+
+def _steps_parts_of(tree_index: TreeIndex, switched: set) -> bool:
+    """A ``while``/``range`` loop anywhere that calls a method of a switched model
+    (``decoder.fc(h)`` in a decoding loop): ``_steps_a_part``."""
+    for _, loop in tree_index.loops:
+        for node in tree_gate.loop_nodes(loop):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and tree_gate.dotted(node.func.value) in switched:
+                return True
     return False
 
 
@@ -186,6 +199,17 @@ is recording: after `model.eval()` (with no `model.train()` back), in a loop of
 a function named like `evaluate`/`validate`/`test`/`predict`/`inference`, or in
 a loop over a validation or test loader, with neither `torch.no_grad()` nor
 `torch.inference_mode()` in effect.
+
+Inference is also told by what the code does with the result: an agent's
+action read off as numbers at every environment step (`q(s).argmax().item()`),
+a decoding or sampling loop (`while`, `range`) that runs a model's parts after
+`model.eval()` (`decoder.fc(h)` in a beam search), hand-written layers put in
+eval mode with `layer.training = False`, and sampling with tensors trained by
+hand (`W = torch.randn(..., requires_grad=True)`, `emb = C[context]`,
+`h @ W1`) in a loop that only reads numbers off its results and feeds no
+backward. Code that keeps what it sampled for a loss (REINFORCE's log-probs,
+an actor-critic's saved values, a DQN's update step, teacher forcing) is
+training and stays silent.
 
 ## Why is this bad
 `model.eval()` only switches dropout and batch-norm to inference behaviour; it
@@ -385,6 +409,175 @@ def evaluate_robustness(model, val_loader, eps=0.03):
         (grad,) = torch.autograd.grad(loss, x)
         yield (x + eps * grad.sign()).detach()
 """,
+        """\
+import gym
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+policy = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Linear(64, 2), nn.Softmax(dim=-1))
+optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+env = gym.make("CartPole-v1")
+
+
+def choose(state, log_probs):
+    dist = Categorical(policy(torch.as_tensor(state)))
+    action = dist.sample()
+    log_probs.append(dist.log_prob(action))
+    return action.item()
+
+
+for episode in range(500):
+    state, log_probs, rewards = env.reset()[0], [], []
+    done = False
+    while not done:
+        state, reward, done, *_ = env.step(choose(state, log_probs))
+        rewards.append(reward)
+    loss = -torch.stack(log_probs).sum() * sum(rewards)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self):
+        self.online, self.target = nn.Linear(4, 2), nn.Linear(4, 2)
+        self.opt = torch.optim.Adam(self.online.parameters())
+
+    def update(self, s, a, r, s2):
+        q = self.online.forward(s).gather(1, a)
+        q_next = self.target(s2).detach().max(1)[0].unsqueeze(1)
+        loss = nn.functional.mse_loss(q, r + 0.9 * q_next)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+learner = Learner()
+for step in range(100):
+    s, s2 = torch.randn(32, 4), torch.randn(32, 4)
+    a, r = torch.randint(0, 2, (32, 1)), torch.randn(32, 1)
+    print(learner.update(s, a, r, s2))
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+W = torch.randn((27, 27), requires_grad=True)
+for step in range(100):
+    ix = torch.randint(0, 27, (64,))
+    logits = F.one_hot(ix, 27).float() @ W
+    loss = F.cross_entropy(logits, torch.randint(0, 27, (64,)))
+    W.grad = None
+    loss.backward()
+    with torch.no_grad():
+        W -= 0.1 * W.grad
+    print(loss.item())
+
+with torch.no_grad():
+    for _ in range(5):
+        ix, out = 0, []
+        while True:
+            probs = F.softmax(F.one_hot(torch.tensor([ix]), 27).float() @ W, dim=1)
+            ix = torch.multinomial(probs, 1).item()
+            out.append(ix)
+            if ix == 0:
+                break
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+E = torch.randn((27, 16), requires_grad=True)
+W = torch.randn((16, 27), requires_grad=True)
+opt = torch.optim.SGD([E, W], lr=0.1)
+for episode in range(100):
+    ix, log_probs = 0, []
+    for t in range(10):
+        logits = E[torch.tensor([ix])] @ W
+        probs = F.softmax(logits, dim=1)
+        ix = torch.multinomial(probs, 1).item()
+        log_probs.append(torch.log(probs[0, ix]))
+    loss = -torch.stack(log_probs).sum() * (1.0 if ix == 0 else -1.0)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+        """\
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.cell = nn.GRUCell(32, 32)
+        self.head = nn.Linear(32, 100)
+
+    def make_mask(self, tokens):
+        return tokens != 0
+
+
+model = Captioner()
+optimizer = torch.optim.Adam(model.parameters())
+
+
+def validate(tokens):
+    model.eval()
+    h = torch.zeros(1, 32)
+    words = [1]
+    with torch.no_grad():
+        for t in range(20):
+            h = model.cell(model.embed(torch.tensor([words[-1]])), h)
+            words.append(model.head(h).argmax(-1).item())
+    for t in range(20):
+        mask = model.make_mask(torch.tensor(words))
+        print(mask.sum().item())
+    model.train()
+    return words
+
+
+for epoch in range(3):
+    tokens = torch.randint(0, 100, (8, 12))
+    h, loss = torch.zeros(8, 32), 0.0
+    for t in range(tokens.size(1) - 1):
+        h = model.cell(model.embed(tokens[:, t]), h)
+        loss = loss + nn.functional.cross_entropy(model.head(h), tokens[:, t + 1])
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    validate(tokens)
+""",
+        """\
+import torch
+import torch.nn as nn
+
+G = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+D = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+opt_g = torch.optim.Adam(G.parameters())
+opt_d = torch.optim.Adam(D.parameters())
+bce = nn.BCELoss()
+for step in range(1000):
+    real = torch.randn(32, 16)
+    fake = G(torch.randn(32, 8))
+    d_loss = bce(D(real), torch.ones(32, 1)) + bce(D(fake.detach()), torch.zeros(32, 1))
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    g_loss = bce(D(fake), torch.ones(32, 1))
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+    if step % 100 == 0:
+        print(D(fake).mean().item())
+""",
     )
     invalid = (
         """\
@@ -409,6 +602,118 @@ def predict(model, batches):
     for batch in batches:
         labels.extend(model(batch).argmax(-1).tolist())  # expect: TL101
     return labels
+""",
+        """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class QNet(nn.Module):
+    def __init__(self, n_states, n_actions):
+        super().__init__()
+        self.fc = nn.Linear(n_states, n_actions)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Agent:
+    def __init__(self, n_states, n_actions):
+        self.q, self.q_target = QNet(n_states, n_actions), QNet(n_states, n_actions)
+        self.n_actions = n_actions
+
+    def act(self, state, epsilon):
+        if np.random.rand() < epsilon:
+            action = np.random.randint(self.n_actions)
+        else:
+            values = self.q.forward(torch.as_tensor(state).unsqueeze(0))  # expect: TL101
+            action = values.argmax(1).numpy()[0]
+        return action
+
+
+agent = Agent(4, 2)
+state = np.zeros(4, dtype=np.float32)
+for step in range(1000):
+    action = agent.act(state, 0.1)
+    state = np.random.rand(4).astype(np.float32)
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+g = torch.Generator().manual_seed(0)
+E = torch.randn((27, 8), generator=g)
+W = torch.randn((24, 27), generator=g)
+params = [E, W]
+for p in params:
+    p.requires_grad = True
+
+for step in range(100):
+    ix = torch.randint(0, 27, (32, 3), generator=g)
+    loss = F.cross_entropy(E[ix].view(32, -1) @ W, torch.randint(0, 27, (32,), generator=g))
+    for p in params:
+        p.grad = None
+    loss.backward()
+    for p in params:
+        p.data -= 0.1 * p.grad
+
+for _ in range(5):
+    context, out = [0, 0, 0], []
+    while True:
+        logits = E[torch.tensor([context])].view(1, -1) @ W  # expect: TL101
+        ix = torch.multinomial(F.softmax(logits, dim=1), 1, generator=g).item()
+        context = context[1:] + [ix]
+        out.append(ix)
+        if ix == 0:
+            break
+    print(out)
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+
+class Dense:
+    def __init__(self, n_in, n_out):
+        self.weight = torch.randn(n_in, n_out) / n_in ** 0.5
+        self.training = True
+
+    def __call__(self, x):
+        out = x @ self.weight
+        return out if self.training else out * 1.0
+
+    def parameters(self):
+        return [self.weight]
+
+
+layers = [Dense(10, 50), Dense(50, 10)]
+for layer in layers:
+    layer.training = False
+
+tokens = [0]
+for _ in range(20):
+    x = F.one_hot(torch.tensor(tokens[-1:]), 10).float()
+    for layer in layers:
+        x = layer(x)  # expect: TL101
+    tokens.append(torch.multinomial(F.softmax(x, dim=1), 1).item())
+""",
+        """\
+import torch
+
+decoder = torch.load("decoder.pt")
+decoder.eval()
+
+
+def caption(features, start, end, max_len=20):
+    words = [start]
+    h = features
+    while len(words) < max_len:
+        h = decoder.cell(decoder.embed(torch.tensor([words[-1]])), h)  # expect: TL101
+        words.append(decoder.head(h).argmax(-1).item())  # expect: TL101
+        if words[-1] == end:
+            break
+    return words
 """,
     )
 
