@@ -65,6 +65,8 @@ def _steps_parts_of(tree_index: TreeIndex, switched: set) -> bool:
     """A ``while``/``range`` loop anywhere that calls a method of a switched model
     (``decoder.fc(h)`` in a decoding loop): ``_steps_a_part``."""
     for _, loop in tree_index.loops:
+        if not _steps(loop):
+            continue
         for node in tree_gate.loop_nodes(loop):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and tree_gate.dotted(node.func.value) in switched:
@@ -111,11 +113,20 @@ def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
     backward in it: what ``_raw_parameter_steps`` looks for, in step loops."""
     if not _HAND_TRAINED(tree_index.code_text()):
         return False
-    for _, loop in tree_index.loops:
+    for owner, loop in tree_index.loops:
+        if owner and not is_generation_function_name(owner):
+            continue  # the rule looks at module-level code and generating functions only
         names = {tree_gate.called_name(n) for n in tree_gate.loop_nodes(loop) if isinstance(n, ast.Call)}
         if names & _CUTS and "backward" not in names:
             return True
     return False
+
+
+def _steps(loop) -> bool:
+    """A ``while`` loop or a loop over ``range(...)``: ``_in_step_loop``, read off the ast."""
+    return isinstance(loop, ast.While) or (
+        isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, ast.Call)
+        and tree_gate.called_name(loop.iter) in ("range", "reversed", "enumerate"))
 
 
 _HELD_OUT = text_search(r"[Tt]est|TEST|[Vv]al|VAL")
@@ -578,6 +589,33 @@ for step in range(1000):
     if step % 100 == 0:
         print(D(fake).mean().item())
 """,
+        """\
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 2)
+
+    @torch.no_grad()
+    def act(self, obs):
+        return self.body(obs).argmax(-1)
+
+    def scores(self, obs):
+        with torch.no_grad():
+            return self.body(obs)
+
+
+policy = Policy()
+policy.eval()
+obs = torch.zeros(1, 4)
+for step in range(100):
+    action = policy.act(obs).item()
+    best = policy.scores(obs).max().item()
+    obs = torch.randn(1, 4)
+""",
     )
     invalid = (
         """\
@@ -840,11 +878,13 @@ def _may_run_layers(file_model: FileModel, method: str) -> bool:
 
 def _runs_layers(file_model: FileModel, method, seen: set) -> bool:
     """Does the method call ``self(...)``, ``self.forward`` or an attribute of ``self`` that
-    is no method of its class (a submodule), or a sibling method that does?"""
-    if id(method) in seen:
-        return False
+    is no method of its class (a submodule), or a sibling method that does, with grad on?"""
+    if id(method) in seen or method.decorator_grad is GradMode.NO_GRAD:
+        return False  # ``@torch.no_grad() def act(...)`` records nothing for its caller
     seen.add(id(method))
     for call in method.calls:
+        if call.site.grad is GradMode.NO_GRAD:
+            continue
         callee = call.callee or ""
         if callee in ("self", "self.forward"):
             return True
