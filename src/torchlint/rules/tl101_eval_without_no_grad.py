@@ -616,6 +616,56 @@ for step in range(100):
     best = policy.scores(obs).max().item()
     obs = torch.randn(1, 4)
 """,
+        """\
+from collections import namedtuple
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributions import Categorical
+
+Step = namedtuple("Step", ["log_prob", "value"])
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 32)
+        self.actor = nn.Linear(32, 2)
+        self.critic = nn.Linear(32, 1)
+        self.history = []
+
+    def forward(self, x):
+        h = F.relu(self.trunk(x))
+        return F.softmax(self.actor(h), dim=-1), self.critic(h)
+
+
+agent = ActorCritic()
+optimizer = torch.optim.Adam(agent.parameters(), lr=3e-2)
+
+
+def pick(state):
+    probs, value = agent(torch.from_numpy(state).float())
+    dist = Categorical(probs)
+    action = dist.sample()
+    agent.history.append(Step(dist.log_prob(action), value))
+    return action.item()
+
+
+for episode in range(100):
+    state, rewards = np.zeros(4, dtype=np.float32), []
+    for t in range(200):
+        action = pick(state)
+        state = np.random.rand(4).astype(np.float32)
+        rewards.append(1.0)
+    losses = [-s.log_prob * (r - s.value.item()) + F.smooth_l1_loss(s.value, torch.tensor([r]))
+              for s, r in zip(agent.history, rewards)]
+    optimizer.zero_grad()
+    torch.stack(losses).sum().backward()
+    optimizer.step()
+    del agent.history[:]
+""",
     )
     invalid = (
         """\
