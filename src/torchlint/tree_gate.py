@@ -163,8 +163,9 @@ class TreeIndex:
         if self._constructed is None:
             found = set()
             for node in ast.walk(ast.Module(body=self.bodies[0], type_ignores=[])):
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _builds(node.value):
-                    found.update(filter(None, (dotted(t) for t in node.targets)))
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        found.update(_constructed_targets(target, node.value))
             self._constructed = frozenset(found)
         return self._constructed
 
@@ -272,6 +273,18 @@ def flat_targets(target) -> list:
 
 
 _BUILDERS = frozenset(("create_model", "from_pretrained", "compile", "deepcopy", "to", "cuda"))
+
+
+def _constructed_targets(target, value) -> Iterator[str]:
+    """Names ``target = value`` binds to built instances; ``a, b = Net(), Net()`` element-wise."""
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts):
+        for t, v in zip(target.elts, value.elts):
+            yield from _constructed_targets(t, v)
+    elif isinstance(value, ast.Call) and _builds(value):
+        name = dotted(target)
+        if name:
+            yield name
 
 
 def _builds(call: ast.Call) -> bool:

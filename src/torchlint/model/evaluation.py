@@ -77,6 +77,90 @@ def _passes_eval_model(file_model: FileModel, call: CallSite) -> bool:
     return False
 
 
+# -- eval mode set by hand ----------------------------------------------
+def training_flag_switches(scope: Scope) -> list:
+    """``(order, receiver, is_eval)`` for each ``layer.training = False`` (or ``True``) in
+    ``scope``: hand-written layers (and modules) put in eval mode by their flag, as
+    ``eval()`` does. A flag that cannot be read counts as training (silence is cheaper)."""
+    found = []
+    for a in scope.assignments:
+        if a.kind != "assign":
+            continue
+        for target in a.targets:
+            if isinstance(target, cst.Attribute) and target.attr.value == "training":
+                receiver = dotted(target.value)
+                if receiver is not None and receiver != "self":
+                    found.append((a.order, receiver, literal_bool(a.value) is False))
+    return found
+
+
+# -- parameters without a module ----------------------------------------
+def raw_parameters(file_model: FileModel) -> frozenset:
+    """Plain tensors the code trains by hand (makemore's ``C``, ``W1``, ``b1``): made with
+    ``requires_grad=True``, wrapped in ``nn.Parameter``, or given ``requires_grad = True`` /
+    ``requires_grad_()`` themselves or through a loop over a list that names them
+    (``for p in [C, W1, b1]: p.requires_grad = True``). Math on them records a graph
+    as a model's forward pass does."""
+    return file_model.derived(_raw_parameters)
+
+
+def _raw_parameters(file_model: FileModel) -> frozenset:
+    found = set()
+    for a in file_model.assignments:
+        if a.kind != "assign" or a.value is None:
+            continue
+        if _makes_parameter(file_model, a.value):
+            found.update(p for t in a.targets for p in (dotted(t),) if p)
+        for target in a.targets:
+            if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad" \
+                    and literal_bool(a.value) is True:
+                found.update(_named_by(file_model, a.site.scope, target.value, a.order))
+    for call in file_model.calls:
+        if call.method == "requires_grad_" and isinstance(call.node.func, cst.Attribute) and (
+                not call.node.args or literal_bool(call.node.args[0].value) is True):
+            found.update(_named_by(file_model, call.scope, call.node.func.value, call.order))
+    return frozenset(found)
+
+
+def _makes_parameter(file_model: FileModel, value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = file_model.names.qualify(dotted(value.func) or "") or ""
+    if qualified.endswith(".Parameter") and qualified.startswith("torch."):
+        return True
+    flag = next((arg.value for arg in value.args if arg.keyword is not None
+                 and arg.keyword.value == "requires_grad"), None)
+    return qualified.startswith("torch.") and flag is not None and literal_bool(flag) is True
+
+
+def _named_by(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, order: int) -> set:
+    """``W`` for ``W``; for a loop variable ``p``, the names of the list it runs over."""
+    path = dotted(expr)
+    if path is None:
+        return set()
+    loops = [a for a in scope.assignments if a.kind == "for" and a.order <= order
+             and path in (p for t in a.targets for p in (dotted(t),))]
+    if not loops:
+        return {path}
+    listed = dotted(loops[-1].value)
+    if listed is None:
+        return set()
+    names = set()
+    for a in scope.assignments:
+        if a.kind == "assign" and a.value is not None and listed in (dotted(t) for t in a.targets):
+            names.update(_list_names(a.value))
+    return names
+
+
+def _list_names(value: cst.BaseExpression) -> set:
+    """Names a list expression holds: ``[C, W1]``, ``[C] + [p for l in layers for p in ...]``."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        return _list_names(value.left) | _list_names(value.right)
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return {p for el in value.elements for p in (dotted(el.value),) if p}
+    return set()
+
+
 # -- training that only guards its backward ------------------------------
 def guarded_training(file_model: FileModel, scope: Scope) -> Optional[cst.BaseExpression]:
     """The condition around every backward of ``scope`` when it can be false in evaluation:

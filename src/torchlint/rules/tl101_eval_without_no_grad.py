@@ -9,14 +9,14 @@ import libcst as cst
 from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
-from torchlint.model import FileModel, GradMode, Span, modes
+from torchlint.model import FileModel, GradMode, Span, differentiated, modes
 from torchlint.model.backprop import consumed_by_backward
-from torchlint.model.evaluation import evaluation_only, guarded_training
+from torchlint.model.evaluation import evaluation_only, guarded_training, raw_parameters, training_flag_switches
 from torchlint.model.project_calls import evaluation_forwards
-from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool
+from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
-from torchlint.model.vocab import CONTAINER_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
-from torchlint.model.vocab import is_generation_function_name, is_model_name, is_transform_name
+from torchlint.model.vocab import CONTAINER_METHODS, STORE_METHODS, is_eval_data_name, is_eval_function_name
+from torchlint.model.vocab import is_eval_loader_name, is_generation_function_name, is_model_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
@@ -25,7 +25,8 @@ def mode_switches(file_model: FileModel, scope) -> list:
     """``(order, receiver, is_eval)`` for each ``x.eval()`` / ``x.train(...)`` in ``scope``.
     A ``train(flag)`` that cannot be read counts as a switch back to training: the
     code may evaluate with gradients on purpose, and silence costs less than a false alarm."""
-    return [(s.order, s.receiver, s.to_eval is True) for s in modes.mode_switches(file_model, scope.calls)]
+    calls = [(s.order, s.receiver, s.to_eval is True) for s in modes.mode_switches(file_model, scope.calls)]
+    return sorted(calls + training_flag_switches(scope))
 
 
 _HELPER_MESSAGE = ("`{}` (a function of this project) runs the model forward in evaluation code without "
@@ -36,7 +37,7 @@ def _covers(receiver: str, target: str) -> bool:
     return target == receiver or target.startswith(receiver + ".")
 
 
-_EVAL_SWITCH = text_search(EVAL_SWITCH_CALL)
+_EVAL_SWITCH = text_search(EVAL_SWITCH_CALL + r"|\.training\s*=\s*False")
 
 
 def _switches_and_runs(tree_index: TreeIndex) -> bool:
@@ -45,6 +46,7 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
     for forward passes, given the switched models."""
     if not _EVAL_SWITCH(tree_index.code_text()):
         return False
+    everywhere = set()
     for body in tree_index.bodies:
         switched, calls = set(), []
         for node in tree_gate.own_nodes(body):
@@ -54,10 +56,26 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
                     switched.add(receiver)
                 else:
                     calls.append(node)
+            elif isinstance(node, ast.Assign):
+                switched.update(_training_flag_cleared(node))
         if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
                             or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names)
                             for c in calls):
             return True
+        everywhere |= switched
+    return bool(everywhere) and _steps_parts_of(tree_index, everywhere)
+
+
+def _steps_parts_of(tree_index: TreeIndex, switched: set) -> bool:
+    """A ``while``/``range`` loop anywhere that calls a method of a switched model
+    (``decoder.fc(h)`` in a decoding loop): ``_steps_a_part``."""
+    for _, loop in tree_index.loops:
+        if not _steps(loop):
+            continue
+        for node in tree_gate.loop_nodes(loop):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and tree_gate.dotted(node.func.value) in switched:
+                return True
     return False
 
 
@@ -115,6 +133,30 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
     return False
 
 
+_HAND_TRAINED = text_search(r"requires_grad|Parameter\(")
+
+
+def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
+    """Tensors made to require grad and a loop that reads numbers off tensors with no
+    backward in it: what ``_raw_parameter_steps`` looks for, in step loops."""
+    if not _HAND_TRAINED(tree_index.code_text()):
+        return False
+    for owner, loop in tree_index.loops:
+        if owner and not is_generation_function_name(owner):
+            continue  # the rule looks at module-level code and generating functions only
+        names = {tree_gate.called_name(n) for n in tree_gate.loop_nodes(loop) if isinstance(n, ast.Call)}
+        if names & _CUTS and "backward" not in names:
+            return True
+    return False
+
+
+def _steps(loop) -> bool:
+    """A ``while`` loop or a loop over ``range(...)``: ``_in_step_loop``, read off the ast."""
+    return isinstance(loop, ast.While) or (
+        isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, ast.Call)
+        and tree_gate.called_name(loop.iter) in ("range", "reversed", "enumerate"))
+
+
 _HELD_OUT = text_search(r"[Tt]est|TEST|[Vv]al|VAL")
 
 
@@ -141,6 +183,14 @@ def _guards_a_backward(tree_index: TreeIndex) -> bool:
             ):
                 return True
     return False
+
+
+def _training_flag_cleared(node: ast.Assign) -> list:
+    """``layer`` of ``layer.training = False``: ``evaluation.training_flag_switches``."""
+    if not (isinstance(node.value, ast.Constant) and node.value.value is False):
+        return []
+    return [path for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "training"
+            for path in (tree_gate.dotted(t.value),) if path and path != "self"]
 
 
 def _eval_switch_receiver(call: ast.Call) -> Optional[str]:
@@ -179,7 +229,7 @@ class EvalWithoutNoGrad(Rule):
         evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
         return (_switches_and_runs(tree_index) or tree_index.evaluation_loops() or _hands_model_to_import(tree_index)
                 or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
-                or _inference_without_backward(tree_index))
+                or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index))
 
     docs = """
 ## What it does
@@ -188,6 +238,22 @@ is recording: after `model.eval()` (with no `model.train()` back), in a loop of
 a function named like `evaluate`/`validate`/`test`/`predict`/`inference`, or in
 a loop over a validation or test loader, with neither `torch.no_grad()` nor
 `torch.inference_mode()` in effect.
+
+Inference is also told by what the code does with the result: an agent's
+action read off as numbers at every environment step (`q(s).argmax().item()`),
+a decoding or sampling loop (`while`, `range`) that runs a model's parts after
+`model.eval()` (`decoder.fc(h)` in a beam search), hand-written layers put in
+eval mode with `layer.training = False`, and sampling with tensors trained by
+hand (`W = torch.randn(..., requires_grad=True)`, `emb = C[context]`,
+`h @ W1`) in a loop that only reads numbers off its results and feeds no
+backward. Code that keeps what it sampled for a loss (REINFORCE's log-probs,
+an actor-critic's saved values, a DQN's update step, teacher forcing) is
+training and stays silent.
+
+Helpers of the project's own modules are read too (`from .metrics import
+measure`): a call from evaluation code of a helper that runs the model it is
+handed, with grad on, is reported at the call, and a helper that computes
+gradients (a backward, an optimizer step) makes the code around it training.
 
 ## Why is this bad
 `model.eval()` only switches dropout and batch-norm to inference behaviour; it
@@ -238,9 +304,10 @@ def evaluate(model, loader):
 The fix wraps the loop that holds the forward pass (outside a loop, the
 statement) in `with torch.no_grad():`, naming torch the way the file does
 (`T.no_grad()` after `import torch as T`) and adding `import torch` only when
-the file lacks it. It is unsafe: code the loop calls in other modules, which
-torchlint does not read, may need gradients (input gradients, hooks, a
-helper that trains), and a caller may backpropagate through the outputs;
+the file lacks it. It is unsafe: code the loop calls in other modules (a
+library's, or a method torchlint cannot resolve) may need gradients (input
+gradients, hooks, a helper that trains), and a caller may backpropagate
+through the outputs;
 under `no_grad` they no longer require grad, so such code raises or silently
 stops learning. No fix is offered for loops that `yield` or `await`, or are
 `async for` loops (the `with` would leave grad mode off in the caller, or in
@@ -263,23 +330,55 @@ local name (a parameter called `torch`) hides the module the fix would name.
             models = {receiver for _, receiver, is_eval in switches if is_eval and not is_transform_name(receiver)}
             for call in evaluation_forwards(file_model, scope):  # a helper of another module runs the model
                 yield self.report(call.node, _HELPER_MESSAGE.format(call.callee), fix=_no_grad_fix(file_model, call))
+            forwards_reported = set()  # loops already reported through a model call
             for call in scope.calls:
-                if not file_model.is_forward(call, models):
+                if not (file_model.is_forward(call, models) or _steps_a_part(file_model, scope, call, models)):
                     continue
                 if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
                 helper = _runs_what_it_is_given(file_model, scope, call) and evaluation_only(file_model, scope)
                 if call.site.loop is None and not helper and file_model.flows_to_return(call) \
-                        and not _hands_back_numbers(scope) and not _generates(file_model, scope, call):
+                        and not _hands_back_numbers(file_model, scope) and not _generates(file_model, scope, call):
                     continue  # one forward handed back: the caller may want its graph
                 if not file_model.repeats(call) and not _on_eval_data(call):
                     continue  # one image shown, one batch plotted: no evaluation loop
                 span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
+                    forwards_reported.add(id(_outermost(call.site.loop)))
                     yield self.report(call.node, fix=_no_grad_fix(file_model, call))
                 elif _before_guarded_backward(file_model, scope, call):
                     # no_grad would stop the training half too: no fix, set_grad_enabled is the cure.
                     yield self.report(call.node)
+            if not handles:
+                yield from self._raw_parameter_steps(file_model, scope, forwards_reported)
+
+    def _raw_parameter_steps(self, file_model: FileModel, scope, reported: set):
+        """Sampling with hand-trained tensors (``emb = C[ctx]``, ``h @ W1``) in a ``range`` or
+        ``while`` loop that reads numbers off its results and feeds no backward: the first
+        statement of each such loop that computes with a parameter."""
+        params = raw_parameters(file_model)
+        if not params or not (scope.is_module or is_generation_function_name(scope.name)):
+            return
+        for a in scope.assignments:
+            loop = _outermost_step_loop(a.site.loop)
+            if loop is None or id(loop) in reported or a.kind not in ("assign", "aug") or a.value is None:
+                continue
+            if not _computes_with(file_model, a.value, params - _bound_locally(scope)):
+                continue
+            if file_model.grad_at(a.site) is not GradMode.GRAD or not _reads_numbers(scope, loop):
+                continue
+            if _loop_feeds_a_backward(file_model, scope, loop) or self._needs_grad(file_model, (loop.start, loop.end)):
+                continue
+            if not scope.is_module and (_returns_a_graph(file_model, scope) or _keeps_graph(file_model, scope)):
+                continue
+            reported.add(id(loop))
+            yield self.report(a.value, message=self.raw_message,
+                              fix=_wrap_in_no_grad(file_model, scope, a.site.loop, a.value))
+
+    raw_message = (
+        "tensors trained by hand (requires_grad=True) used in sampling code without torch.no_grad(); "
+        "wrap the loop in `with torch.no_grad():`"
+    )
 
     def _evaluation_span(self, file_model: FileModel, scope, call, switches, helper: bool):
         """The stretch of code that makes this call evaluation, as (start, end), or None."""
@@ -290,7 +389,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 last = (order, receiver, is_eval)
         if last is not None and last[2]:
             ends = [o for o, r, e in switches if o > last[0] and not e and _covers(r, target)]
-            return (last[0], min(ends, default=scope.end))
+            return _loop_of_the_module(file_model, scope, call, (last[0], min(ends, default=scope.end)))
         if last is not None:
             return None  # the model was put back in training mode
         loop = call.site.loop
@@ -357,6 +456,252 @@ def evaluate_robustness(model, val_loader, eps=0.03):
         (grad,) = torch.autograd.grad(loss, x)
         yield (x + eps * grad.sign()).detach()
 """,
+        """\
+import gym
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+policy = nn.Sequential(nn.Linear(4, 64), nn.ReLU(), nn.Linear(64, 2), nn.Softmax(dim=-1))
+optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)
+env = gym.make("CartPole-v1")
+
+
+def choose(state, log_probs):
+    dist = Categorical(policy(torch.as_tensor(state)))
+    action = dist.sample()
+    log_probs.append(dist.log_prob(action))
+    return action.item()
+
+
+for episode in range(500):
+    state, log_probs, rewards = env.reset()[0], [], []
+    done = False
+    while not done:
+        state, reward, done, *_ = env.step(choose(state, log_probs))
+        rewards.append(reward)
+    loss = -torch.stack(log_probs).sum() * sum(rewards)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+""",
+        """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Learner:
+    def __init__(self):
+        self.online, self.target = nn.Linear(4, 2), nn.Linear(4, 2)
+        self.opt = torch.optim.Adam(self.online.parameters())
+
+    def update(self, s, a, r, s2):
+        q = self.online.forward(s).gather(1, a)
+        q_next = self.target(s2).detach().max(1)[0].unsqueeze(1)
+        loss = nn.functional.mse_loss(q, r + 0.9 * q_next)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+learner = Learner()
+for step in range(100):
+    s, s2 = torch.randn(32, 4), torch.randn(32, 4)
+    a, r = torch.randint(0, 2, (32, 1)), torch.randn(32, 1)
+    print(learner.update(s, a, r, s2))
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+W = torch.randn((27, 27), requires_grad=True)
+for step in range(100):
+    ix = torch.randint(0, 27, (64,))
+    logits = F.one_hot(ix, 27).float() @ W
+    loss = F.cross_entropy(logits, torch.randint(0, 27, (64,)))
+    W.grad = None
+    loss.backward()
+    with torch.no_grad():
+        W -= 0.1 * W.grad
+    print(loss.item())
+
+with torch.no_grad():
+    for _ in range(5):
+        ix, out = 0, []
+        while True:
+            probs = F.softmax(F.one_hot(torch.tensor([ix]), 27).float() @ W, dim=1)
+            ix = torch.multinomial(probs, 1).item()
+            out.append(ix)
+            if ix == 0:
+                break
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+E = torch.randn((27, 16), requires_grad=True)
+W = torch.randn((16, 27), requires_grad=True)
+opt = torch.optim.SGD([E, W], lr=0.1)
+for episode in range(100):
+    ix, log_probs = 0, []
+    for t in range(10):
+        logits = E[torch.tensor([ix])] @ W
+        probs = F.softmax(logits, dim=1)
+        ix = torch.multinomial(probs, 1).item()
+        log_probs.append(torch.log(probs[0, ix]))
+    loss = -torch.stack(log_probs).sum() * (1.0 if ix == 0 else -1.0)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
+        """\
+import torch
+import torch.nn as nn
+
+
+class Captioner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 32)
+        self.cell = nn.GRUCell(32, 32)
+        self.head = nn.Linear(32, 100)
+
+    def make_mask(self, tokens):
+        return tokens != 0
+
+
+model = Captioner()
+optimizer = torch.optim.Adam(model.parameters())
+
+
+def validate(tokens):
+    model.eval()
+    h = torch.zeros(1, 32)
+    words = [1]
+    with torch.no_grad():
+        for t in range(20):
+            h = model.cell(model.embed(torch.tensor([words[-1]])), h)
+            words.append(model.head(h).argmax(-1).item())
+    for t in range(20):
+        mask = model.make_mask(torch.tensor(words))
+        print(mask.sum().item())
+    model.train()
+    return words
+
+
+for epoch in range(3):
+    tokens = torch.randint(0, 100, (8, 12))
+    h, loss = torch.zeros(8, 32), 0.0
+    for t in range(tokens.size(1) - 1):
+        h = model.cell(model.embed(tokens[:, t]), h)
+        loss = loss + nn.functional.cross_entropy(model.head(h), tokens[:, t + 1])
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    validate(tokens)
+""",
+        """\
+import torch
+import torch.nn as nn
+
+G = nn.Sequential(nn.Linear(8, 16), nn.Tanh())
+D = nn.Sequential(nn.Linear(16, 1), nn.Sigmoid())
+opt_g = torch.optim.Adam(G.parameters())
+opt_d = torch.optim.Adam(D.parameters())
+bce = nn.BCELoss()
+for step in range(1000):
+    real = torch.randn(32, 16)
+    fake = G(torch.randn(32, 8))
+    d_loss = bce(D(real), torch.ones(32, 1)) + bce(D(fake.detach()), torch.zeros(32, 1))
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    g_loss = bce(D(fake), torch.ones(32, 1))
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+    if step % 100 == 0:
+        print(D(fake).mean().item())
+""",
+        """\
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 2)
+
+    @torch.no_grad()
+    def act(self, obs):
+        return self.body(obs).argmax(-1)
+
+    def scores(self, obs):
+        with torch.no_grad():
+            return self.body(obs)
+
+
+policy = Policy()
+policy.eval()
+obs = torch.zeros(1, 4)
+for step in range(100):
+    action = policy.act(obs).item()
+    best = policy.scores(obs).max().item()
+    obs = torch.randn(1, 4)
+""",
+        """\
+from collections import namedtuple
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributions import Categorical
+
+Step = namedtuple("Step", ["log_prob", "value"])
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(4, 32)
+        self.actor = nn.Linear(32, 2)
+        self.critic = nn.Linear(32, 1)
+        self.history = []
+
+    def forward(self, x):
+        h = F.relu(self.trunk(x))
+        return F.softmax(self.actor(h), dim=-1), self.critic(h)
+
+
+agent = ActorCritic()
+optimizer = torch.optim.Adam(agent.parameters(), lr=3e-2)
+
+
+def pick(state):
+    probs, value = agent(torch.from_numpy(state).float())
+    dist = Categorical(probs)
+    action = dist.sample()
+    agent.history.append(Step(dist.log_prob(action), value))
+    return action.item()
+
+
+for episode in range(100):
+    state, rewards = np.zeros(4, dtype=np.float32), []
+    for t in range(200):
+        action = pick(state)
+        state = np.random.rand(4).astype(np.float32)
+        rewards.append(1.0)
+    losses = [-s.log_prob * (r - s.value.item()) + F.smooth_l1_loss(s.value, torch.tensor([r]))
+              for s, r in zip(agent.history, rewards)]
+    optimizer.zero_grad()
+    torch.stack(losses).sum().backward()
+    optimizer.step()
+    del agent.history[:]
+""",
     )
     invalid = (
         """\
@@ -382,17 +727,132 @@ def predict(model, batches):
         labels.extend(model(batch).argmax(-1).tolist())  # expect: TL101
     return labels
 """,
+        """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class QNet(nn.Module):
+    def __init__(self, n_states, n_actions):
+        super().__init__()
+        self.fc = nn.Linear(n_states, n_actions)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Agent:
+    def __init__(self, n_states, n_actions):
+        self.q, self.q_target = QNet(n_states, n_actions), QNet(n_states, n_actions)
+        self.n_actions = n_actions
+
+    def act(self, state, epsilon):
+        if np.random.rand() < epsilon:
+            action = np.random.randint(self.n_actions)
+        else:
+            values = self.q.forward(torch.as_tensor(state).unsqueeze(0))  # expect: TL101
+            action = values.argmax(1).numpy()[0]
+        return action
+
+
+agent = Agent(4, 2)
+state = np.zeros(4, dtype=np.float32)
+for step in range(1000):
+    action = agent.act(state, 0.1)
+    state = np.random.rand(4).astype(np.float32)
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+g = torch.Generator().manual_seed(0)
+E = torch.randn((27, 8), generator=g)
+W = torch.randn((24, 27), generator=g)
+params = [E, W]
+for p in params:
+    p.requires_grad = True
+
+for step in range(100):
+    ix = torch.randint(0, 27, (32, 3), generator=g)
+    loss = F.cross_entropy(E[ix].view(32, -1) @ W, torch.randint(0, 27, (32,), generator=g))
+    for p in params:
+        p.grad = None
+    loss.backward()
+    for p in params:
+        p.data -= 0.1 * p.grad
+
+for _ in range(5):
+    context, out = [0, 0, 0], []
+    while True:
+        logits = E[torch.tensor([context])].view(1, -1) @ W  # expect: TL101
+        ix = torch.multinomial(F.softmax(logits, dim=1), 1, generator=g).item()
+        context = context[1:] + [ix]
+        out.append(ix)
+        if ix == 0:
+            break
+    print(out)
+""",
+        """\
+import torch
+import torch.nn.functional as F
+
+
+class Dense:
+    def __init__(self, n_in, n_out):
+        self.weight = torch.randn(n_in, n_out) / n_in ** 0.5
+        self.training = True
+
+    def __call__(self, x):
+        out = x @ self.weight
+        return out if self.training else out * 1.0
+
+    def parameters(self):
+        return [self.weight]
+
+
+layers = [Dense(10, 50), Dense(50, 10)]
+for layer in layers:
+    layer.training = False
+
+tokens = [0]
+for _ in range(20):
+    x = F.one_hot(torch.tensor(tokens[-1:]), 10).float()
+    for layer in layers:
+        x = layer(x)  # expect: TL101
+    tokens.append(torch.multinomial(F.softmax(x, dim=1), 1).item())
+""",
+        """\
+import torch
+
+decoder = torch.load("decoder.pt")
+decoder.eval()
+
+
+def caption(features, start, end, max_len=20):
+    words = [start]
+    h = features
+    while len(words) < max_len:
+        h = decoder.cell(decoder.embed(torch.tensor([words[-1]])), h)  # expect: TL101
+        words.append(decoder.head(h).argmax(-1).item())  # expect: TL101
+        if words[-1] == end:
+            break
+    return words
+""",
     )
 
 
 def _no_grad_fix(file_model: FileModel, call):
     """Wrap the loop around the forward pass (or its statement, outside loops) in ``no_grad``."""
-    loop = call.site.loop
-    target = loop.node if loop is not None else enclosing_statement(file_model, call.node)
+    return _wrap_in_no_grad(file_model, call.scope, call.site.loop, call.node)
+
+
+def _wrap_in_no_grad(file_model: FileModel, scope, loop, node):
+    target = loop.node if loop is not None else enclosing_statement(file_model, node)
     if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or suspends(target):
         return None  # a one-line suite, or a generator/coroutine that would leak no_grad to its caller
     name, imports = torch_reference(file_model, "no_grad")
-    if shadowed(call.scope, name.split(".")[0]):
+    if shadowed(scope, name.split(".")[0]):
         return None  # ``def evaluate(model, torch)``: the name would not reach the module
     what = "loop" if loop is not None else "statement"
     # Under the new no_grad a volatile Variable inside is dead code; left there, it
@@ -414,6 +874,125 @@ def _generates(file_model: FileModel, scope, call) -> bool:
     return not _keeps_graph(file_model, scope)
 
 
+def _loop_of_the_module(file_model: FileModel, scope, call, span):
+    """At module level (a script, a notebook), the outermost loop of ``span`` around the call,
+    when no backward consumes what it computes: a later cell that computes gradients for a
+    demonstration of its own does not make the sampling loop above need them."""
+    loop = call.site.loop
+    if not scope.is_module or loop is None:
+        return span
+    while loop.parent is not None and loop.parent.start >= span[0]:
+        loop = loop.parent
+    if loop.start < span[0] or _loop_feeds_a_backward(file_model, scope, loop):
+        return span
+    return (loop.start, loop.end)
+
+
+def _outermost(loop):
+    while loop is not None and loop.parent is not None:
+        loop = loop.parent
+    return loop
+
+
+def _outermost_step_loop(loop):
+    """The outermost loop around ``loop`` when some loop there is a ``while`` or runs over
+    ``range``: a step-by-step loop, not a pass over data."""
+    steps, outer = False, None
+    while loop is not None:
+        steps = steps or loop.iter is None or _is_range(loop.iter)
+        outer, loop = loop, loop.parent
+    return outer if steps else None
+
+
+def _computes_with(file_model: FileModel, expr, params) -> bool:
+    """Does ``expr`` compute with one of ``params``: ``C[ix]``, ``h @ W2 + b2``,
+    ``torch.tanh(W)``? Reading ``W.shape``, ``W.grad`` or ``W.data`` is no computation."""
+    found = []
+
+    def enter(node):
+        if isinstance(node, cst.Subscript):
+            found.append(dotted(node.value) in params)
+        elif isinstance(node, cst.BinaryOperation):
+            found.append(dotted(node.left) in params or dotted(node.right) in params)
+        elif isinstance(node, cst.Call) and (file_model.names.qualify(dotted(node.func) or "") or "").startswith("torch."):
+            found.append(any(dotted(arg.value) in params for arg in node.args))
+
+    walk(expr, enter, lambda n: None)
+    return any(found)
+
+
+def _bound_locally(scope) -> set:
+    if scope.is_module:
+        return set()
+    return set(scope.params) | {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
+
+
+def _reads_numbers(scope, loop) -> bool:
+    """Does the loop read Python numbers off its tensors (``multinomial(...).item()``)?"""
+    return any(loop.contains(c.order) and (c.method in _CUTS or (c.callee or "").rsplit(".", 1)[-1] in _CUTS)
+               for c in scope.calls)
+
+
+def _steps_a_part(file_model: FileModel, scope, call, models) -> bool:
+    """``decoder.decode_step(x, (h, c))``, ``decoder.fc(h)`` in a ``range``/``while`` loop
+    (beam search, greedy decoding): a part of a model the code put in eval mode, run step
+    by step. Methods that run their own inference (``generate``, ``sample``) are not parts."""
+    if not _in_step_loop(call) or not file_model.is_submodule_forward(call):
+        return False
+    holder = call.receiver
+    while holder.endswith(".module"):
+        holder = holder.rsplit(".", 1)[0]
+    if holder == "self" or not _may_run_layers(file_model, call.method):
+        return False
+    return holder in models or (not scope.is_module and _global_model_in_eval(file_model, scope, holder))
+
+
+# Methods that build inputs rather than run layers, when their class is out of sight.
+_BUILDS_INPUTS = ("make_", "build_", "create_")
+
+
+def _may_run_layers(file_model: FileModel, method: str) -> bool:
+    """A model class of this file that defines ``method`` runs layers in it (``self.fc(h)``,
+    ``self(x)``); ``make_trg_mask`` only compares and builds tensors. With no such class in
+    sight, a method named for building inputs is taken for one that does."""
+    defined = [m for (cls, name), m in file_model.methods.items()
+               if name == method and (file_model.is_module_class(cls) or cls in file_model.roles.model_classes)]
+    if not defined:
+        return not method.startswith(_BUILDS_INPUTS)
+    return any(_runs_layers(file_model, m, set()) for m in defined)
+
+
+def _runs_layers(file_model: FileModel, method, seen: set) -> bool:
+    """Does the method call ``self(...)``, ``self.forward`` or an attribute of ``self`` that
+    is no method of its class (a submodule), or a sibling method that does, with grad on?"""
+    if id(method) in seen or method.decorator_grad is GradMode.NO_GRAD:
+        return False  # ``@torch.no_grad() def act(...)`` records nothing for its caller
+    seen.add(id(method))
+    for call in method.calls:
+        if call.site.grad is GradMode.NO_GRAD:
+            continue
+        callee = call.callee or ""
+        if callee in ("self", "self.forward"):
+            return True
+        head, _, attr = callee.partition(".")
+        if head != "self" or not attr or "." in attr:
+            continue
+        sibling = file_model.methods.get((method.class_name, attr))
+        if sibling is None or _runs_layers(file_model, sibling, seen):
+            return True
+    return False
+
+
+def _in_step_loop(call) -> bool:
+    """Inside a ``while`` loop or a loop over ``range(...)``: one step after another."""
+    loop = call.site.loop
+    while loop is not None:
+        if loop.iter is None or _is_range(loop.iter):
+            return True
+        loop = loop.parent
+    return False
+
+
 def _global_model_in_eval(file_model: FileModel, scope, target: str) -> bool:
     """``model.eval()`` at module level, ``def detect(image): model(image)``: the module's own
     model, put in eval mode and never back in training mode anywhere in the file."""
@@ -430,22 +1009,32 @@ def _global_model_in_eval(file_model: FileModel, scope, target: str) -> bool:
 _NUMBER_CUTS = frozenset(("item", "numpy", "tolist", "argmax", "argmin", "data", "int", "float"))
 
 
-def _hands_back_numbers(scope) -> bool:
+def _hands_back_numbers(file_model: FileModel, scope) -> bool:
     """Every value the function returns went through ``.numpy()``, ``.item()``, ``argmax``...
-    on its way (``action = torch.max(q, 1)[1].data.numpy()``): no graph reaches the caller."""
+    on its way (``action = torch.max(q, 1)[1].data.numpy()``): no graph reaches the caller.
+    Other bindings of the returned name may reshape it or draw a random action instead
+    (``action = np.random.randint(n)``), as long as they read no graph-carrying name."""
     if not scope.returns:
         return False
+    taint = file_model.taint(scope)
     for _, value in scope.returns:
         if _cuts(value):
             continue
         names = set(identifiers(value))
-        sources = [a.value for a in scope.assignments
+        sources = [a for a in scope.assignments
                    if a.value is not None and any(n in bound_paths(t) for t in a.targets for n in names)]
-        if not names or not sources or not all(_cuts(v) or set(identifiers(v)) <= names for v in sources):
+        if not names or not sources or not all(_cuts(a.value) or _reads_no_graph(taint, a, names) for a in sources):
             return False
-        if not any(_cuts(v) for v in sources):
+        if not any(_cuts(a.value) for a in sources):
             return False
     return True
+
+
+def _reads_no_graph(taint, assignment, returned: set) -> bool:
+    """Built from the returned names themselves, or from names holding no graph."""
+    held = taint.names_at(assignment.order)
+    return not taint.carries_graph(assignment.value, assignment.order) and all(
+        n in returned or n not in held for n in identifiers(assignment.value))
 
 
 def _cuts(node) -> bool:
@@ -577,9 +1166,13 @@ def _hooks_registered(file_model: FileModel) -> bool:
 def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
     """Does a value bound in the loop (or kept by it) reach a backward of the module?
     Not when every backward of the module runs before the loop (sampling after training)."""
-    if not any(loop.start <= c.order and (file_model.is_backward(c) or file_model.is_autograd_grad(c))
-               for c in file_model.reachable_calls(scope)):
+    backwards = [c for c in file_model.reachable_calls(scope)
+                 if loop.start <= c.order and (file_model.is_backward(c) or file_model.is_autograd_grad(c))]
+    if not backwards:
         return False
+    if scope.is_module and all(c.scope is scope and c.order >= loop.end for c in backwards):
+        # Later cells of a notebook: follow each backward's values back, in order.
+        return any(_reaches_into(file_model, scope, c, loop) for c in backwards)
     consumed = consumed_by_backward(file_model, scope)
     taint = file_model.taint(scope)
     for a in scope.assignments:
@@ -590,6 +1183,32 @@ def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
         and any(taint.carries_graph(arg.value, c.order) for arg in c.node.args)
         for c in scope.calls
     )
+
+
+def _reaches_into(file_model: FileModel, scope, backward, loop) -> bool:
+    """Does a backward after ``loop`` differentiate something the loop bound or stored?
+    Walks the statements between them backwards: ``x = w @ inp`` rebinds ``x``, so the
+    ``x`` of the loop above is not what ``loss.backward()`` reaches."""
+    live = set(read_paths(backward.node))
+    source = differentiated(backward)
+    if source is not None:
+        live.update(read_paths(source))
+    between = [a for a in scope.assignments if loop.end <= a.order < backward.order and a.value is not None]
+    stores = [c for c in scope.calls if loop.end <= c.order < backward.order
+              and c.method in STORE_METHODS and c.receiver]
+    for event in sorted(between + stores, key=lambda e: e.order, reverse=True):
+        if hasattr(event, "kind"):
+            bound = {p for t in event.targets for p in bound_paths(t)}
+            if not bound & live:
+                continue
+            if event.kind == "assign":
+                live -= {dotted(t) for t in event.targets}  # a whole rebinding ends the old value
+            live.update(read_paths(event.value))
+        elif event.receiver in live:
+            live.update(p for arg in event.node.args for p in read_paths(arg.value))
+    in_loop = {p for a in scope.assignments if loop.contains(a.order) for t in a.targets for p in bound_paths(t)}
+    in_loop.update(c.receiver for c in scope.calls if loop.contains(c.order) and c.method in STORE_METHODS)
+    return bool(live & in_loop)
 
 
 def _runs_what_it_is_given(file_model: FileModel, scope, call) -> bool:
