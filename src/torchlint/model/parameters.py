@@ -177,6 +177,8 @@ def layer_parameter(file_model: FileModel, scope: Scope, path: str, order: int) 
     owner, _, attr = path.rpartition(".")
     if attr not in PARAMETER_ATTRS or not owner:
         return False
+    if any(dotted(t) == path for a in file_model.assignments for t in a.targets):
+        return False  # ``self.emb.weight = nn.Parameter(table, requires_grad=False)``: not as built
     if "." in owner:
         values = [a.value for a in file_model.assignments if any(dotted(t) == owner for t in a.targets)]
         if not values or any(a.kind != "assign" for a in file_model.assignments
@@ -198,6 +200,8 @@ def _builds_layer_with(file_model: FileModel, value, attr: str) -> bool:
     params = LAYER_PARAMETERS.get(layer or "")
     if params is None or attr not in params:
         return False
+    if literal_bool(keyword(value, "_freeze")) is True:
+        return False  # ``nn.Embedding(n, d, _freeze=True)``
     switch = params[attr]
     if switch is _ALWAYS:
         return True

@@ -75,14 +75,15 @@ def is_leaf_at(bindings: dict, path: str, order: int) -> bool:
 
 
 def class_parameters(file_model: FileModel, cls) -> set:
-    """``self.w`` attributes a method of ``cls`` binds to an ``nn.Parameter``."""
-    found = set()
+    """``self.w`` attributes the methods of ``cls`` bind to an ``nn.Parameter``, and to
+    nothing else (``self.w = self.w.detach()`` elsewhere makes it unknown)."""
+    flags = {}
     for scope in file_model.scopes:
         if scope.class_name == cls:
             for path, seen in leaf_bindings(file_model, scope).items():
-                if path.startswith("self.") and any(leaf for _, leaf in seen):
-                    found.add(path)
-    return found
+                if path.startswith("self."):
+                    flags.setdefault(path, []).extend(leaf for _, leaf in seen)
+    return {path for path, leaves in flags.items() if all(leaves)}
 
 
 def _import_time_leaf_writes(tree_index: TreeIndex) -> bool:
