@@ -6,8 +6,9 @@ tell tests apart: research repositories call their evaluation programs
 ``test_net.py`` and ``test_model.py``, and those are the code the rules are
 for. A file is a unit test when it is pytest's ``conftest.py``, imports a test
 framework (pytest, unittest, torch's internal test utilities), or defines test
-functions that assert and that the file never calls itself: a test runner
-collects and calls them, while an evaluation program calls its own ``test()``.
+functions that assert: one the file never calls itself (a test runner collects
+it), or several (a suite the file runs from its own ``main()``). An evaluation
+program calls its own ``test()``.
 """
 from __future__ import annotations
 
@@ -33,19 +34,21 @@ def is_unit_test_file(file_model: FileModel) -> bool:
         return True
     if any(module.startswith(_TORCH_TEST_UTILITIES) for module, _, _ in names.origins.values()):
         return True
-    return any(_is_collected_test(file_model, scope) for scope in file_model.scopes)
+    tests = [scope for scope in file_model.scopes if _is_test_function(scope) and _asserts(scope)]
+    # A runner collects and calls them; a script that runs a suite of its own from
+    # ``main()`` (distributed tests launched as programs) is a test too.
+    return len(tests) >= 2 or any(not _called(file_model, scope) for scope in tests)
 
 
-def _is_collected_test(file_model: FileModel, scope: Scope) -> bool:
-    """A ``test*`` function (or a ``test*`` method of a ``Test*`` class) that asserts
-    and that no code of this file calls."""
+def _is_test_function(scope: Scope) -> bool:
+    """A ``test*`` function, or a ``test*`` method of a ``Test*`` class."""
     if scope.is_module or not scope.parent.is_module or not scope.name.startswith("test"):
         return False
-    if scope.class_name is not None and "test" not in scope.class_name.lower():
-        return False
-    if file_model.callers.get(scope) or _called_by_name(file_model, scope.name):
-        return False
-    return _asserts(scope)
+    return scope.class_name is None or "test" in scope.class_name.lower()
+
+
+def _called(file_model: FileModel, scope: Scope) -> bool:
+    return bool(file_model.callers.get(scope)) or _called_by_name(file_model, scope.name)
 
 
 def _called_by_name(file_model: FileModel, name: str) -> bool:
