@@ -99,23 +99,32 @@ def _import_time_construction(tree_index: TreeIndex) -> bool:
 
 
 def _forward_writes_self(tree_index: TreeIndex) -> bool:
-    """A class's ``forward`` writes in place to one of its own attributes (``self.w.clamp_()``)."""
+    """A class has a ``forward``, and some function writes in place to ``self`` or to one of
+    its own arguments: ``self.w.clamp_()`` in forward, or in a helper forward calls."""
+    functions = []
     for stmt in tree_index.bodies[0]:
-        if not isinstance(stmt, ast.ClassDef):
-            continue
-        for method in stmt.body:
-            if isinstance(method, ast.FunctionDef) and method.name == "forward":
-                if any(_writes_in_place(n) and _on_self(n) for n in ast.walk(method)):
-                    return True
+        if isinstance(stmt, ast.ClassDef):
+            functions.extend(m for m in stmt.body if isinstance(m, ast.FunctionDef))
+        elif isinstance(stmt, ast.FunctionDef):
+            functions.append(stmt)
+    if not any(f.name == "forward" for f in functions):
+        return False
+    for function in functions:
+        nodes = list(ast.walk(function))
+        arguments = {a.arg for n in nodes if isinstance(n, ast.FunctionDef)
+                     for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
+        if any(_writes_in_place(n) and _written_root(n) in arguments for n in nodes):
+            return True
     return False
 
 
-def _on_self(node: ast.AST) -> bool:
+def _written_root(node: ast.AST):
+    """The name a write starts from: ``self`` for ``self.w.clamp_()`` and ``self.w[0] = 0``."""
     target = node.func.value if isinstance(node, ast.Call) else (
         node.target if isinstance(node, ast.AugAssign) else node.targets[0])
     while isinstance(target, (ast.Attribute, ast.Subscript)):
         target = target.value
-    return isinstance(target, ast.Name) and target.id == "self"
+    return target.id if isinstance(target, ast.Name) else None
 
 
 def _writes_in_place(node: ast.AST) -> bool:
