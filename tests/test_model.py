@@ -133,3 +133,19 @@ def test_functions_of_imported_modules_are_not_forward_passes():
     """)
     forwards = {c.callee for c in model.calls if model.is_forward(c)}
     assert forwards == {"model", "self_net"}
+
+
+@pytest.mark.parametrize("path, source, unit_test", [
+    ("test_net.py", "import argparse\nparser = argparse.ArgumentParser()\n", False),  # a name is not enough
+    ("test_model.py", "def test(model, loader):\n    assert model\ntest(m, l)\n", False),  # runs its own test()
+    ("test_shapes.py", "def test_shape():\n    assert f(1) == 1\n", True),  # collected by pytest
+    ("checks.py", "class TestNet:\n    def test_forward(self):\n        self.assertEqual(1, 1)\n", True),
+    ("test_ops.py", "def test_nothing():\n    print(1)\n", False),  # asserts nothing
+    ("test_metrics.py", "def test_a():\n    assert 1\ndef test_b():\n    assert 2\ndef main():\n    test_a()\n"
+                        "    test_b()\n", True),  # a suite run from its own main()
+    ("conftest.py", "import torch\n", True),
+    ("eval.py", "import unittest\n", True),
+    ("eval.py", "from torch.testing._internal.common_utils import TestCase\n", True),
+])
+def test_unit_tests_are_told_by_content(path, source, unit_test):
+    assert FileModel(cst.parse_module(source), path).is_test_file is unit_test

@@ -23,6 +23,7 @@ from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames
 from torchlint.model.roles import Roles
 from torchlint.model.project import ProjectView, view_for
+from torchlint.model.unit_tests import is_unit_test_file
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 # scope_grad's mark for a scope whose mode is being computed (a call cycle).
@@ -544,15 +545,11 @@ class FileModel:
     def is_test_file(self) -> bool:
         """Unit tests run a forward pass to compare outputs and trigger errors on purpose.
 
-        Told by file name and by importing a test framework, not by folder:
-        a ``tests/`` folder also holds data and example programs.
+        Told by content (a test framework imported, test functions that assert and
+        that nothing here calls), not by name: ``test_net.py`` is often an
+        evaluation program (``model/unit_tests.py``).
         """
-        base = self.path.replace("\\", "/").rsplit("/", 1)[-1].lower()
-        if base.startswith(("test_", "testing")) or base == "conftest.py":
-            return True
-        if base.endswith(("_test.py", "_tests.py")) or "test_case" in base or "testcase" in base:
-            return True
-        return bool(self.names.imported_roots & {"pytest", "unittest"})
+        return is_unit_test_file(self)
 
     def is_test_function(self, scope: Scope) -> bool:
         """``test_*`` methods of ``*TestCase`` / ``Test*`` classes, wherever the file lives."""

@@ -29,6 +29,7 @@ _KEEPS_DTYPE = frozenset(
     "unsqueeze squeeze expand flatten normal_ uniform_ fill_ zero_ pin_memory share_memory_".split()
 )
 _DEVICE_WORDS = frozenset(("device", "dev", "cuda", "cpu", "gpu", "rank"))
+_VARIABLE = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Variable"))
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,10 @@ class DtypeReader:
         qualified = self.file_model.names.qualify(dotted(func))
         if qualified is not None and qualified.startswith("torch.") and qualified.count(".") == 1:
             return self._factory_origin(call, qualified.split(".", 1)[1], scope, order, depth)
+        if qualified in _VARIABLE:  # ``Variable(torch.randn(3), requires_grad=True)`` keeps the dtype
+            inner = self.origin(positional(call, 0), scope, order, depth + 1)
+            grad = literal_bool(keyword(call, "requires_grad") or positional(call, 1)) is True
+            return Origin(inner.precision, inner.node, inner.kind, inner.requires_grad or grad) if inner else None
         if not isinstance(func, cst.Attribute):
             return None
         method = func.attr.value
@@ -129,7 +134,7 @@ class DtypeReader:
         if dtype is not None:
             precision = dtype_precision(self.file_model, dtype)
             return Origin(precision, dtype, "dtype", grad) if precision else None
-        if name in DEFAULT_DTYPE_FACTORIES:
+        if name in DEFAULT_DTYPE_FACTORIES or (name == "tensor" and _float_literals(positional(call, 0))):
             return Origin("low", call, "factory", grad) if self.default_known else None
         if name in LIKE_FACTORIES:
             inner = self.origin(positional(call, 0), scope, order, depth + 1)
@@ -146,6 +151,24 @@ class DtypeReader:
         if keyword(call, "dtype") is not None or positional(call, 1) is not None or not _is_device(target):
             return None  # a dtype we cannot read, or a tensor to copy the dtype of
         return self.origin(call.func.value, scope, order, depth + 1)
+
+
+def _float_literals(data) -> bool:
+    """``[1.0, 2.0]``, ``[[0.5, 1], [2, 3]]``: numbers only, one of them a float literal, so
+    ``torch.tensor(data)`` has the default dtype (not a numpy array's, nor int64)."""
+    numbers = []
+    todo = [data]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.List, cst.Tuple)):
+            todo.extend(el.value for el in node.elements if not isinstance(el, cst.StarredElement))
+        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            todo.append(node.expression)
+        elif isinstance(node, (cst.Integer, cst.Float)):
+            numbers.append(node)
+        else:
+            return False
+    return any(isinstance(n, cst.Float) for n in numbers)
 
 
 def _binds(target, name) -> bool:

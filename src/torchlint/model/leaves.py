@@ -22,13 +22,16 @@ if TYPE_CHECKING:
     from torchlint.model import FileModel
 
 
-def known_grad_scope(file_model: FileModel, scope, _seen=None) -> bool:
+def known_grad_scope(file_model: FileModel, scope, _seen=None, *, forward_records: bool = False) -> bool:
     """Does autograd surely record in ``scope``, whoever calls it?
 
     Module-level code does, and so does a function that itself backpropagates
     (its loss needs grad). Otherwise only when every caller is in this module,
     records at the call, and is itself known to record: a helper with no
-    caller here may run under a caller's no_grad.
+    caller here may run under a caller's no_grad. A class's ``__init__`` is
+    called where the class is built (``Net()``, ``Encoder(...)`` in another
+    ``__init__``). With ``forward_records``, a model's ``forward`` counts as
+    recording: training runs it with grad on, whatever evaluation does.
     """
     if _seen and id(scope) in _seen:
         return False  # recursion: a cycle proves nothing
@@ -41,10 +44,57 @@ def known_grad_scope(file_model: FileModel, scope, _seen=None) -> bool:
         return True
     if scope.class_name is not None and scope.name == "training_step":
         return True  # Lightning runs it with grad enabled
+    if forward_records and scope.name == "forward" and file_model.is_module_class(scope.class_name):
+        return True
     callers = file_model.callers.get(scope)
+    if not callers and scope.class_name is not None and scope.name == "__init__":
+        callers = constructions(file_model, scope.class_name)
     return bool(callers) and all(
-        file_model.grad_at(c.site) is GradMode.GRAD and known_grad_scope(file_model, c.scope, seen) for c in callers
+        file_model.grad_at(c.site) is GradMode.GRAD
+        and known_grad_scope(file_model, c.scope, seen, forward_records=forward_records)
+        for c in callers
     )
+
+
+def constructions(file_model: FileModel, cls: str) -> list:
+    """The calls in this file that build ``cls`` or a class of this file derived from it
+    (and so run its ``__init__``)."""
+    return file_model.derived(_constructions, cls)
+
+
+def _constructions(file_model: FileModel, cls: str) -> list:
+    classes, todo = {cls}, [cls]
+    while todo:
+        base = todo.pop()
+        for sub, bases in file_model.class_bases.items():
+            if sub not in classes and base in bases:
+                classes.add(sub)
+                todo.append(sub)
+    return [c for c in file_model.calls if c.callee in classes]
+
+
+def argument_at_calls(file_model: FileModel, scope, name: str) -> list:
+    """``[(call, argument)]`` for every call of ``scope`` in this module, ``argument`` being
+    what the call binds to the parameter ``name`` (None where the default is used).
+    Empty when the function has no caller here, or ``name`` is not a plain parameter."""
+    node = scope.node
+    params = node.params
+    positional_names = [p.name.value for p in (*params.posonly_params, *params.params)]
+    keyword_names = positional_names + [p.name.value for p in params.kwonly_params]
+    if name not in keyword_names:
+        return []
+    out = []
+    for call in file_model.callers.get(scope, ()):
+        if any(arg.star for arg in call.node.args):
+            return []  # ``f(*args)``, ``f(**cfg)``: cannot tell what binds where
+        names = positional_names
+        if scope.class_name is not None and names and (call.callee or "").startswith(("self.", "cls.")):
+            names = names[1:]  # ``self.helper(x)``: ``self`` is bound already
+        value = keyword(call.node, name)
+        if value is None and name in names:
+            value = positional(call.node, names.index(name))
+        out.append((call, value))
+    return out
 
 
 def reaching_value(scope, path: str, order: int):
@@ -188,3 +238,48 @@ def _freeze_call(call) -> bool:
     if "requires_grad" in method or "toggle_grad" in method:
         return any(literal_false(arg.value) for arg in call.node.args)
     return False
+
+
+def freezes(file_model: FileModel) -> list:
+    """``(scope, order, path)`` for every place that may turn ``requires_grad`` off:
+    ``p.requires_grad = False`` (or any value but a literal True),
+    ``emb.requires_grad_(False)``, ``set_requires_grad(net, False)``, ``freeze(model)``.
+    ``path`` is what is frozen (a receiver or an argument), None when it cannot be read."""
+    return file_model.derived(_freezes)
+
+
+def _freezes(file_model: FileModel) -> list:
+    out = []
+    for call in file_model.calls:
+        if _freeze_call(call):
+            paths = [call.receiver] if call.receiver else []
+            paths += [p for p in (dotted(arg.value) for arg in call.node.args) if p]
+            out.extend((call.scope, call.order, p) for p in (paths or [None]))
+    for a in file_model.assignments:
+        if a.kind == "assign" and not _literal_true(a.value):
+            for t in a.targets:
+                if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad":
+                    out.append((a.site.scope, a.order, dotted(t.value)))
+    return out
+
+
+def frozen_for(file_model: FileModel, scope, order: int, paths) -> bool:
+    """Might ``requires_grad`` be off for what ``paths`` name (a tensor and the modules it
+    belongs to) at ``order`` in ``scope``? A freeze of any of them, of a module holding
+    them or of a part of them counts, wherever it is, except one later in the same
+    function: that one comes too late for the write before it."""
+    paths = [p for p in paths if p]
+    for where, at, frozen in freezes(file_model):
+        if where is scope and at > order:
+            continue
+        if frozen is None or any(_related(frozen, p) for p in paths):
+            return True
+    return False
+
+
+def _related(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _literal_true(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 import libcst as cst
 
-from torchlint.model.expr import dotted
+from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.leaves import is_leaf_factory, method_chain, produced_by_graph_call, reaching_value
 from torchlint.model.tensors import TensorNames
 from torchlint.model.vocab import LEAF_WRAPPERS, PARAMETER_ITERATORS, SHAPE_METHODS
@@ -27,6 +27,27 @@ if TYPE_CHECKING:
 _AFTER_DETACH = SHAPE_METHODS | frozenset(("clone", "detach"))
 # A module's own parameters, read as attributes: ``model.fc.weight``.
 PARAMETER_ATTRS = frozenset(("weight", "bias"))
+
+
+def _switched(keyword_name: str, index: int, *attrs) -> dict:
+    return {attr: (keyword_name, index) for attr in attrs}
+
+
+_ALWAYS = None
+# torch.nn layers whose ``weight``/``bias`` are trainable parameters as built, with the
+# argument (keyword, position) that, given a literal False, builds the layer without them.
+# InstanceNorm (affine=False by default) and ``Embedding.from_pretrained`` (frozen by
+# default) are not here.
+LAYER_PARAMETERS = {
+    "Linear": {"weight": _ALWAYS, **_switched("bias", 2, "bias")},
+    "Bilinear": {"weight": _ALWAYS, **_switched("bias", 3, "bias")},
+    **{conv: {"weight": _ALWAYS, **_switched("bias", 7, "bias")} for conv in (
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")},
+    "Embedding": {"weight": _ALWAYS}, "EmbeddingBag": {"weight": _ALWAYS}, "PReLU": {"weight": _ALWAYS},
+    "LayerNorm": _switched("elementwise_affine", 2, "weight", "bias"),
+    **{norm: _switched("affine", 3, "weight", "bias") for norm in (
+        "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm")},
+}
 
 
 def _calls_parameter_iterator(expr) -> Optional[str]:
@@ -146,3 +167,43 @@ def is_tensor(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
 
 def _tensor_names(file_model: FileModel, scope: Scope) -> TensorNames:
     return TensorNames(file_model, scope, skip_params=1 if scope.class_name else 0)
+
+
+def layer_parameter(file_model: FileModel, scope: Scope, path: str, order: int) -> bool:
+    """Is ``path`` (``self.fc.weight``, ``emb.weight``) a trainable parameter of a torch.nn
+    layer built in this file: ``self.fc = nn.Linear(4, 2)`` in the class's methods (every
+    binding of ``self.fc`` in the file builds such a layer), or a name bound to one in
+    ``scope`` before ``order``? ``nn.Linear(4, 2, bias=False).bias`` is no parameter."""
+    owner, _, attr = path.rpartition(".")
+    if attr not in PARAMETER_ATTRS or not owner:
+        return False
+    if any(dotted(t) == path for a in file_model.assignments for t in a.targets):
+        return False  # ``self.emb.weight = nn.Parameter(table, requires_grad=False)``: not as built
+    if "." in owner:
+        values = [a.value for a in file_model.assignments if any(dotted(t) == owner for t in a.targets)]
+        if not values or any(a.kind != "assign" for a in file_model.assignments
+                             if any(dotted(t) == owner for t in a.targets)):
+            return False
+    else:
+        reaching = reaching_value(scope, owner, order)
+        if reaching is None or reaching[0].kind != "assign":
+            return False
+        values = [reaching[1]]
+    return all(_builds_layer_with(file_model, value, attr) for value in values)
+
+
+def _builds_layer_with(file_model: FileModel, value, attr: str) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = file_model.names.qualify(dotted(value.func)) or ""
+    layer = qualified[len("torch.nn."):] if qualified.startswith("torch.nn.") else None
+    params = LAYER_PARAMETERS.get(layer or "")
+    if params is None or attr not in params:
+        return False
+    if literal_bool(keyword(value, "_freeze")) is True:
+        return False  # ``nn.Embedding(n, d, _freeze=True)``
+    switch = params[attr]
+    if switch is _ALWAYS:
+        return True
+    name, index = switch
+    return literal_bool(keyword(value, name) or positional(value, index)) is not False

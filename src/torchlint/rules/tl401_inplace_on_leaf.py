@@ -6,7 +6,9 @@ import ast
 import libcst as cst
 
 from torchlint.model import FileModel, GradMode
-from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
+from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional, referenced_paths
+from torchlint.model.leaves import argument_at_calls, frozen_for, known_grad_scope, reaching_value
+from torchlint.model.parameters import layer_parameter
 from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex, called_name
@@ -21,8 +23,8 @@ def _makes_leaf(file_model: FileModel, value) -> bool:
     if not isinstance(value, cst.Call):
         return False
     callee = dotted(value.func) or ""
-    if callee.rsplit(".", 1)[-1] == "Parameter":
-        return True
+    if callee.rsplit(".", 1)[-1] == "Parameter":  # ``nn.Parameter(pe, requires_grad=False)`` is a constant
+        return literal_bool(keyword(value, "requires_grad") or positional(value, 1)) is not False
     if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_":
         flag = value.args[0].value if value.args else None
         return (flag is None or literal_bool(flag) is True) and _is_factory(file_model, value.func.value)
@@ -73,20 +75,56 @@ def is_leaf_at(bindings: dict, path: str, order: int) -> bool:
 
 
 def class_parameters(file_model: FileModel, cls) -> set:
-    """``self.w`` attributes a method of ``cls`` binds to an ``nn.Parameter``."""
-    found = set()
+    """``self.w`` attributes the methods of ``cls`` bind to an ``nn.Parameter``, and to
+    nothing else (``self.w = self.w.detach()`` elsewhere makes it unknown)."""
+    flags = {}
     for scope in file_model.scopes:
         if scope.class_name == cls:
             for path, seen in leaf_bindings(file_model, scope).items():
-                if path.startswith("self.") and any(leaf for _, leaf in seen):
-                    found.add(path)
-    return found
+                if path.startswith("self."):
+                    flags.setdefault(path, []).extend(leaf for _, leaf in seen)
+    return {path for path, leaves in flags.items() if all(leaves)}
 
 
 def _import_time_leaf_writes(tree_index: TreeIndex) -> bool:
     """For the tree gate: a leaf made and written in place when the module runs (scripts, notebooks)."""
     nodes = tree_index.import_time_nodes()
     return any(map(_writes_in_place, nodes)) and any(map(_makes_a_leaf, nodes))
+
+
+def _import_time_construction(tree_index: TreeIndex) -> bool:
+    """Import-time code builds a class of this file (``model = Net()``) or calls one of its functions."""
+    classes = [stmt.name for stmt in tree_index.bodies[0] if isinstance(stmt, ast.ClassDef)]
+    return bool(classes or tree_index.function_names) and tree_index.import_time_calls(*classes)
+
+
+def _forward_writes_self(tree_index: TreeIndex) -> bool:
+    """A class has a ``forward``, and some function writes in place to ``self`` or to one of
+    its own arguments: ``self.w.clamp_()`` in forward, or in a helper forward calls."""
+    functions = []
+    for stmt in tree_index.bodies[0]:
+        if isinstance(stmt, ast.ClassDef):
+            functions.extend(m for m in stmt.body if isinstance(m, ast.FunctionDef))
+        elif isinstance(stmt, ast.FunctionDef):
+            functions.append(stmt)
+    if not any(f.name == "forward" for f in functions):
+        return False
+    for function in functions:
+        nodes = list(ast.walk(function))
+        arguments = {a.arg for n in nodes if isinstance(n, ast.FunctionDef)
+                     for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
+        if any(_writes_in_place(n) and _written_root(n) in arguments for n in nodes):
+            return True
+    return False
+
+
+def _written_root(node: ast.AST):
+    """The name a write starts from: ``self`` for ``self.w.clamp_()`` and ``self.w[0] = 0``."""
+    target = node.func.value if isinstance(node, ast.Call) else (
+        node.target if isinstance(node, ast.AugAssign) else node.targets[0])
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
 
 
 def _writes_in_place(node: ast.AST) -> bool:
@@ -109,6 +147,62 @@ def _makes_a_leaf(node: ast.AST) -> bool:
     return False
 
 
+class _Leaves:
+    """Is a path a leaf that requires grad where a write to it stands?"""
+
+    def __init__(self, file_model: FileModel) -> None:
+        self.file_model = file_model
+        self._bindings = {}
+        self._params_of = {}
+
+    def bindings(self, scope) -> dict:
+        if scope not in self._bindings:
+            self._bindings[scope] = leaf_bindings(self.file_model, scope)
+        return self._bindings[scope]
+
+    def class_parameters(self, scope) -> set:
+        cls = self.file_model.enclosing_class(scope)
+        if cls is None:
+            return set()
+        if cls not in self._params_of:
+            self._params_of[cls] = class_parameters(self.file_model, cls)
+        return self._params_of[cls]
+
+    def requires_grad_at(self, scope, path: str, order: int, depth: int = 0) -> bool:
+        """``path`` holds a leaf that requires grad at ``order`` in ``scope``: bound there to
+        one, a ``self.w = nn.Parameter(...)`` of the class, a torch.nn layer's weight or
+        bias, or a parameter of the function that every call in this module binds to one
+        (``init_embedding(self.emb.weight)``). Not when something may have frozen it."""
+        file_model = self.file_model
+        bindings = self.bindings(scope)
+        if path in bindings and any(at < order for at, _ in bindings[path]):
+            leaf = is_leaf_at(bindings, path, order)
+        elif path in self.class_parameters(scope) and path not in bindings:
+            leaf = True
+        elif layer_parameter(file_model, scope, path, order):
+            leaf = True
+        else:
+            leaf = depth < 3 and path in scope.params and self._bound_to_leaves(scope, path, depth)
+        return leaf and not frozen_for(file_model, scope, order, self._owners(scope, path, order))
+
+    def _bound_to_leaves(self, scope, name: str, depth: int) -> bool:
+        calls = argument_at_calls(self.file_model, scope, name)
+        return bool(calls) and all(
+            value is not None and dotted(value) is not None
+            and self.requires_grad_at(call.scope, dotted(value), call.order, depth + 1)
+            for call, value in calls
+        )
+
+    def _owners(self, scope, path: str, order: int) -> list:
+        """``path`` and what it belongs to: ``net`` for ``p`` of ``for p in net.parameters()``."""
+        owners = [path]
+        reaching = reaching_value(scope, path, order) if "." not in path else None
+        if reaching is not None and reaching[0].kind == "for":
+            owners.extend(p for p in referenced_paths(reaching[1]) if not p.endswith(("parameters", "named_parameters")))
+            owners.extend(p.rsplit(".", 1)[0] for p in referenced_paths(reaching[1]) if "." in p)
+        return owners
+
+
 class InplaceOnLeaf(Rule):
     code = "TL401"
     name = "inplace-on-leaf"
@@ -116,35 +210,47 @@ class InplaceOnLeaf(Rule):
         "in-place operation on a leaf tensor that requires grad raises at run time; do it "
         "under `with torch.no_grad():` (or on a copy)"
     )
-    gate = (r"requires_grad|Parameter\(|parameters\(\)", r"_\(|\+=|-=|\*=|/=|\]\s*=[^=]")
+    gate = (r"requires_grad|Parameter\(|parameters\(\)|\.weight\b|\.bias\b", r"_\(|\+=|-=|\*=|/=|\]\s*=[^=]")
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        # Only module-level code and functions that compute gradients are checked.
-        return tree_index.computes_gradients() or _import_time_leaf_writes(tree_index)
+        # Checked: module-level code, functions that compute gradients, a model's forward,
+        # and what import-time code reaches (``model = Net()`` runs ``Net.__init__``).
+        return (tree_index.computes_gradients() or _import_time_leaf_writes(tree_index)
+                or _import_time_construction(tree_index) or _forward_writes_self(tree_index))
 
     docs = """
 ## What it does
 Finds in-place writes (`w.add_(...)`, `w -= lr * w.grad`, `w[0] = 0`,
-`p.clamp_(...)`) to leaf tensors that require grad: tensors created with
-`requires_grad=True`, `nn.Parameter`s and the parameters of a model, outside
-`torch.no_grad()`, in code that runs with grad enabled (a function that also
-calls `backward()`, or module-level script code).
+`p.clamp_(...)`, `E[:, 0::2] = ...`) to leaf tensors that require grad:
+tensors created with `requires_grad=True`, `nn.Parameter`s, the parameters of
+a model, and the `weight`/`bias` of torch.nn layers built in the file
+(`self.fc = nn.Linear(...)`), outside `torch.no_grad()`, in code that runs
+with grad enabled: module-level script code, a function that also calls
+`backward()`, a model's `forward`, and code only reached from such code,
+such as the `__init__` of a class built there (`model = Net()`) and helpers
+it calls. A helper's parameter counts as a leaf when every call of the
+helper in the file passes one (`init_table(self.pos.weight)`).
 
 ## Why is this bad
 Autograd cannot track an in-place change of a leaf it will accumulate a
 gradient into: the call raises `RuntimeError: a leaf Variable that requires
-grad is being used in an in-place operation`. The usual cause is a manual
-update (SGD by hand, weight clipping, re-initialisation) written outside
-`torch.no_grad()`. Working around it with `.data` hides the update from
-autograd's version checks.
+grad is being used in an in-place operation` (or "a view of a leaf Variable"
+for a slice). The usual cause is a manual update (SGD by hand, weight
+clipping, pruning, re-initialisation, a fixed sinusoidal table written into
+an `nn.Embedding`) outside `torch.no_grad()`. Working around it with `.data`
+hides the update from autograd's version checks.
 
-Not reported: the same writes under `torch.no_grad()` or in a function
-decorated with it, `nn.init.*_` functions (they use `no_grad` inside),
-writes to `.grad` or `.data`, and in-place ops on tensors that do not require
-grad. Writes in functions that never compute gradients (weight init,
-optimizer `step` methods) are not reported either: whether grad is enabled
-there depends on callers torchlint cannot see.
+Not reported: the same writes under `torch.no_grad()` (at the write or around
+the call of the helper that makes it) or in a function decorated with it,
+`nn.init.*_` functions (they use `no_grad` inside), writes to `.grad` or
+`.data`, buffers, `nn.Parameter(..., requires_grad=False)`,
+`nn.Embedding.from_pretrained` (frozen by default), tensors whose
+`requires_grad` was turned off first, in-place ops on tensors that do not
+require grad, and unit tests. Writes in functions whose callers torchlint
+cannot see (weight init passed to `model.apply`, optimizer `step` methods, a
+class never built in the file) are not reported either: whether grad is
+enabled there depends on those callers.
 
 ## Example
 ```python
@@ -171,27 +277,22 @@ for x, y in data:
     def check(self, file_model: FileModel):
         if not file_model.is_torch_code or file_model.is_test_file:
             return
-        params_of = {}
+        leaves = _Leaves(file_model)
         for scope in file_model.scopes:
             if not self._grad_enabled_code(file_model, scope):
                 continue
-            bindings = leaf_bindings(file_model, scope)
-            cls = file_model.enclosing_class(scope)
-            if cls is not None and cls not in params_of:
-                params_of[cls] = class_parameters(file_model, cls)
-            params = params_of.get(cls, set())
             for node, path, site in self._writes(scope):
                 if path is None or file_model.grad_at(site) is not GradMode.GRAD:
                     continue
-                if is_leaf_at(bindings, path, site.order) or (path in params and path not in bindings):
+                if leaves.requires_grad_at(scope, path, site.order):
                     yield self.report(node)
 
     @staticmethod
     def _grad_enabled_code(file_model: FileModel, scope) -> bool:
-        """Code whose grad mode we know: module level, or a function that computes gradients."""
-        if scope.is_module:
-            return True
-        return any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in scope.calls)
+        """Code whose grad mode we know: module level, a function that computes gradients,
+        a model's ``forward``, or code only reached from such code (``__init__`` of a
+        class built there included)."""
+        return known_grad_scope(file_model, scope, forward_records=True)
 
     @staticmethod
     def _writes(scope):
@@ -241,6 +342,81 @@ mask = torch.ones(8, 3)
 mask[0] = 0
 x *= mask
 """,
+        """\
+import torch
+from torch import nn
+
+
+def sinusoidal_(table):
+    n, dim = table.shape
+    angle = torch.arange(n).unsqueeze(1) / 10000 ** (torch.arange(0, dim, 2) / dim)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle)
+
+
+class Embeddings(nn.Module):
+    def __init__(self, vocab, dim, max_len):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, dim)
+        self.positions = nn.Embedding(max_len, dim)
+        with torch.no_grad():
+            sinusoidal_(self.positions.weight)
+        self.fixed = nn.Embedding(max_len, dim)
+        self.fixed.weight.requires_grad = False
+        self.fixed.weight[0] = 0
+        self.pretrained = nn.Embedding.from_pretrained(torch.randn(vocab, dim))
+        self.pretrained.weight[0] = 0
+        self.register_buffer("table", torch.zeros(max_len, dim))
+        self.constant = nn.Parameter(torch.zeros(max_len, dim), requires_grad=False)
+        self.head = nn.Linear(dim, vocab)
+        nn.init.zeros_(self.head.bias)
+        self.head.weight.data.normal_(0, 0.02)
+
+    def forward(self, ids):
+        self.table.mul_(0.99)
+        self.constant[0] = 1
+        pos = torch.arange(ids.size(1))
+        return self.head(self.tokens(ids) + self.positions(pos) + self.fixed(pos) + self.table[pos])
+
+
+model = Embeddings(100, 16, 32)
+""",
+        """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.fc.bias.zero_()
+
+
+def ema_update(ema, model, decay=0.999):
+    with torch.no_grad():
+        for e, p in zip(ema.parameters(), model.parameters()):
+            e.mul_(decay).add_(p, alpha=1 - decay)
+
+
+def fill_(t, value):
+    t[:] = value
+
+
+def train(model, ema, loader, lr=0.1):
+    for x, y in loader:
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+                fill_(p.grad, 0)
+        ema_update(ema, model)
+
+
+with torch.no_grad():
+    model, ema = Net(), Net()  # built without grad: zero_() in __init__ is allowed
+""",
     )
     invalid = (
         """\
@@ -264,5 +440,70 @@ def sgd_step(model, x, y, lr=0.01):
     for p in model.parameters():
         p.add_(p.grad, alpha=-lr)  # expect: TL401
         p.grad = None
+""",
+            """\
+import torch
+from torch import nn
+
+
+def sinusoidal_(table):
+    n, dim = table.shape
+    angle = torch.arange(n).unsqueeze(1) / 10000 ** (torch.arange(0, dim, 2) / dim)
+    table[:, 0::2] = torch.sin(angle)  # expect: TL401
+    table[:, 1::2] = torch.cos(angle)  # expect: TL401
+    table.requires_grad = False  # too late: the writes above already raised
+
+
+class Embeddings(nn.Module):
+    def __init__(self, vocab, dim, max_len):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, dim)
+        self.positions = nn.Embedding(max_len, dim)
+        sinusoidal_(self.positions.weight)
+        self.head = nn.Linear(dim, vocab)
+        self.head.bias.zero_()  # expect: TL401
+
+    def forward(self, ids):
+        pos = torch.arange(ids.size(1))
+        return self.head(self.tokens(ids) + self.positions(pos))
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = Embeddings(100, 16, 32)
+
+
+model = Encoder()
+""",
+        """\
+import torch
+from torch import nn
+
+
+class ScaledLinear(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+        self.scale = nn.Parameter(torch.ones(n))
+
+    def forward(self, x):
+        self.scale.clamp_(min=0)  # expect: TL401
+        return self.fc(x) * self.scale
+
+
+def clip_and_prune(critic, clip, threshold):
+    for p in critic.parameters():
+        p.clamp_(-clip, clip)  # expect: TL401
+        p[p.abs() < threshold] = 0  # expect: TL401
+
+
+def train_critic(critic, optimizer, real, fake, steps):
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = critic(fake).mean() - critic(real).mean()
+        loss.backward()
+        optimizer.step()
+        clip_and_prune(critic, 0.01, 1e-4)
 """,
     )

@@ -61,11 +61,13 @@ class GradcheckLowPrecision(Rule):
     docs = """
 ## What it does
 Finds `torch.autograd.gradcheck` and `gradgradcheck` calls (however
-imported) where an input that requires grad is visibly single or half
-precision: made in the same function by `torch.randn`/`rand`/`zeros`/
-`ones`/`empty` without a `dtype=` (so with the default float32), with
-`dtype=torch.float32`/`torch.half`/`torch.bfloat16`, or cast with
-`.float()`/`.half()`/`.to(torch.float32)`.
+imported: `from torch.autograd import gradcheck`, `from torch import
+autograd`, `import torch.autograd as ag`) where an input that requires grad
+is visibly single or half precision: made in the same function by
+`torch.randn`/`rand`/`zeros`/`ones`/`empty`, or by `torch.tensor` of float
+literals (`[0.5, 1.0]`), without a `dtype=` (so with the default float32),
+with `dtype=torch.float32`/`torch.half`/`torch.bfloat16`, or cast with
+`.float()`/`.half()`/`.to(torch.float32)`; wrapped in `Variable(...)` or not.
 
 ## Why is this bad
 gradcheck compares the analytical gradient with central finite differences
@@ -145,6 +147,18 @@ def check_layer(layer):
     x = torch.randn(2, 8).double().requires_grad_()
     return torch.autograd.gradcheck(layer, (x,))
 """,
+        """\
+import numpy as np
+import torch
+import torch.autograd as autograd
+
+
+def check_from_numpy(fn):
+    x = torch.tensor(np.random.randn(4, 3), requires_grad=True)  # numpy's float64
+    w = torch.tensor([[0.5, -1.0]], dtype=torch.float64, requires_grad=True)
+    scale = torch.tensor([2.0])  # float32, but never perturbed
+    return autograd.gradcheck(fn, (x, w, scale))
+""",
     )
     invalid = (
         """\
@@ -161,5 +175,17 @@ import torch
 def check_layer(layer):
     x = torch.randn(2, 8).half().requires_grad_()
     return torch.autograd.gradcheck(layer, (x,))  # expect: TL502
+""",
+        """\
+import torch
+import torch.autograd as autograd
+from torch.autograd import Variable
+
+
+def check_activation(fn):
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    w = Variable(torch.randn(3), requires_grad=True)
+    assert autograd.gradcheck(fn, (x, w))  # expect: TL502
+    return autograd.gradgradcheck(fn, (x, w))  # expect: TL502
 """,
     )

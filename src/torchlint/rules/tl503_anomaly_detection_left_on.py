@@ -33,6 +33,12 @@ def _trains(file_model: FileModel) -> bool:
     ) or any(name == "training_step" for _, name in file_model.methods)
 
 
+def _on_at_import(file_model: FileModel, call) -> bool:
+    """``set_detect_anomaly(True)`` in a module's own code: importing the module switches
+    anomaly mode on for the whole process, for whatever training code imports it."""
+    return call.scope.is_module and file_model.qualify(call).endswith(".set_detect_anomaly")
+
+
 def _debug_named(file_model: FileModel, scope) -> bool:
     base = file_model.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
     if any(t in _DEBUG_FILE_WORDS for t in tokens(base)):
@@ -59,8 +65,13 @@ class AnomalyDetectionLeftOn(Rule):
 ## What it does
 Finds `torch.autograd.set_detect_anomaly(True)` and
 `with torch.autograd.detect_anomaly():` (however `torch.autograd` is
-imported) in files that train (they call `backward()`, step an optimizer or
-fit a Lightning `Trainer`), when nothing makes them conditional.
+imported: `from torch import autograd`, `import torch.autograd as ag`,
+`from torch.autograd import set_detect_anomaly`) in files that train (they
+call `backward()`, step an optimizer or fit a Lightning `Trainer`), when
+nothing makes them conditional. `set_detect_anomaly(True)` in a module's own
+top-level code is reported in any module: importing it switches anomaly mode
+on for the whole process, so the training code that imports a `utils.py` or
+a `models/__init__.py` pays for it.
 
 ## Why is this bad
 Anomaly mode is a debugging aid. While it is on, every forward operation
@@ -72,9 +83,10 @@ run that follows.
 
 Not reported: `set_detect_anomaly(args.debug)` or any flag that is not a
 literal `True`, calls inside an `if` (`if debug:`, `if cfg.detect_anomaly:`),
-`set_detect_anomaly(False)`, test files, files and functions named for
-debugging (`debug_nan.py`, `def check_anomalies()`), and files that do not
-train.
+`set_detect_anomaly(False)`, unit tests, files and functions named for
+debugging (`debug_nan.py`, `def check_anomalies()`), and, in files that do
+not train, anomaly mode switched on inside a function (the caller decides
+when that runs) or for one `with` block.
 
 ## Example
 ```python
@@ -99,13 +111,15 @@ for x, y in loader:
         if not file_model.is_torch_code or file_model.is_test_file:
             return
         candidates = [c for c in file_model.calls if file_model.qualify(c) in _ANOMALY and _switches_on(file_model, c)]
-        if not candidates or not _trains(file_model):
+        if not candidates:
             return
+        trains = _trains(file_model)
         guarded = conditional_calls(file_model)
         for call in candidates:
             if id(call.node) in guarded or _debug_named(file_model, call.scope):
                 continue
-            yield self.report(call.node)
+            if trains or _on_at_import(file_model, call):
+                yield self.report(call.node)
 
     valid = (
         """\
@@ -130,6 +144,22 @@ def train(model, loader, optimizer, criterion, args):
         optimizer.zero_grad()
         criterion(model(x), y).backward()
         optimizer.step()
+""",
+        """\
+import os
+
+import torch
+
+if os.environ.get("TORCH_ANOMALY"):
+    torch.autograd.set_detect_anomaly(True)
+
+
+def configure_autograd(cfg):
+    torch.autograd.set_detect_anomaly(cfg.detect_anomaly)
+
+
+def accuracy(logits, labels):
+    return (logits.argmax(1) == labels).float().mean()
 """,
     )
     invalid = (
@@ -156,5 +186,15 @@ def train(model, loader, optimizer, criterion):
         with autograd.detect_anomaly():  # expect: TL503
             criterion(model(x), y).backward()
         optimizer.step()
+""",
+        """\
+import torch
+from torch.autograd import set_detect_anomaly
+
+set_detect_anomaly(True)  # expect: TL503
+
+
+def accuracy(logits, labels):
+    return (logits.argmax(1) == labels).float().mean()
 """,
     )

@@ -181,6 +181,17 @@ class Scale(torch.autograd.Function):
     def backward(ctx, grad):
         return grad * ctx.factor, None
 """,
+        """\
+import torch
+from sympy import Function
+
+
+class Square(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x
+        return torch.square(x)
+""",
     )
     invalid = (
         """\
@@ -212,6 +223,26 @@ class Exp(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * ctx.out
+""",
+        """\
+import torch
+import torch.autograd as ag
+from torch.autograd.function import Function
+
+
+class Clamp(ag.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x  # expect: TL504
+        return torch.clamp(x, 0, 1)
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = torch.pow(x, 3)
+        ctx.x, ctx.out = x, out  # expect: TL504
+        return out
 """,
     )
 
