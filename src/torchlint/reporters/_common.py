@@ -6,17 +6,16 @@ from pathlib import Path
 from typing import Dict, List, Optional
 from urllib.parse import quote
 
-from torchlint.engine import STATUS_CODES
+from torchlint.catalogue import RULES
+from torchlint.codes import STATUS_CODES
 
 # TL001 and TL002 are not rules, but they do appear in reports.
 PSEUDO_RULES = {code: (name, line) for code, (name, line, _) in STATUS_CODES.items()}
 
 
 def rule_name(code: str) -> Optional[str]:
-    from torchlint.rules import RULES_BY_CODE
-
-    rule = RULES_BY_CODE.get(code)
-    return rule.name if rule is not None else None
+    rule = RULES.get(code)  # the catalogue: reporting cached findings imports no rule
+    return rule[0] if rule is not None else None
 
 
 def fix_record(d) -> Optional[dict]:
