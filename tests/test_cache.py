@@ -104,3 +104,45 @@ def test_clean_leaves_files_it_did_not_write(three_files, capsys):
     assert main(["clean", "--cache-dir", "shared"]) == 0
     assert "kept" in capsys.readouterr().out
     assert sorted(p.name for p in (three_files / "shared").iterdir()) == ["notes.txt"]
+
+
+# A run answered wholly from the cache imports neither the engine (libcst) nor the
+# rules, nor what only a cold run needs: start-up is most of a warm single-file check.
+_HEAVY = ("libcst", "torchlint.engine", "torchlint.rules", "torchlint.model", "packaging",
+          "concurrent.futures.process")
+_DRIVER = """
+import contextlib, io, json, sys
+from torchlint.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[1:])
+heavy = sorted(m for m in sys.modules if m.startswith(HEAVY))
+print(json.dumps({"code": code, "out": out.getvalue(), "heavy": heavy}))
+"""
+
+
+def _fresh_process(*args) -> dict:
+    """``torchlint ARGS`` in a new interpreter: exit code, stdout, the heavy modules it imported."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import torchlint
+
+    env = dict(os.environ, PYTHONPATH=str(Path(torchlint.__file__).resolve().parents[1]))
+    driver = f"HEAVY = {_HEAVY!r}\n{_DRIVER}"
+    done = subprocess.run([sys.executable, "-c", driver, *args], env=env, capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("options", [(), ("--statistics",), ("--output-format", "json")])
+def test_a_warm_cached_check_imports_neither_libcst_nor_the_rules(project, options):
+    write(project, "train.py", STORED_LOSS)
+    cold = _fresh_process("check", "--no-cache", *options, "train.py")
+    assert cold["heavy"] and cold["code"] == 1  # the findings came from linting
+    _fresh_process("check", "train.py")  # fills the cache
+    warm = _fresh_process("check", *options, "train.py")
+    assert warm["heavy"] == []
+    assert (warm["code"], warm["out"]) == (cold["code"], cold["out"])

@@ -253,7 +253,9 @@ def test_jobs_is_capped_at_the_core_count(monkeypatch):
         def map(self, fn, work, chunksize=1):
             return map(fn, work)
 
-    monkeypatch.setattr(runner, "ProcessPoolExecutor", Pool)
+    import concurrent.futures  # the runner imports its pool only when it starts one
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
     monkeypatch.setattr(runner.os, "cpu_count", lambda: 4)
     runner._run([("missing.py", (), None)] * 100, jobs=1000)  # (path, codes, target torch)
     assert started == [4]

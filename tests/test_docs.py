@@ -80,7 +80,8 @@ def test_page_shows_what_the_json_measured(rule):
 
 def _copy_sources(tmp_path):
     """The generated files and their sources, in a scratch tree the tests may edit."""
-    for name in ("pyproject.toml", "README.md", "docs/evidence.md", "src/torchlint/evidence.json"):
+    for name in ("pyproject.toml", "README.md", "docs/evidence.md", "src/torchlint/evidence.json",
+                 "src/torchlint/catalogue.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "docs" / "rules", tmp_path / "docs" / "rules")

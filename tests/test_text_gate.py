@@ -72,6 +72,10 @@ def test_every_gate_pattern_agrees_with_re_on_generated_text(text):
     (EVAL_SWITCH_CALL, "model.train(mode=False)", True),
     (EVAL_SWITCH_CALL, "model.eval( )", True),
     (EVAL_SWITCH_CALL, "model.train()", False),
+    (r"\b(?:solve|eig)\b", "h = weight.eig()", True),  # tried where a word begins
+    (r"\b(?:solve|eig)\b", "height = solver", False),
+    (r"\b(?:solve|eig)\b", "x.solve", True),
+    (r"(eig|solve)s", "solves", True),
 ])
 def test_hand_picked_cases(pattern, text, expected):
     assert gate_matches((Pattern(pattern),), text) is expected
@@ -94,6 +98,9 @@ def test_the_slow_gates_are_answered_by_substrings():
                 assert all(b.anchors is not None for b in branches), (code, pattern)
     (grad,) = Pattern(r"\bgrad\s*\(").branches
     assert grad.starts == ("grad",)
+    # TL701's gate: "eig" is in every "weight", so it is tried only where its words are.
+    (removed,) = Pattern(RULES_BY_CODE["TL701"].gate[0]).branches
+    assert removed.starts is not None and "eig" in removed.starts
 
 
 APPENDLEFT_ONLY = '''

@@ -377,7 +377,7 @@ def _check_all(args, settings, stdin_name, files):
 
 
 def _lint(args, settings, stdin_name, files, missing, out) -> int:
-    from torchlint.engine import INTERNAL_ERROR
+    from torchlint.codes import INTERNAL_ERROR
 
     try:
         results, data, sources = _check_all(args, settings, stdin_name, files)
@@ -438,7 +438,7 @@ def _report(args, diagnostics, out, sources, context, fix_run) -> None:
 
 
 def _fixable(args) -> frozenset:
-    from torchlint.fixer import allowed_fixes
+    from torchlint.diagnostic import allowed_fixes  # not the fixer's module: that imports libcst
 
     return frozenset(allowed_fixes(args.unsafe_fixes))
 

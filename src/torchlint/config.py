@@ -25,8 +25,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from torchlint import declared_torch
-from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA
-from torchlint.rules import RULES_BY_CODE
+from torchlint.catalogue import RULES
+from torchlint.codes import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion, parse_version
 
 # Looked for in each folder, first found wins: ruff's order (.ruff.toml, ruff.toml, pyproject.toml).
@@ -38,8 +38,10 @@ _TARGET_KEY = "target-torch-version"
 _KEYS = _LIST_KEYS + ("per-file-ignores", "extend-per-file-ignores", "extend") + _BOOL_KEYS + (_TARGET_KEY,)
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
 _ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine makes, opt-in
-_ALL_CODES = frozenset(RULES_BY_CODE) | _STATUS_CODES | _ENGINE_CHECKS
-_OPT_IN = frozenset(code for code, rule in RULES_BY_CODE.items() if not rule.default) | _ENGINE_CHECKS
+# The rules' codes and defaults from the generated catalogue, not the rule modules:
+# resolving settings must not import libcst (a run answered from the cache never needs it).
+_ALL_CODES = frozenset(RULES) | _STATUS_CODES | _ENGINE_CHECKS
+_OPT_IN = frozenset(code for code, (_, default) in RULES.items() if not default) | _ENGINE_CHECKS
 _FAMILY = "TL"  # the broadest prefix; it does not name opt-in rules
 
 
@@ -78,7 +80,7 @@ def expand(selectors: Iterable[str], where: str) -> set:
     for sel in selectors:
         matched = _matching(sel)
         if not matched:
-            known = ", ".join(sorted(RULES_BY_CODE))
+            known = ", ".join(sorted(RULES))
             raise ConfigError(f"{where}: unknown rule code '{_clean(sel)}' (known: {known})")
         codes |= matched
     return codes

@@ -14,21 +14,20 @@ repository's top, the folder holding ``.git``). There, ``pyproject.toml``'s
 poetry's ``[tool.poetry.dependencies]``) are read first, then the
 ``requirements*.txt`` files.
 
-Requirements are parsed with ``packaging`` (PEP 508 / PEP 440), as pip reads them.
+Requirements are parsed with ``packaging`` (PEP 508 / PEP 440), as pip reads them;
+it is imported only when a line could name torch (~30 ms a start-up need not pay).
 """
 from __future__ import annotations
 
 import os
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Iterator, List, Optional, Tuple
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple
 
 from torchlint.torch_version import TorchVersion
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,6 +51,8 @@ def lower_bound(specifiers: SpecifierSet) -> Optional[TorchVersion]:
 
     ``>=1.8,>=2.0`` allows only 2.0 and later: the highest bound is the one that holds.
     """
+    from packaging.version import InvalidVersion, Version
+
     bounds = []
     for spec in specifiers:
         if spec.operator not in _LOWER_BOUNDS:
@@ -68,12 +69,21 @@ def lower_bound(specifiers: SpecifierSet) -> Optional[TorchVersion]:
 def _torch_requirements(lines: Iterable[str]) -> Iterator[Tuple[str, Optional[TorchVersion]]]:
     """(the requirement as written, its lower bound) for each PEP 508 line naming torch."""
     for line in lines:
+        if not _may_name_torch(line):
+            continue  # a requirement naming torch spells it, in some case: no parse needed
+        from packaging.requirements import InvalidRequirement, Requirement
+        from packaging.utils import canonicalize_name
+
         try:
             requirement = Requirement(line)
         except InvalidRequirement:
             continue  # an option line, a URL, a local path: pip's business, not a torch bound
         if canonicalize_name(requirement.name) == "torch":
             yield line.strip(), lower_bound(requirement.specifier)
+
+
+def _may_name_torch(text: str) -> bool:
+    return "torch" in text.lower()
 
 
 def _lowest(found: Iterable[Tuple[str, Optional[TorchVersion]]], file: str) -> Optional[Declared]:
@@ -119,6 +129,10 @@ def _poetry_lines(tool) -> List[str]:
         return []
     lines = []
     for name, value in deps.items():
+        if not _may_name_torch(str(name)):
+            continue
+        from packaging.utils import canonicalize_name
+
         if canonicalize_name(str(name)) != "torch":
             continue
         for entry in value if isinstance(value, list) else [value]:
@@ -133,6 +147,8 @@ def _poetry_lines(tool) -> List[str]:
 def _poetry_constraint(constraint: str) -> Optional[str]:
     """A poetry constraint as PEP 440 specifiers: ``^2.1`` and ``~2.1`` start at 2.1 (their
     upper bounds do not matter here), a bare ``2.1`` is ``==2.1``, ``*`` bounds nothing."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     parts = []
     for part in constraint.split(","):
         part = part.strip()

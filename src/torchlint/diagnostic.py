@@ -21,6 +21,11 @@ class Applicability(str, enum.Enum):
     __format__ = str.__format__
 
 
+def allowed_fixes(unsafe: bool) -> frozenset:
+    """The applicabilities ``--fix`` applies, with or without ``--unsafe-fixes``."""
+    return frozenset(Applicability) if unsafe else frozenset({Applicability.SAFE})
+
+
 # The fields a Diagnostic is stored and cached with (``edit`` lives in memory only).
 _RECORD_FIELDS = ("path", "line", "col", "code", "message", "end_line", "end_col", "cell", "fix",
                   "fix_description")

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from torchlint.diagnostic import Applicability, Diagnostic
+from torchlint.diagnostic import Applicability, Diagnostic, allowed_fixes  # noqa: F401 (callers import it here)
 from torchlint.edits import FixError, add_imports, apply_edits, parents_of
 from torchlint.engine import lint_module, with_room
 from torchlint.torch_version import TorchVersion
@@ -41,11 +41,6 @@ class FixOutcome:
     text: Optional[str] = None
     applied: List[Tuple[str, str]] = field(default_factory=list)  # (code, description)
     rejected: List[Tuple[str, int, str]] = field(default_factory=list)  # (code, line, reason)
-
-
-def allowed_fixes(unsafe: bool) -> FrozenSet[Applicability]:
-    """The applicabilities ``--fix`` applies, with or without ``--unsafe-fixes``."""
-    return frozenset(Applicability) if unsafe else frozenset({Applicability.SAFE})
 
 
 def fix_text(text: str, path: str, rules: Sequence[type], allowed: Iterable[str] = (Applicability.SAFE,),

@@ -18,13 +18,12 @@ import stat
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
-from torchlint.engine import PARSE_ERROR, UNUSED_NOQA, lint_source
+from torchlint.codes import PARSE_ERROR, UNUSED_NOQA
 from torchlint.torch_version import TorchVersion, format_version
 
 CACHE_DIR = ".torchlint_cache"
@@ -111,6 +110,8 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
     options = {"unused_noqa": True} if UNUSED_NOQA in codes else {}
     if target_torch is not None:
         options["target_torch"] = target_torch
+    from torchlint.engine import lint_source  # here: a run answered from the cache never imports libcst
+
     if path.endswith(".ipynb"):
         from torchlint.notebook import lint_notebook
 
@@ -308,6 +309,8 @@ def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
     jobs = min(jobs or cores, cores)  # more workers than cores only adds processes
     if jobs == 1 or len(work) < _SERIAL_BELOW:
         return [_lint_path(args) for args in work]
+    from concurrent.futures import ProcessPoolExecutor  # ~25 ms of imports a cached or small run skips
+
     with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_watch_parent,
                              initargs=(os.getpid(),)) as pool:
         try:

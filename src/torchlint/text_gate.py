@@ -247,7 +247,7 @@ def _leading_strings(pattern: str) -> Optional[Tuple[str, ...]]:
     for op, arg in items:
         if op in _ZERO_WIDTH and run == {""}:
             continue
-        strings = _literal_strings(op, arg, False)
+        strings = _literal_strings(op, arg, False) or _literal_alternatives(op, arg)
         if strings is None or len(run) * len(strings) > _MAX_VARIANTS:
             break
         run = {a + b for a in run for b in strings}
@@ -317,6 +317,25 @@ def _literal_strings(op, arg, icase: bool) -> Optional[List[str]]:
         chars = {chr(c).lower() if icase else chr(c) for _, c in arg}
         return sorted(chars) if len(chars) <= _MAX_VARIANTS else None
     return None
+
+
+def _literal_alternatives(op, arg) -> Optional[List[str]]:
+    """The words of a group of literal alternatives, ``(?:solve|lstsq|eig)``: so that
+    ``\\b(?:solve|eig)\\b`` is tried only where one of them is, not at every position."""
+    if op == _sre.SUBPATTERN and not (arg[1] or arg[2]):  # a capturing group: (solve|eig)
+        body = list(arg[3])
+        if len(body) != 1:
+            return None
+        op, arg = body[0]
+    if op != _sre.BRANCH:  # ``re`` inlines (?:solve|eig) as a bare branch
+        return None
+    words = []
+    for branch in arg[1]:
+        items = list(branch)
+        if not items or any(o != _sre.LITERAL for o, _ in items):
+            return None
+        words.append("".join(chr(c) for _, c in items))
+    return words
 
 
 def _element(op, arg, icase: bool) -> Optional[Candidate]:

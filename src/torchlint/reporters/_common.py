@@ -4,19 +4,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Dict, List, Optional
-from urllib.parse import quote
 
-from torchlint.engine import STATUS_CODES
+from torchlint.catalogue import RULES
+from torchlint.codes import STATUS_CODES
 
 # TL001 and TL002 are not rules, but they do appear in reports.
 PSEUDO_RULES = {code: (name, line) for code, (name, line, _) in STATUS_CODES.items()}
 
 
 def rule_name(code: str) -> Optional[str]:
-    from torchlint.rules import RULES_BY_CODE
-
-    rule = RULES_BY_CODE.get(code)
-    return rule.name if rule is not None else None
+    rule = RULES.get(code)  # the catalogue: reporting cached findings imports no rule
+    return rule[0] if rule is not None else None
 
 
 def fix_record(d) -> Optional[dict]:
@@ -45,6 +43,8 @@ def relative_path(path: str, base: Optional[str] = None) -> str:
 
 def uri_reference(path: str) -> str:
     """A relative path as a URI reference (``my dir/a.py`` -> ``my%20dir/a.py``)."""
+    from urllib.parse import quote  # SARIF's alone: the text report of a cached run skips the import
+
     return quote(path, safe="/")
 
 

@@ -61,6 +61,11 @@ class UnsafeTorchLoad(Rule):
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """A ``load(...)`` call with ``weights_only`` False, or (below torch 2.6) without it."""
         lenient = tree_index.target_torch < _SAFE_DEFAULT_SINCE
+        source = tree_index.source
+        if not lenient and "weights_only" not in source and source.isascii():
+            # Only ``weights_only=False`` is left to find, and a keyword is spelled in the
+            # text (outside ASCII, NFKC may spell it otherwise): no walk of the whole tree.
+            return False
         nodes = list(ast.walk(ast.Module(body=tree_index.bodies[0], type_ignores=[])))
         names = {"load"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom)
                             for a in n.names if a.name == "load" and a.asname}
