@@ -4,6 +4,7 @@ fix-all, hovers, config changes. A real client (pytest-lsp) over stdio, plus the
 lint queue in process. No wall-clock thresholds: counts and orderings only."""
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 
@@ -423,3 +424,15 @@ async def test_a_notebook_is_linted_as_one_program_and_findings_go_to_their_cell
     while not any(p.uri == cell_uris[2] for p in client.publishes):
         await client.wait_for_notification(PUBLISH)
     assert [list(p.diagnostics) for p in client.publishes if p.uri == cell_uris[2]] == [[]]
+
+
+@pytest.mark.asyncio
+async def test_a_document_reopened_unchanged_is_answered_from_memory(client: LanguageClient, tmp_path):
+    uri = (tmp_path / "train.py").as_uri()
+    _open(client, uri, STORED)
+    first = await _published(client, uri, 1)
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=2, text=STORED)))
+    again = await asyncio.wait_for(_published(client, uri, 2), 60)  # a failure must not hang
+    assert [(d.code, d.range) for d in again] == [(d.code, d.range) for d in first] != []

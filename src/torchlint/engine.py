@@ -25,7 +25,7 @@ from torchlint.tree_gate import TreeIndex
 
 # The codes that are not rules live in a light module (config and a cached run read them
 # without importing libcst); re-exported here for the engine's callers.
-from torchlint.codes import INTERNAL_ERROR, PARSE_ERROR, STATUS_CODES, UNUSED_NOQA
+from torchlint.codes import INTERNAL_ERROR, PARSE_ERROR, STATUS_CODES, UNUSED_NOQA  # noqa: F401
 
 # Guards against pathological input (see docs/robustness.md). libcst's native
 # parser recurses once per nesting level on the C stack: on the 8 MB main-thread
@@ -91,7 +91,7 @@ def start_big_stack_thread(target: Callable[[], None], name: str) -> threading.T
     """Start ``target`` on a daemon thread with the stack deep sources need: a caller that
     lints on one thread for a long time (the language server) lints there in place,
     without starting a thread per big file (about 15 ms each)."""
-    def run() -> None:
+    def on_big_stack() -> None:
         _THREAD.has_big_stack = True
         target()
 
@@ -99,9 +99,8 @@ def start_big_stack_thread(target: Callable[[], None], name: str) -> threading.T
         old = threading.stack_size(_BIG_STACK)
     except (ValueError, RuntimeError):  # a platform that cannot: big files get their own thread
         old = None
-        run = target
     try:
-        thread = threading.Thread(target=run, name=name, daemon=True)
+        thread = threading.Thread(target=on_big_stack if old is not None else target, name=name, daemon=True)
         thread.start()
     finally:
         if old is not None:

@@ -354,7 +354,7 @@ def _queue(ls: LanguageServer, job: LintJob) -> None:
     DOCUMENTS.loop = asyncio.get_running_loop()
     known = RECENT.get(job.path, job.source, job.generation)
     if known is not None:  # linted lately: answer now, and drop a lint queued for an older text
-        LINTS.discard(uri)
+        LINTS.discard(job.uri)
         _publish_result(ls, job, known)
         return
     LINTS.submit(job)
