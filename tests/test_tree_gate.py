@@ -150,7 +150,14 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     ("TL401", "import torch\nw = torch.zeros(3, requires_grad=True)\nw.add_(1)\n", True),
     ("TL401", "import torch\nw = torch.zeros(3)\nw.add_(1)\n", False),  # no leaf wants grad
     ("TL401", "def f(w):\n    w.add_(1)\nw = nn.Parameter(x)\n", False),  # the write is not at import
-    ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        self.w.clamp_(0)\n", True),
+    ("TL401", "class Net(nn.Module):\n    def __init__(self):\n        self.w = nn.Parameter(t)\n"
+              "    def forward(self, x):\n        self.w.clamp_(0)\n", True),
+    ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        self.fc.weight[0] = 0\n", True),
+    ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        clip_(self.fc.weight)\n"
+              "def clip_(w):\n    w.clamp_(0)\n", True),  # a helper handed a layer's weight
+    # a forward's own argument, a counter and a cache of self: no parameter
+    ("TL401", "class Net(nn.Module):\n    def forward(self, x, r):\n        x += r\n        self.calls += 1\n"
+              "        self.cache[0] = x\n        return x\n", False),
     ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        y = x * 2\n        y.clamp_(0)\n", False),
     ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    pass\nnet = Net()\n", True),  # builds Net
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),

@@ -234,6 +234,24 @@ def own_nodes(nodes) -> Iterator[ast.AST]:
                 push(value)
 
 
+def all_nodes(node: ast.AST) -> List[ast.AST]:
+    """``list(ast.walk(node))`` in another order, about twice as fast (see ``own_nodes``)."""
+    found, todo, node_type = [], [node], ast.AST
+    pop, push, keep = todo.pop, todo.append, found.append
+    while todo:
+        node = pop()
+        keep(node)
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, node_type):
+                        push(child)
+            elif isinstance(value, node_type):
+                push(value)
+    return found
+
+
 def loop_nodes(loop) -> Iterator[ast.AST]:
     """The nodes of a loop's body and ``else`` that run in its scope."""
     return own_nodes(loop.body + loop.orelse)

@@ -83,11 +83,11 @@ def _hands_model_to_import(tree_index: TreeIndex) -> bool:
     """``measure(net, batches)`` of ``from .metrics import measure``, handed a model (model-named,
     or built here) after an ``eval()`` switch in the same body, or in a loop over evaluation
     data or of a function named like evaluation: the project index may know it runs the model."""
-    built = tree_index.constructed_names()
-
     def hands_model(call: ast.Call) -> bool:
+        # constructed_names walks the whole module: asked last, for the few calls that get here
         paths = [tree_gate.dotted(a) for a in [*call.args, *(k.value for k in call.keywords)]]
-        return any(p is not None and (p in built or is_model_name(p.rsplit(".", 1)[-1])) for p in paths)
+        return any(p is not None and (is_model_name(p.rsplit(".", 1)[-1]) or p in tree_index.constructed_names())
+                   for p in paths)
 
     if _EVAL_SWITCH(tree_index.code_text()):
         for body in tree_index.bodies:

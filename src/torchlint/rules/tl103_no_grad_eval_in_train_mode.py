@@ -24,7 +24,7 @@ class NoGradEvalInTrainMode(Rule):
         "model evaluated under no_grad() but never put in eval mode, so dropout and batch-norm "
         "still act as in training; call model.eval() before evaluating (and model.train() after)"
     )
-    gate = (r"\.train\(|backward",)
+    gate = (r"\.train\(|backward\(",)  # a call: "backward compatible" in a docstring trains nothing
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:

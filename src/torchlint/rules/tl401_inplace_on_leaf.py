@@ -11,7 +11,7 @@ from torchlint.model.leaves import argument_at_calls, frozen_for, known_grad_sco
 from torchlint.model.parameters import layer_parameter
 from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
-from torchlint.tree_gate import TreeIndex, called_name
+from torchlint.tree_gate import TreeIndex, all_nodes, called_name
 
 # In-place by name (trailing underscore) but harmless on a leaf.
 _NOT_WRITES = frozenset("requires_grad_ share_memory_ detach_ retain_grad_ record_stream_".split())
@@ -99,23 +99,61 @@ def _import_time_construction(tree_index: TreeIndex) -> bool:
 
 
 def _forward_writes_self(tree_index: TreeIndex) -> bool:
-    """A class has a ``forward``, and some function writes in place to ``self`` or to one of
-    its own arguments: ``self.w.clamp_()`` in forward, or in a helper forward calls."""
-    functions = []
+    """A class has a ``forward``, and some function writes in place to a parameter of
+    ``self`` (a layer's ``weight``/``bias``, an attribute bound to ``nn.Parameter``:
+    ``self.w.clamp_()``), or to one of its own arguments where some call in the file
+    hands a function of that name such a parameter (``clip_(self.w)``). Writes to a
+    forward's plain arguments (``x += residual``), counters and caches of ``self``
+    cannot reach a parameter, and are everywhere in model code."""
+    functions = []  # a model's methods, and the file's functions (helpers they may call)
     for stmt in tree_index.bodies[0]:
         if isinstance(stmt, ast.ClassDef):
-            functions.extend(m for m in stmt.body if isinstance(m, ast.FunctionDef))
+            methods = [m for m in stmt.body if isinstance(m, ast.FunctionDef)]
+            if any(m.name == "forward" for m in methods):
+                functions.extend(methods)
         elif isinstance(stmt, ast.FunctionDef):
             functions.append(stmt)
     if not any(f.name == "forward" for f in functions):
         return False
-    for function in functions:
-        nodes = list(ast.walk(function))
-        arguments = {a.arg for n in nodes if isinstance(n, ast.FunctionDef)
-                     for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
-        if any(_writes_in_place(n) and _written_root(n) in arguments for n in nodes):
-            return True
+    walked = [(function, all_nodes(function)) for function in functions]
+    params = {"weight", "bias"} | {target.attr for _, nodes in walked for n in nodes if isinstance(n, ast.Assign)
+                                   and isinstance(n.value, ast.Call) and "Parameter" in (_callee_name(n.value) or "")
+                                   for target in n.targets if isinstance(target, ast.Attribute)}
+    handed = {_callee_name(n) for _, nodes in walked for n in nodes if isinstance(n, ast.Call)
+              and any(_self_parameter(arg, params) for arg in (*n.args, *(k.value for k in n.keywords)))}
+    for function, nodes in walked:
+        arguments = set()
+        if function.name in handed:
+            arguments = {a.arg for n in nodes if isinstance(n, ast.FunctionDef)
+                         for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
+        for node in nodes:
+            if _writes_in_place(node) and (_written_root(node) in arguments
+                                           or _self_parameter(_written(node), params)):
+                return True
     return False
+
+
+def _callee_name(call: ast.Call):
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+
+
+def _self_parameter(node: ast.AST, params: set) -> bool:
+    """``self.w``, ``self.fc.weight``, ``self.emb.weight[0]`` with a last attribute in ``params``."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if not isinstance(node, ast.Attribute) or node.attr not in params:
+        return False
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _written(node: ast.AST) -> ast.AST:
+    """What a write changes: ``self.w`` of ``self.w.clamp_()``, of ``self.w -= g``, of ``self.w[0] = 0``."""
+    if isinstance(node, ast.Call):
+        return node.func.value
+    return node.target if isinstance(node, ast.AugAssign) else node.targets[0]
 
 
 def _written_root(node: ast.AST):
