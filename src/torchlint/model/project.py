@@ -156,49 +156,41 @@ class ProjectView:
         return self._kind(module, level, name, self.path, _MAX_HOPS)
 
     def _kind(self, module: str, level: int, name: str, importer: Path, hops: int) -> Optional[str]:
-        if hops <= 0:
+        found = self._defining(module, level, name, importer, hops,
+                               lambda summary, n: n in summary.loss_functions or n in summary.class_bases)
+        if found is None:
             return None
-        target = self.index.module_file(module, level, importer)
-        if target is None:
-            # ``from package import module`` then ``module.Name``: the name is a module.
-            return None
-        stamp, summary = self.index.stamped_summary(target)
-        if stamp is not None:
-            self.consulted[str(target)] = stamp
-        if summary is None:
-            return None
-        if name in summary.loss_functions:
-            return "loss"
-        if name in summary.class_bases:
-            return self._class_kind(summary, name, target, hops)
-        if name in summary.imports:  # re-exported: ``from .resnet import ResNet`` in __init__
-            qualified, sub_level = summary.imports[name]
-            sub_module, _, sub_name = qualified.rpartition(".")
-            return self._kind(sub_module, sub_level, sub_name, target, hops - 1)
-        return None
+        summary, name, target, hops = found
+        return "loss" if name in summary.loss_functions else self._class_kind(summary, name, target, hops)
 
     def function_of(self, module: str, level: int, name: str) -> Optional[FunctionSummary]:
         """The summary of function ``name`` of ``module`` imported from this file, following
         re-exports (``from .metrics import evaluate`` in a package's ``__init__``)."""
-        return self._function(module, level, name, self.path, _MAX_HOPS)
+        found = self._defining(module, level, name, self.path, _MAX_HOPS,
+                               lambda summary, n: n in summary.functions or n in summary.class_bases)
+        return found[0].functions.get(found[1]) if found is not None else None  # None for a class
 
-    def _function(self, module: str, level: int, name: str, importer: Path, hops: int) -> Optional[FunctionSummary]:
-        if hops <= 0:
-            return None
-        target = self.index.module_file(module, level, importer)
-        if target is None:
-            return None
-        stamp, summary = self.index.stamped_summary(target)
-        if stamp is not None:
-            self.consulted[str(target)] = stamp
-        if summary is None:
-            return None
-        if name in summary.functions:
-            return summary.functions[name]
-        if name in summary.imports and name not in summary.class_bases:
-            qualified, sub_level = summary.imports[name]
-            sub_module, _, sub_name = qualified.rpartition(".")
-            return self._function(sub_module, sub_level, sub_name, target, hops - 1)
+    def _defining(self, module: str, level: int, name: str, importer: Path, hops: int, defines):
+        """``(summary, name, file, hops left)`` of the module that defines ``name`` as
+        ``defines(summary, name)`` tells, following re-exports (``from .resnet import
+        ResNet`` in ``__init__``) at most ``hops`` times; each module read is recorded
+        in ``consulted``. None when the trail leaves the project or ends undefined."""
+        while hops > 0:
+            target = self.index.module_file(module, level, importer)
+            if target is None:  # ``from package import module`` then ``module.Name``: a module
+                return None
+            stamp, summary = self.index.stamped_summary(target)
+            if stamp is not None:
+                self.consulted[str(target)] = stamp
+            if summary is None:
+                return None
+            if defines(summary, name):
+                return summary, name, target, hops
+            if name not in summary.imports:
+                return None
+            qualified, level = summary.imports[name]
+            module, _, name = qualified.rpartition(".")
+            importer, hops = target, hops - 1
         return None
 
     def _class_kind(self, summary: ModuleSummary, name: str, where: Path, hops: int) -> Optional[str]:
