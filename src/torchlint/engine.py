@@ -5,6 +5,8 @@ import ast
 import contextlib
 import gc
 import io
+import os
+import queue
 import sys
 import threading
 import tokenize
@@ -87,10 +89,11 @@ class _ThreadState(threading.local):
 _THREAD = _ThreadState()
 
 
-def start_big_stack_thread(target: Callable[[], None], name: str) -> threading.Thread:
+def start_big_stack_thread(target: Callable[[], None], name: str, fallback: bool = True) -> threading.Thread:
     """Start ``target`` on a daemon thread with the stack deep sources need: a caller that
     lints on one thread for a long time (the language server) lints there in place,
-    without starting a thread per big file (about 15 ms each)."""
+    without handing each big file to another thread. On a platform that cannot set a
+    thread's stack size, an ordinary thread (``fallback``) or ValueError/RuntimeError."""
     def on_big_stack() -> None:
         _THREAD.has_big_stack = True
         target()
@@ -98,6 +101,8 @@ def start_big_stack_thread(target: Callable[[], None], name: str) -> threading.T
     try:
         old = threading.stack_size(_BIG_STACK)
     except (ValueError, RuntimeError):  # a platform that cannot: big files get their own thread
+        if not fallback:
+            raise
         old = None
     try:
         thread = threading.Thread(target=on_big_stack if old is not None else target, name=name, daemon=True)
@@ -118,34 +123,62 @@ def with_room(size: int, fn, *args, **kwargs):
 
 
 def _on_big_stack(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)`` on a thread with a large C stack; its exception is re-raised here."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = fn(*args, **kwargs)
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-
-    try:
-        old = threading.stack_size(_BIG_STACK)
-    except (ValueError, RuntimeError):  # a platform that cannot: run in place
+    """``fn(*args, **kwargs)`` on this process's thread with a large C stack; its exception
+    is re-raised here. One thread serves every call: a thread started per big file cost
+    ~4 ms each (its fresh 512 MB stack mapped and unmapped), a tenth of a file's lint."""
+    worker = _BigStackWorker.of_this_process()
+    if worker is None:  # a platform that cannot: run in place
         return fn(*args, **kwargs)
-    try:
-        worker = threading.Thread(target=target, name="torchlint-deep", daemon=True)
-        worker.start()
-    finally:
-        threading.stack_size(old)
-    try:
-        worker.join()
-    except KeyboardInterrupt:
-        # Let the file in hand finish: Python aborts (SIGABRT) when it exits
-        # while a daemon thread is still inside libcst's native code.
-        worker.join()
-        raise
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return worker.call(fn, args, kwargs)
+
+
+class _BigStackWorker:
+    """A daemon thread with a big stack that runs the calls handed to it, one at a time."""
+
+    _current: Optional["_BigStackWorker"] = None
+    _starting = threading.Lock()
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.jobs: "queue.SimpleQueue" = queue.SimpleQueue()
+        self.thread = start_big_stack_thread(self._serve, "torchlint-deep", fallback=False)
+
+    @classmethod
+    def of_this_process(cls) -> Optional["_BigStackWorker"]:
+        """The worker, started on first use; anew in a forked child (threads do not survive a fork)."""
+        with cls._starting:
+            current = cls._current
+            if current is None or current.pid != os.getpid():
+                try:
+                    current = cls._current = cls()
+                except (ValueError, RuntimeError):  # no settable stack size here
+                    return None
+            return current
+
+    def call(self, fn, args, kwargs):
+        done, box = threading.Event(), {}
+        self.jobs.put((fn, args, kwargs, box, done))
+        try:
+            done.wait()
+        except KeyboardInterrupt:
+            # Let the file in hand finish: Python aborts (SIGABRT) when it exits
+            # while a daemon thread is still inside libcst's native code.
+            done.wait()
+            raise
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def _serve(self) -> None:
+        while True:
+            fn, args, kwargs, box, done = self.jobs.get()
+            try:
+                box["value"] = fn(*args, **kwargs)
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+            finally:
+                del fn, args, kwargs  # the file's text and trees go now, not at the next call
+                done.set()
 
 
 def _lint(
