@@ -159,7 +159,44 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     ("TL401", "class Net(nn.Module):\n    def forward(self, x, r):\n        x += r\n        self.calls += 1\n"
               "        self.cache[0] = x\n        return x\n", False),
     ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        y = x * 2\n        y.clamp_(0)\n", False),
-    ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    pass\nnet = Net()\n", True),  # builds Net
+    # building Net runs nothing that writes; a library's config helper called at import neither
+    ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    pass\nnet = Net()\n", False),
+    ("TL401", "def _cfg(**kw):\n    return dict(kw)\ncfgs = {'a': _cfg(url='')}\n", False),
+    # Net's __init__ calls a function that writes, or its base's does: building Net runs it
+    ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    def __init__(self):\n        fill_(self.w)\n"
+              "net = Net()\n", True),
+    ("TL401", "class Base:\n    def __init__(self):\n        self.w.zero_()\nclass Net(Base):\n    pass\n"
+              "net = Net()\n", True),
+    # under no_grad, harmless by name (detach_), or a backward only in a docstring's example
+    ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        with torch.no_grad():\n"
+              "            self.fc.weight.mul_(2)\n", False),
+    ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        self.weight.detach_()\n", False),
+    ("TL401", 'class Net(nn.Module):\n    """Use:\n    >>> loss.backward()\n    >>> w.add_(1)\n    """\n'
+              "    def forward(self, x):\n        return x\n", False),
+    # a helper handed a layer's weight writes another of its arguments (a cache): no parameter
+    ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        step(self.state, self.conv.weight)\n"
+              "def step(state, w):\n    state.copy_(w)\n", False),
+    ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        step(self.state, w=self.conv.weight)\n"
+              "def step(state, w):\n    w.copy_(state)\n", True),
+    ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        self.step(self.conv.weight)\n"
+              "    def step(self, w):\n        w.mul_(2)\n", True),  # a method: its self comes first
+    # TL103: a prediction function the file calls, not a library's builder nobody here calls
+    ("TL103", "def predict(model, x):\n    return model(x)\nmodel.train()\npredict(model, x)\n", True),
+    ("TL103", "def test_effnet(**kw):\n    return build(**kw)\nself.head.train(self.training)\n", False),
+    # TL101: a forward under no_grad after eval(); a library's model file that runs no code
+    # of its own (a config helper called at import) and reads numbers off a forward
+    ("TL101", "def f(model, x):\n    model.eval()\n    with torch.no_grad():\n        y = model(x)\n", False),
+    ("TL101", "def f(model, x):\n    model.eval()\n    with torch.no_grad():\n        with torch.enable_grad():\n"
+              "            y = model(x)\n", True),
+    ("TL101", "def _cfg(**kw):\n    return kw\ncfgs = _cfg(url='')\ndef top1(model, x):\n"
+              "    return model(x).argmax().item()\n", False),
+    ("TL101", "def top1(model, x):\n    return model(x).argmax().item()\nif __name__ == '__main__':\n"
+              "    top1(model, x)\n", True),
+    # sampling with tensors trained by hand; frozen ones (requires_grad = False) train nothing
+    ("TL101", "W = torch.randn(3, 3)\nW.requires_grad = True\nfor i in range(9):\n"
+              "    ix = torch.multinomial(W[i], 1).item()\n", True),
+    ("TL101", "W = torch.randn(3, 3)\nW.requires_grad = False\nfor i in range(9):\n"
+              "    ix = torch.multinomial(W[i], 1).item()\n", False),
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
     ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
 ])

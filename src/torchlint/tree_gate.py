@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import bisect
 import sys
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterable, Iterator, List, Optional, Pattern, Tuple
 
 from torchlint.model.project import ast_dotted
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
@@ -31,6 +31,7 @@ from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 # A name can only be called where it is written; these read the text for it
 # (through the text gate's substring shortcuts, shared with the rules' gates).
@@ -50,6 +51,8 @@ class TreeIndex:
         self.loops: List[Tuple[str, ast.AST]] = []  # (enclosing function name, loop)
         self.import_time: List[ast.AST] = []  # statements that run when the module is imported
         self.function_names: set = set()
+        self.definitions: dict = {}  # name -> the functions and classes of that name, at any depth
+        self.assignments: List[ast.Assign] = []  # every ``a = b`` statement, at any depth
         self.bodies: List[list] = [tree.body]  # the module's and every function's statements
         self.string_statements: List[Tuple[int, int]] = []  # (first, last line) of docstrings
         self._scan(tree.body, owner="", import_time=True)
@@ -76,6 +79,10 @@ class TreeIndex:
 
     def _scan(self, body, owner: str, import_time: bool) -> None:
         for stmt in body:
+            if isinstance(stmt, _DEFINITIONS):
+                self.definitions.setdefault(stmt.name, []).append(stmt)
+            elif isinstance(stmt, ast.Assign):
+                self.assignments.append(stmt)
             if isinstance(stmt, _FUNCTIONS):
                 self.function_names.add(stmt.name)
                 self.bodies.append(stmt.body)
@@ -107,24 +114,60 @@ class TreeIndex:
 
     def _lines_with(self, text: str) -> List[int]:
         """The (1-based, sorted) numbers of the lines where ``text`` occurs."""
-        lines, at, line, counted = [], self.source.find(text), 1, 0
-        source = self.source
-        while at >= 0:
+        return self._line_numbers(self.source, _offsets(self.source, text))
+
+    def lines_matching(self, pattern: Pattern) -> List[int]:
+        """The (1-based, sorted) numbers of the lines of the code (docstrings blanked) where
+        ``pattern`` starts a match."""
+        code = self.code_text()
+        return sorted(set(self._line_numbers(code, (m.start() for m in pattern.finditer(code)))))
+
+    @staticmethod
+    def _line_numbers(source: str, offsets: Iterable[int]) -> List[int]:
+        lines, line, counted = [], 1, 0
+        for at in offsets:
             # Python ends lines at \n, \r\n and a lone \r.
             line += (source.count("\n", counted, at) + source.count("\r", counted, at)
                      - source.count("\r\n", counted, at))
             counted = at
             lines.append(line)
-            at = source.find(text, at + 1)
         return lines
+
+    def nodes_on_lines(self, lines: List[int], recording: bool = False) -> Iterator[ast.AST]:
+        """The nodes of the simple statements (and of compound statements' headers) that
+        span one of ``lines`` (sorted), at any depth: a walk of a few statements where the
+        rest of the file cannot hold what a question looks for. Decorators, defaults and
+        bases are left out; with ``recording``, so are blocks that turn grad off
+        (``turns_grad_off``)."""
+        todo = [self.bodies[0]] if lines else []
+        while todo:
+            for stmt in todo.pop():
+                at = bisect.bisect_left(lines, stmt.lineno)
+                if at == len(lines) or lines[at] > stmt.end_lineno:
+                    continue
+                if isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
+                    todo.append(stmt.body)
+                    continue
+                if recording and isinstance(stmt, (ast.With, ast.AsyncWith)) and turns_grad_off(stmt):
+                    continue
+                blocks = [getattr(stmt, field, None) or () for field in _BLOCK_FIELDS]
+                if not any(blocks):
+                    yield from own_nodes([stmt])
+                    continue
+                yield from statement_nodes(stmt)
+                for block in blocks:
+                    for child in block:
+                        todo.append([child] if isinstance(child, ast.stmt) else child.body)
 
     # -- questions several rules ask ----------------------------------------
     def computes_gradients(self) -> bool:
-        return _COMPUTES_GRADIENTS(self.source)
+        """Might some code here backpropagate? Asked of the code, not of its docstrings'
+        examples (``>>> loss.backward()`` in a model's docs)."""
+        return _COMPUTES_GRADIENTS(self.code_text())
 
     def trains(self) -> bool:
         """Might some code here backpropagate or step an optimizer?"""
-        return _STEPS(self.source) or self.computes_gradients()
+        return _STEPS(self.code_text()) or self.computes_gradients()
 
     def has_training_step(self) -> bool:
         return _TRAINING_HOOK(self.source)
@@ -161,12 +204,8 @@ class TreeIndex:
         ``net = DDP(Net().to(device))``, ``m = timm.create_model(...)`` (what ``roles`` reads
         in full)."""
         if self._constructed is None:
-            found = set()
-            for node in ast.walk(ast.Module(body=self.bodies[0], type_ignores=[])):
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        found.update(_constructed_targets(target, node.value))
-            self._constructed = frozenset(found)
+            self._constructed = frozenset(name for node in self.assignments for target in node.targets
+                                          for name in _constructed_targets(target, node.value))
         return self._constructed
 
     def project_imports(self) -> frozenset:
@@ -190,6 +229,29 @@ class TreeIndex:
             for node in own_nodes(body):
                 if isinstance(node, ast.Call) and (dotted(node.func) or "").split(".", 1)[0] in imported:
                     yield node
+
+    def reached(self, names: Iterable[str]) -> Iterator[Tuple[ast.AST, List[ast.AST]]]:
+        """``(definition, its nodes)`` for the functions and classes of this file named
+        ``names`` and for what they may run in turn: the functions they call and, for a
+        class, its bases (building it runs their ``__init__``). A tree knows calls by name
+        only, so every definition of a name counts: more than Python would run, never less."""
+        definitions, seen = self.definitions, set()
+        todo = [name for name in names if name in definitions]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for definition in definitions[name]:
+                nodes = all_nodes(definition)
+                yield definition, nodes
+                called = [called_name(n) for n in nodes if isinstance(n, ast.Call)]
+                bases = [base_name(b) for b in getattr(definition, "bases", ())]
+                todo.extend(n for n in (*called, *bases) if n in definitions and n not in seen)
+
+    def import_time_callees(self) -> Iterator[Optional[str]]:
+        """The names import-time code calls (``f`` of ``f(x)`` and of ``m.f(x)``)."""
+        return (called_name(n) for n in self.import_time_nodes() if isinstance(n, ast.Call))
 
     def import_time_calls(self, *names: str) -> bool:
         """Does code that runs at import call one of ``names`` or a function of this file?"""
@@ -269,6 +331,22 @@ def statement_nodes(stmt) -> Iterator[ast.AST]:
     yield from own_nodes([stmt])
 
 
+def turns_grad_off(block) -> bool:
+    """``with torch.no_grad():`` or ``with torch.inference_mode():`` around code that turns
+    grad back on nowhere (no ``enable_grad``, ``set_grad_enabled``, ``inference_mode(False)``)."""
+    if not any(isinstance(item.context_expr, ast.Call) and _grad_off_call(item.context_expr) for item in block.items):
+        return False
+    return not any(isinstance(n, ast.Call) and called_name(n) in _GRAD_SWITCHES for n in own_nodes(block.body))
+
+
+_GRAD_SWITCHES = frozenset(("enable_grad", "set_grad_enabled", "inference_mode"))
+
+
+def _grad_off_call(call: ast.Call) -> bool:
+    name = called_name(call)
+    return name == "no_grad" or (name == "inference_mode" and not call.args and not call.keywords)
+
+
 def called_name(call: ast.Call) -> Optional[str]:
     """``f`` of ``f(x)`` and of ``a.b.f(x)``; None for ``fs[0](x)``."""
     func = call.func
@@ -277,6 +355,13 @@ def called_name(call: ast.Call) -> Optional[str]:
     if isinstance(func, ast.Name):
         return func.id
     return None
+
+
+def base_name(node: ast.AST) -> Optional[str]:
+    """``Module`` of ``nn.Module`` and of ``Module``; None for anything else."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
 
 
 dotted = ast_dotted  # ``a.b.c`` for a chain of attributes on a name, else None
@@ -340,6 +425,14 @@ def forward_callee(call: ast.Call) -> Optional[str]:
 def _is_long_string_statement(stmt) -> bool:
     return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
             and isinstance(stmt.value.value, str) and (stmt.end_lineno or 0) - stmt.lineno >= 2)
+
+
+def _offsets(source: str, text: str) -> Iterator[int]:
+    """Where ``text`` starts in ``source``, each occurrence."""
+    at = source.find(text)
+    while at >= 0:
+        yield at
+        at = source.find(text, at + 1)
 
 
 def _spans_any(body: list, lines: List[int]) -> bool:

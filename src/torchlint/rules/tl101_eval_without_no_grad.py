@@ -48,16 +48,19 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
         return False
     everywhere = set()
     for body in tree_index.bodies:
-        switched, calls = set(), []
+        switched, calls, grad_off = set(), [], set()
         for node in tree_gate.own_nodes(body):
             if isinstance(node, ast.Call):
                 receiver = _eval_switch_receiver(node)
                 if receiver is not None:
                     switched.add(receiver)
-                else:
+                elif id(node) not in grad_off:
                     calls.append(node)
             elif isinstance(node, ast.Assign):
                 switched.update(_training_flag_cleared(node))
+            elif isinstance(node, (ast.With, ast.AsyncWith)) and tree_gate.turns_grad_off(node):
+                # own_nodes yields a block before what it holds: its calls are known in time
+                grad_off.update(id(n) for n in tree_gate.own_nodes(node.body) if isinstance(n, ast.Call))
         if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
                             or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names)
                             for c in calls):
@@ -111,11 +114,20 @@ def _hands_over(call: ast.Call, switched: set) -> bool:
 _CUTS = frozenset(("item", "argmax", "argmin", "tolist", "numpy", "multinomial", "int", "float", "topk"))
 
 
+def _runs_code_of_its_own(tree_index: TreeIndex) -> bool:
+    """Module-level loops, or a bare call of a function of the file (``main()``, in a
+    ``__main__`` block too): ``_script``. Not ``default_cfgs = build_cfgs(...)``, which
+    libraries do at import."""
+    return any(not owner for owner, _ in tree_index.loops) or any(
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
+        and stmt.value.func.id in tree_index.function_names for stmt in tree_index.import_time)
+
+
 def _inference_without_backward(tree_index: TreeIndex) -> bool:
     """A body that runs a model-named call and reads numbers off it (``.argmax()``,
     ``.item()``, ``multinomial``), with no backward of its own, in a module that runs code
     of its own (a script, a notebook): ``_pure_inference``."""
-    if not (tree_index.import_time_calls() or any(not owner for owner, _ in tree_index.loops)):
+    if not _runs_code_of_its_own(tree_index):
         return False
     for body in tree_index.bodies:
         forward = cut = False
@@ -133,7 +145,8 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
     return False
 
 
-_HAND_TRAINED = text_search(r"requires_grad|Parameter\(")
+# Made to require grad (``evaluation.raw_parameters``): ``requires_grad = False`` freezes, it trains nothing.
+_HAND_TRAINED = text_search(r"requires_grad_?\s*[=(](?!\s*(?:False|0|None)\b)|Parameter\(")
 
 
 def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:

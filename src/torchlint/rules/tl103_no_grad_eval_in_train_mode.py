@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 
 import libcst as cst
 
@@ -28,9 +30,9 @@ class NoGradEvalInTrainMode(Rule):
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """An evaluation loop, a function named like evaluation or prediction, or a script's
-        forward over evaluation data (``model(X_test)``)."""
-        return (any(map(is_eval_function_name, tree_index.function_names)) or tree_index.evaluation_loops()
+        """An evaluation loop, a function named like evaluation or prediction that the file
+        calls, or a script's forward over evaluation data (``model(X_test)``)."""
+        return (_calls_an_evaluation_function(tree_index) or tree_index.evaluation_loops()
                 or any(isinstance(n, ast.Call) and may_be_forward(n) and _reads_eval_data_ast(n)
                        for n in tree_index.import_time_nodes()))
 
@@ -346,6 +348,18 @@ def _evaluated_in_train_mode(file_model: FileModel, context: "_FileModes", scope
     if not _after_training(file_model, scope, call):
         return False  # a shape check before training: the mode changes nothing yet
     return not mode_free_model(file_model, target)  # no dropout or batch-norm: eval() changes nothing
+
+
+def _calls_an_evaluation_function(tree_index: TreeIndex) -> bool:
+    """Some ``predict(...)``/``evaluate(...)`` of this file is called here: its name stands
+    before a parenthesis more often than it is defined. One nobody here calls is a
+    library's (timm's ``test_*`` model builders): its callers are elsewhere."""
+    names = [name for name in tree_index.function_names if is_eval_function_name(name)]
+    if not names:
+        return False
+    pattern = r"\b(" + "|".join(map(re.escape, names)) + r")\s*\("
+    seen = Counter(m.group(1) for m in re.finditer(pattern, tree_index.code_text()))
+    return any(seen[name] > len(tree_index.definitions[name]) for name in names)
 
 
 def _reads_eval_data_ast(call: ast.Call) -> bool:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -93,44 +94,78 @@ def _import_time_leaf_writes(tree_index: TreeIndex) -> bool:
 
 
 def _import_time_construction(tree_index: TreeIndex) -> bool:
-    """Import-time code builds a class of this file (``model = Net()``) or calls one of its functions."""
-    classes = [stmt.name for stmt in tree_index.bodies[0] if isinstance(stmt, ast.ClassDef)]
-    return bool(classes or tree_index.function_names) and tree_index.import_time_calls(*classes)
+    """Import-time code builds a class of this file (``model = Net()``) or calls one of its
+    functions, and what that runs writes in place somewhere. Model files of libraries call
+    their own config helpers at import (``_cfg(...)``): those write nothing."""
+    return any(any(map(_writes_in_place, nodes)) for _, nodes in tree_index.reached(tree_index.import_time_callees()))
 
 
 def _forward_writes_self(tree_index: TreeIndex) -> bool:
-    """A class has a ``forward``, and some function writes in place to a parameter of
-    ``self`` (a layer's ``weight``/``bias``, an attribute bound to ``nn.Parameter``:
-    ``self.w.clamp_()``), or to one of its own arguments where some call in the file
-    hands a function of that name such a parameter (``clip_(self.w)``). Writes to a
-    forward's plain arguments (``x += residual``), counters and caches of ``self``
-    cannot reach a parameter, and are everywhere in model code."""
-    functions = []  # a model's methods, and the file's functions (helpers they may call)
-    for stmt in tree_index.bodies[0]:
-        if isinstance(stmt, ast.ClassDef):
-            methods = [m for m in stmt.body if isinstance(m, ast.FunctionDef)]
-            if any(m.name == "forward" for m in methods):
-                functions.extend(methods)
-        elif isinstance(stmt, ast.FunctionDef):
-            functions.append(stmt)
-    if not any(f.name == "forward" for f in functions):
+    """A file with a ``forward`` writes in place to a parameter of ``self`` (a layer's
+    ``weight``/``bias``, an attribute bound to ``nn.Parameter``: ``self.w.clamp_()``), or
+    a function writes to an argument where some call hands it such a parameter
+    (``clip_(self.w)``). Writes to a forward's plain arguments (``x += residual``),
+    counters and caches of ``self`` cannot reach a parameter, and are everywhere in
+    model code. Both need ``.w`` written in a statement: only the statements on lines
+    that say it are walked, not the file's every method."""
+    if "forward" not in tree_index.definitions:
         return False
-    walked = [(function, all_nodes(function)) for function in functions]
-    params = {"weight", "bias"} | {target.attr for _, nodes in walked for n in nodes if isinstance(n, ast.Assign)
-                                   and isinstance(n.value, ast.Call) and "Parameter" in (_callee_name(n.value) or "")
-                                   for target in n.targets if isinstance(target, ast.Attribute)}
-    handed = {_callee_name(n) for _, nodes in walked for n in nodes if isinstance(n, ast.Call)
-              and any(_self_parameter(arg, params) for arg in (*n.args, *(k.value for k in n.keywords)))}
-    for function, nodes in walked:
-        arguments = set()
-        if function.name in handed:
-            arguments = {a.arg for n in nodes if isinstance(n, ast.FunctionDef)
-                         for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
-        for node in nodes:
-            if _writes_in_place(node) and (_written_root(node) in arguments
-                                           or _self_parameter(_written(node), params)):
+    params = {"weight", "bias"} | _parameter_attributes(tree_index)
+    mentions = re.compile(r"\.[\s\\]*(?:" + "|".join(map(re.escape, sorted(params))) + r")\b")
+    nodes = list(tree_index.nodes_on_lines(tree_index.lines_matching(mentions), recording=True))
+    if any(_writes_in_place(node) and _self_parameter(_written(node), params) for node in nodes):
+        return True
+    for name, slots in _handed_parameters(nodes, params).items():
+        for definition in tree_index.definitions.get(name, ()):
+            receiving = _receiving(definition, slots)
+            if any(_writes_in_place(n) and _written_root(n) in receiving for n in all_nodes(definition)):
                 return True
     return False
+
+
+def _handed_parameters(nodes: list, params: set) -> dict:
+    """callee name -> the argument positions and keywords where some call hands it a
+    parameter of ``self`` (``clip_(x, self.w)``: ``{"clip_": {1}}``); ``"*"`` after a
+    ``*args``, where positions are unknown."""
+    handed = {}
+    for call in nodes:
+        if not isinstance(call, ast.Call):
+            continue
+        slots = {i if not isinstance(arg, ast.Starred) else "*" for i, arg in enumerate(call.args)
+                 if _self_parameter(arg, params) or isinstance(arg, ast.Starred)}
+        slots |= {k.arg or "*" for k in call.keywords if k.arg is None or _self_parameter(k.value, params)}
+        if slots - {"*"}:
+            handed.setdefault(_callee_name(call), set()).update(slots)
+    return handed
+
+
+def _receiving(definition: ast.AST, slots: set) -> set:
+    """The names of ``definition``'s parameters that the ``slots`` of a call bind (a
+    position counts for a method's too, shifted past ``self``); every name after
+    ``*args``, and of the functions inside it (a helper's helper may write what it is
+    handed on) or of a class's methods."""
+    names = set()
+    for function in (n for n in all_nodes(definition) if isinstance(n, ast.FunctionDef)):
+        args = function.args
+        positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+        everything = {*positional, *(a.arg for a in args.kwonlyargs)}
+        if "*" in slots or function is not definition:
+            names |= everything
+            continue
+        names |= {s for s in slots if isinstance(s, str) and s in everything}
+        names |= {positional[i + shift] for i in slots if isinstance(i, int)
+                  for shift in (0, 1) if i + shift < len(positional)}
+    return names
+
+
+_PARAMETER = re.compile("Parameter")
+
+
+def _parameter_attributes(tree_index: TreeIndex) -> set:
+    """``w`` of every ``x.w = nn.Parameter(...)`` in the file (any callee with Parameter in its name)."""
+    return {target.attr for n in tree_index.nodes_on_lines(tree_index.lines_matching(_PARAMETER))
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and "Parameter" in (_callee_name(n.value) or "")
+            for target in n.targets if isinstance(target, ast.Attribute)}
 
 
 def _callee_name(call: ast.Call):
@@ -166,10 +201,10 @@ def _written_root(node: ast.AST):
 
 
 def _writes_in_place(node: ast.AST) -> bool:
-    """``w.add_(1)``, ``w -= g``, ``w[0] = 0``."""
+    """``w.add_(1)``, ``w -= g``, ``w[0] = 0`` (not ``w.requires_grad_()``, ``w.detach_()``)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         attr = node.func.attr
-        return attr.endswith("_") and not attr.startswith("_")
+        return attr.endswith("_") and not attr.startswith("_") and attr not in _NOT_WRITES
     if isinstance(node, ast.AugAssign):
         return True
     return isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets)
