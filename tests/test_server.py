@@ -154,3 +154,25 @@ def test_noqa_edit(line, expected):
 
     edit = server._noqa_edit(TextDocument("file:///a.py", line + "\n"), 0, "TL301")
     assert (edit.range.start.character, edit.new_text) == expected if expected else edit is None
+
+
+def test_ranges_go_out_in_the_editors_units_whether_the_text_is_ascii_or_not():
+    """to_lsp_all splits the text once (pygls splits it per range); columns after a
+    character outside the BMP still count two UTF-16 units for it."""
+    from pygls.workspace import TextDocument
+
+    from torchlint import server
+    from torchlint.diagnostic import Diagnostic
+
+    found = [Diagnostic("/p/t.py", 1, 10, "TL301", "m", 1, 14), Diagnostic("/p/t.py", 2, 1, "TL301", "m", 2, 3)]
+    wide = TextDocument("file:///p/t.py", "s = '😀'; x = 1\ny = 2\n")
+    ranges = [d.range for d in server.to_lsp_all(found, wide)]
+    assert ranges == [wide.range_to_client_units(r) for r in ranges_in_code_points(found)]
+    assert ranges[0].start.character == 10  # code point 9, one more unit for the emoji
+    ascii_text = TextDocument("file:///p/t.py", "s = 'ab'; x = 1\ny = 2\n")
+    assert [d.range for d in server.to_lsp_all(found, ascii_text)] == ranges_in_code_points(found)
+
+
+def ranges_in_code_points(found):
+    return [types.Range(start=types.Position(line=d.line - 1, character=d.col - 1),
+                        end=types.Position(line=d.end_line - 1, character=d.end_col - 1)) for d in found]

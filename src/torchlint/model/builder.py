@@ -12,8 +12,18 @@ from torchlint.model.grad import classify, classify_statement_call
 if TYPE_CHECKING:
     from torchlint.model import FileModel
 
-_BLOCKS = (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite)
-_STATEMENTS = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+_BLOCKS = frozenset((cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite))
+# Kept by exact type: isinstance against libcst's abstract bases goes through ABCMeta,
+# and on_visit runs for every node. _is_statement learns each type once.
+_STATEMENT_BASES = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+_IS_STATEMENT: dict = {}
+
+
+def _is_statement(kind: type) -> bool:
+    found = _IS_STATEMENT.get(kind)
+    if found is None:
+        found = _IS_STATEMENT[kind] = issubclass(kind, _STATEMENT_BASES)
+    return found
 
 
 def _params(node: cst.FunctionDef) -> tuple:
@@ -63,19 +73,20 @@ class ModelBuilder:
         if self.open_nodes:
             self.parents[id(node)] = self.open_nodes[-1]
         self.open_nodes.append(node)
-        if isinstance(node, _STATEMENTS):
+        kind = type(node)
+        if _is_statement(kind):
             self.blocks[-1][1] += 1
             self.stmt, self.stmt_index = node, self.blocks[-1][1]
-        if isinstance(node, _BLOCKS):
+        elif kind in _BLOCKS:
             self.blocks.append([id(node), 0])
             self.block_id = id(node)
-        handler = _VISIT.get(type(node))
+        handler = _VISIT.get(kind)
         if handler is not None:
             handler(self, node)
 
     def on_leave(self, node: cst.CSTNode) -> None:
         self.open_nodes.pop()
-        if isinstance(node, _BLOCKS):
+        if type(node) in _BLOCKS:
             self.blocks.pop()
             if self.blocks:
                 self.block_id = self.blocks[-1][0]

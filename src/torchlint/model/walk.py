@@ -40,6 +40,20 @@ def _child_fields(kind: type) -> Tuple[str, ...]:
     return names
 
 
+# type -> _NODE, _SEQUENCE or _OTHER: ``isinstance(value, cst.CSTNode)`` goes through
+# ABCMeta's ``__instancecheck__``, a fifth of the model's walk; a type's answer never changes.
+_NODE, _SEQUENCE, _OTHER = 1, 2, 3  # all true: "or _kind(...)" runs once per new type
+_KINDS: Dict[type, int] = {tuple: _SEQUENCE, list: _SEQUENCE}
+
+
+def _kind(value) -> int:
+    kind = type(value)
+    found = _KINDS.get(kind)
+    if found is None:
+        found = _KINDS[kind] = _NODE if isinstance(value, cst.CSTNode) else _OTHER
+    return found
+
+
 def walk(node: cst.CSTNode, enter: Callable, leave: Callable) -> None:
     """Call ``enter(n)`` and ``leave(n)`` around every syntax node under ``node``, in source order."""
     enter(node)
@@ -47,11 +61,12 @@ def walk(node: cst.CSTNode, enter: Callable, leave: Callable) -> None:
     names = _CHILD_FIELDS.get(kind) or _child_fields(kind)
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        found = _KINDS.get(type(value)) or _kind(value)
+        if found == _NODE:
             walk(value, enter, leave)
-        elif type(value) in (tuple, list):
+        elif found == _SEQUENCE:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if (_KINDS.get(type(item)) or _kind(item)) == _NODE:
                     walk(item, enter, leave)
     leave(node)
 
@@ -63,8 +78,9 @@ def children(node: cst.CSTNode) -> list:
     out = []
     for name in _CHILD_FIELDS.get(kind) or _child_fields(kind):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        found = _KINDS.get(type(value)) or _kind(value)
+        if found == _NODE:
             out.append(value)
-        elif type(value) in (tuple, list):
-            out.extend(item for item in value if isinstance(item, cst.CSTNode))
+        elif found == _SEQUENCE:
+            out.extend(item for item in value if (_KINDS.get(type(item)) or _kind(item)) == _NODE)
     return out
