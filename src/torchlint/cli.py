@@ -238,7 +238,7 @@ def _rule(args, parser) -> int:
 
 def _as_text(data: bytes) -> str:
     """stdin's text for reporters that quote source lines (never fails)."""
-    from torchlint.engine import decode
+    from torchlint.source import decode
 
     try:
         return decode(data)

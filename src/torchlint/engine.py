@@ -4,13 +4,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
-import io
 import os
 import queue
 import sys
 import threading
-import tokenize
-import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -22,6 +19,7 @@ from torchlint.model import FileModel
 from torchlint.noqa import comment_texts, file_exemption, suppressed, unused_codes, without_codes
 from torchlint.positions import RangeMemo, node_positions, statement_starts
 from torchlint.rule import Fix
+from torchlint.source import byte_position, decode, python_parse
 from torchlint.torch_version import TorchVersion
 from torchlint.tree_gate import TreeIndex
 
@@ -43,14 +41,6 @@ _BIG_STACK = 512 << 20  # address space only: pages are touched by deep recursio
 # libcst's codegen (positions) takes three Python frames per nesting level,
 # some through C (context managers): room for ~30,000 levels on _BIG_STACK.
 _BIG_RECURSION_LIMIT = 100_000
-_PYTHON_RECURSION_LIMIT = 1000  # CPython's default
-
-
-def decode(data: bytes) -> str:
-    """Bytes to text the way Python does: BOM, then a coding declaration, then UTF-8."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    text = data.decode(encoding)
-    return text[1:] if text.startswith("\ufeff") else text
 
 
 @dataclass
@@ -199,7 +189,7 @@ def _lint(
         try:
             source = decode(source)
         except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-            line, col = _byte_position(source, exc.start) if isinstance(exc, UnicodeDecodeError) else (1, 1)
+            line, col = byte_position(source, exc.start) if isinstance(exc, UnicodeDecodeError) else (1, 1)
             result.diagnostics.append(Diagnostic(path, line, col, PARSE_ERROR, f"cannot decode file: {exc}"))
             return result
     applicable = [rule for rule in rules if rule.may_apply(source)]
@@ -210,7 +200,7 @@ def _lint(
     # libcst's cost; free under flake8) then may spare the libcst parse: see
     # tree_gate.py. Files no rule needs stop here.
     if tree is None:
-        tree, problem = _python_parse(source)
+        tree, problem = python_parse(source)
         if problem is not None:
             if report_syntax_errors:
                 result.diagnostics.append(problem.diagnostic(path))
@@ -435,70 +425,6 @@ def _no_cyclic_gc():
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _byte_position(data: bytes, offset: int) -> Tuple[int, int]:
-    """1-based (line, column in characters) of byte ``offset``, where decoding failed."""
-    line_start = data.rfind(b"\n", 0, offset) + 1
-    column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
-    return data.count(b"\n", 0, offset) + 1, column
-
-
-@dataclass(frozen=True)
-class SyntaxProblem:
-    """Why Python refuses a source, where it says so (1-based line and column, in characters)."""
-
-    message: str
-    line: int = 1
-    col: int = 1
-    end_line: Optional[int] = None
-    end_col: Optional[int] = None
-
-    def diagnostic(self, path: str) -> Diagnostic:
-        return Diagnostic(path, self.line, self.col, PARSE_ERROR, f"syntax error: {self.message}",
-                          self.end_line, self.end_col)
-
-    @classmethod
-    def of(cls, exc: SyntaxError, source: str) -> "SyntaxProblem":
-        if exc.lineno is None:  # no position given: a null byte, on the Pythons that say so
-            return cls.at_null_byte(exc.msg or str(exc), source)
-        line, col = exc.lineno, max(exc.offset or 1, 1)
-        end_line, end_col = exc.end_lineno, exc.end_offset
-        if end_line is None or end_col is None or (end_line, end_col) <= (line, col):
-            end_line = end_col = None
-        return cls(exc.msg, line, col, end_line, end_col)
-
-    @classmethod
-    def at_null_byte(cls, message: str, source: str) -> "SyntaxProblem":
-        at = source.find("\0")
-        if at < 0:
-            return cls(message)
-        line = source.count("\n", 0, at) + 1
-        col = at - (source.rfind("\n", 0, at) + 1) + 1
-        return cls(message, line, col, line, col + 1)
-
-
-def _python_parse(source: str) -> Tuple[Optional[ast.Module], Optional[SyntaxProblem]]:
-    """(tree, None), or (None, why not) as ``python file.py`` would parse it: at Python's
-    default recursion limit (not the raised one libcst needs) and without printing
-    its SyntaxWarnings (``1()``, ``x is 1``) on torchlint's stderr."""
-    old = sys.getrecursionlimit()
-    try:
-        sys.setrecursionlimit(_PYTHON_RECURSION_LIMIT)
-    except RecursionError:  # already deeper than that: keep the current limit
-        pass
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(source), None
-    except (RecursionError, MemoryError):
-        return None, SyntaxProblem("too deeply nested for Python's own parser; not analysed")
-    except SyntaxError as exc:
-        return None, SyntaxProblem.of(exc, source)
-    except ValueError as exc:  # a null byte, on Pythons before 3.12
-        return None, SyntaxProblem.at_null_byte(str(exc), source)
-    finally:
-        sys.setrecursionlimit(old)
 
 
 def _positioned(module: cst.Module, path: str, findings: Iterable, keep_edits: bool = False,

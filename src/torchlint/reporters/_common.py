@@ -93,7 +93,7 @@ class SourceLines:
                 data = text.encode("utf-8") if text is not None else Path(path).read_bytes()
                 return _split(cell_source(data, cell))
             if text is None:
-                from torchlint.engine import decode
+                from torchlint.source import decode
 
                 text = decode(Path(path).read_bytes())
             return _split(text)
