@@ -22,3 +22,9 @@ def test_the_engine_still_exports_the_status_codes():
 
     assert (engine.PARSE_ERROR, engine.INTERNAL_ERROR, engine.UNUSED_NOQA, engine.STATUS_CODES) == (
         codes.PARSE_ERROR, codes.INTERNAL_ERROR, codes.UNUSED_NOQA, codes.STATUS_CODES)
+
+
+def test_the_catalogue_carries_every_rules_text_gate():
+    from torchlint.catalogue import GATES
+
+    assert GATES == {rule.code: rule.gate for rule in ALL_RULES}, "run python -m torchlint.docs"

@@ -56,3 +56,65 @@ def test_cache_gives_the_same_results_and_sees_edits(tree):
 def test_no_cache_writes_nothing(tree):
     _json("--no-cache", "fixtures", cwd=tree)
     assert not (tree / ".torchlint_cache").exists()
+
+
+QUIET_SOURCES = {  # no default rule's text gate admits these: runner answers without the engine
+    "empty.py": b"",
+    "library.py": b"import math\n\n\ndef area(r):\n    return math.pi * r * r\n",
+    "bom.py": b"\xef\xbb\xbfx = 1\n",
+    "latin1.py": b"# -*- coding: latin-1 -*-\nname = '\xe9'\n",
+    "broken.py": b"def f(:\n    pass\n",
+    "null.py": b"x = 1\0\n",
+    "unclosed.py": b"x = (\n",
+    "noqa.py": b"x = 1  # noqa: TL301\n",
+}
+
+
+def _through_the_engine(monkeypatch, path, data, codes):
+    from torchlint import runner
+
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "_checked_without_rules", lambda *args: None)
+        return runner.lint_data(path, data, codes)
+
+
+@pytest.mark.parametrize("codes", ["default", "all", "all but TL001"])
+def test_the_light_path_answers_as_the_engine_does(monkeypatch, codes):
+    from torchlint import runner
+    from torchlint.catalogue import RULES
+    from torchlint.codes import PARSE_ERROR, UNUSED_NOQA
+
+    chosen = {"default": {c for c, (_, on) in RULES.items() if on} | {PARSE_ERROR},
+              "all": set(RULES) | {PARSE_ERROR, UNUSED_NOQA},
+              "all but TL001": set(RULES)}[codes]
+    sources = dict(QUIET_SOURCES, **{p.name: p.read_bytes() for p in SOURCES})
+    for name, data in sources.items():
+        light = runner.lint_data(name, data, chosen)
+        assert light == _through_the_engine(monkeypatch, name, data, chosen), name
+
+
+def test_quiet_sources_never_reach_the_engine_and_gated_ones_do(monkeypatch):
+    from torchlint import engine, runner
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the engine was asked")
+
+    monkeypatch.setattr(engine, "lint_source", refuse)
+    codes = {"TL001", "TL101", "TL301"}
+    assert runner.lint_data("broken.py", QUIET_SOURCES["broken.py"], codes).diagnostics[0].code == "TL001"
+    assert runner.lint_data("library.py", QUIET_SOURCES["library.py"], codes).diagnostics == []
+    with pytest.raises(AssertionError, match="engine was asked"):  # TL010 must judge the comment
+        runner.lint_data("noqa.py", QUIET_SOURCES["noqa.py"], codes | {"TL010"})
+    with pytest.raises(AssertionError, match="engine was asked"):  # TL301's gate admits it
+        runner.lint_data("loop.py", b"for x in loader:\n    loss.backward()\n    total += loss\n", codes)
+
+
+def test_a_run_on_a_file_no_rule_can_apply_to_never_imports_libcst(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "empty.py").write_bytes(b"")
+    script = ("import sys; from torchlint.cli import main; code = main(['check', '--no-cache', 'empty.py']);"
+              "print('libcst' in sys.modules, code)")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.stdout.split()[-2:] == ["False", "0"], proc.stdout + proc.stderr

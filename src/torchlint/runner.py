@@ -107,6 +107,10 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
     ``engine_options`` (``memory``, ``cancelled``: see ``engine.lint_source``) apply
     to Python sources."""
     codes = frozenset(codes)
+    if not engine_options and not path.endswith(".ipynb"):
+        result = _checked_without_rules(path, data, codes)
+        if result is not None:
+            return _without_ignored(result, codes)
     options = {"unused_noqa": True} if UNUSED_NOQA in codes else {}
     if target_torch is not None:
         options["target_torch"] = target_torch
@@ -119,10 +123,46 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
         result = lint_notebook(data, path, _rules(codes), **options)
     else:
         result = lint_source(data, path, _rules(codes), **options, **engine_options)
+    return _without_ignored(result, codes)
+
+
+def _without_ignored(result: FileResult, codes: frozenset) -> FileResult:
     if PARSE_ERROR not in codes:
         # The engine reports an unreadable file whatever the rules; a config that
         # ignores TL001 by name is the one case it must not be shown.
         result.diagnostics = [d for d in result.diagnostics if d.code != PARSE_ERROR]
+    return result
+
+
+_COMPILED_GATES: dict = {}
+
+
+def _checked_without_rules(path: str, data: Union[bytes, str], codes: frozenset) -> Optional[FileResult]:
+    """The engine's answer for a source that no enabled rule's text gate admits, found
+    without importing libcst, the model or the rules (most of a start-up, and of a
+    worker's time on a library tree): only Python's verdict on its syntax can be said.
+    None where the engine must look: a gate matches, the text cannot be decoded, or
+    TL010 is on and the text has a noqa comment to judge."""
+    from torchlint.catalogue import GATES
+    from torchlint.source import decode, python_parse
+    from torchlint.text_gate import compile_gate, gate_matches
+
+    try:
+        source = decode(data) if isinstance(data, bytes) else data
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+    if UNUSED_NOQA in codes and "noqa" in source:
+        return None
+    for code in sorted(codes & GATES.keys()):
+        compiled = _COMPILED_GATES.get(code)
+        if compiled is None:
+            compiled = _COMPILED_GATES[code] = compile_gate(GATES[code])
+        if gate_matches(compiled, source):
+            return None
+    result = FileResult(path)
+    _, problem = python_parse(source)
+    if problem is not None:
+        result.diagnostics.append(problem.diagnostic(path))
     return result
 
 
