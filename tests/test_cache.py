@@ -66,6 +66,44 @@ def test_the_cache_keeps_the_most_recently_used_entries_up_to_its_limit(tmp_path
     assert list(entries(tmp_path)) == ["e", "c", "f"]  # d: the least recently used
 
 
+def test_a_run_that_only_hits_the_newest_entries_rewrites_nothing(tmp_path, monkeypatch):
+    cache = runner.ResultCache(tmp_path)
+    for key in "abc":
+        cache.put(key, FileResult(f"{key}.py"))
+    cache.save()
+    written = []
+    real_replace = runner.os.replace
+    monkeypatch.setattr(runner.os, "replace", lambda *args: written.append(args) or real_replace(*args))
+
+    def run(*keys, new=()):
+        cache = runner.ResultCache(tmp_path)
+        assert all(cache.get(key) is not None for key in keys)
+        for key in new:
+            cache.put(key, FileResult(f"{key}.py"))
+        cache.save()
+        return len(written), list(entries(tmp_path))
+
+    assert run("c") == (0, ["a", "b", "c"])  # the newest already: the order stands
+    assert run("b", "c") == (0, ["a", "b", "c"])
+    assert run("a") == (1, ["b", "c", "a"])  # an older entry used: the order changes
+    assert run("a", new="d") == (2, ["b", "c", "a", "d"])  # a new result: written
+
+
+def test_the_code_fingerprint_changes_when_a_source_of_torchlint_does(monkeypatch, tmp_path):
+    package = tmp_path / "torchlint"
+    (package / "rules").mkdir(parents=True)
+    (package / "runner.py").write_text("")
+    (package / "rules" / "rule.py").write_text("x = 1\n")
+    monkeypatch.setattr(runner, "__file__", str(package / "runner.py"))
+    first = runner._code_fingerprint()
+    assert runner._code_fingerprint() == first
+    (package / "rules" / "rule.py").write_text("x = 22\n")
+    edited = runner._code_fingerprint()
+    assert edited != first
+    (package / "rules" / "notes.txt").write_text("not a source")
+    assert runner._code_fingerprint() == edited
+
+
 def test_the_default_limit_bounds_a_real_run(three_files, monkeypatch, capsys):
     monkeypatch.setattr(runner, "MAX_ENTRIES", 2)
     main(["check", "--jobs", "1", "."])

@@ -16,7 +16,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterable, List, Optional, Tuple, Union
@@ -74,11 +73,15 @@ def _open_nonblocking(path: str, flags: int) -> int:
 def _code_fingerprint() -> str:
     """torchlint's own sources by name, size and mtime: an edited rule in a
     development install must not be answered from results of the old one."""
-    package = Path(__file__).resolve().parent
+    package = os.path.dirname(os.path.abspath(__file__))
     parts = [__version__]
-    for source in sorted(package.rglob("*.py")):
-        stat = source.stat()
-        parts.append(f"{source.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}")
+    for folder, subfolders, names in os.walk(package):
+        subfolders.sort()
+        for name in sorted(names):
+            if name.endswith(".py"):
+                stat_now = os.stat(os.path.join(folder, name))
+                relative = os.path.relpath(os.path.join(folder, name), package).replace(os.sep, "/")
+                parts.append(f"{relative}:{stat_now.st_size}:{stat_now.st_mtime_ns}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -250,13 +253,24 @@ class ResultCache:
             merged = dict(list(merged.items())[excess:])
         return merged
 
+    def _nothing_new(self) -> bool:
+        if not self.used:  # no file at all: an empty cache is still written, with its .gitignore
+            return bool(self.entries)
+        newest = list(self.entries)[-len(self.used):]
+        return newest == list(self.used) and all(self.entries[key] is self.used[key] for key in newest)
+
     def save(self) -> None:
-        """Write the kept entries atomically (a concurrent run's save may replace them)."""
+        """Write the kept entries atomically (a concurrent run's save may replace them);
+        nothing when this run only hit the entries that were already the newest, in order."""
+        if self._nothing_new():
+            return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text(f"{_GITIGNORE_HEADER}\n*\n")
+            import tempfile  # here: a run answered wholly from the cache writes nothing
+
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".results-")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(self.kept(), fh)
