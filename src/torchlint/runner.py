@@ -112,8 +112,11 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
     codes = frozenset(codes)
     if not engine_options and not path.endswith(".ipynb"):
         result = _checked_without_rules(path, data, codes)
-        if result is not None:
+        if isinstance(result, FileResult):
             return _without_ignored(result, codes)
+        # The decoded text, when the light path decoded it: the engine's gates
+        # then find the verdicts the light path's left in the memo.
+        data = result or data
     options = {"unused_noqa": True} if UNUSED_NOQA in codes else {}
     if target_torch is not None:
         options["target_torch"] = target_torch
@@ -140,12 +143,13 @@ def _without_ignored(result: FileResult, codes: frozenset) -> FileResult:
 _COMPILED_GATES: dict = {}
 
 
-def _checked_without_rules(path: str, data: Union[bytes, str], codes: frozenset) -> Optional[FileResult]:
+def _checked_without_rules(path: str, data: Union[bytes, str],
+                           codes: frozenset) -> Union[FileResult, str, None]:
     """The engine's answer for a source that no enabled rule's text gate admits, found
     without importing libcst, the model or the rules (most of a start-up, and of a
     worker's time on a library tree): only Python's verdict on its syntax can be said.
-    None where the engine must look: a gate matches, the text cannot be decoded, or
-    TL010 is on and the text has a noqa comment to judge."""
+    Where the engine must look instead, the decoded text (a gate matches, or TL010 is
+    on and the text has a noqa comment to judge), or None (it cannot be decoded)."""
     from torchlint.catalogue import GATES
     from torchlint.source import decode, python_parse
     from torchlint.text_gate import compile_gate, gate_matches
@@ -155,13 +159,13 @@ def _checked_without_rules(path: str, data: Union[bytes, str], codes: frozenset)
     except (SyntaxError, UnicodeDecodeError, LookupError):
         return None
     if UNUSED_NOQA in codes and "noqa" in source:
-        return None
+        return source
     for code in sorted(codes & GATES.keys()):
         compiled = _COMPILED_GATES.get(code)
         if compiled is None:
             compiled = _COMPILED_GATES[code] = compile_gate(GATES[code])
         if gate_matches(compiled, source):
-            return None
+            return source
     result = FileResult(path)
     _, problem = python_parse(source)
     if problem is not None:

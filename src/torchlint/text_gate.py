@@ -18,7 +18,6 @@ anchors, the regex runs as it is.
 from __future__ import annotations
 
 import re
-import threading
 from typing import FrozenSet, List, NamedTuple, Optional, Tuple
 
 try:  # the parser behind re.compile: re._parser since 3.11, sre_parse before
@@ -203,9 +202,11 @@ _UNKNOWN = object()  # an anchor occurs, but only the regex can tell whether it 
 
 class _FileMemo:
     """What the gates learnt of the file in hand, shared by every rule's gate:
-    the engine asks all rules about one source before the next."""
+    the engine asks all rules about one source before the next, and the runner's
+    light path asks first (on another thread for a big file: the memo is shared
+    by all threads; a thread that finds another source in it starts its own)."""
 
-    _current = threading.local()
+    _current: Optional["_FileMemo"] = None
 
     def __init__(self, source: str) -> None:
         self.source = source  # held, so its id cannot be reused while this lives
@@ -214,9 +215,9 @@ class _FileMemo:
 
     @classmethod
     def of(cls, source: str) -> "_FileMemo":
-        memo = getattr(cls._current, "memo", None)
+        memo = cls._current
         if memo is None or memo.source is not source:
-            memo = cls._current.memo = cls(source)
+            memo = cls._current = cls(source)
         return memo
 
     def lowered(self, source: str) -> str:
