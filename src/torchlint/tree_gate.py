@@ -179,7 +179,7 @@ class TreeIndex:
     def loop_assigns(self, wanted) -> bool:
         """Does some loop body bind a name (``h`` of ``self.h``) that ``wanted`` accepts?"""
         for _, loop in self.loops:
-            for node in loop_nodes(loop):
+            for node in loop_statements(loop):
                 targets = (node.targets if isinstance(node, ast.Assign)
                            else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else ())
                 if any(wanted(name) for t in targets for name in _bound_names(t)):
@@ -317,6 +317,27 @@ def all_nodes(node: ast.AST) -> List[ast.AST]:
 def loop_nodes(loop) -> Iterator[ast.AST]:
     """The nodes of a loop's body and ``else`` that run in its scope."""
     return own_nodes(loop.body + loop.orelse)
+
+
+def own_statements(body: list) -> Iterator[ast.stmt]:
+    """The statements of a scope's ``body`` at any depth (class bodies in, nested
+    functions out): ``own_nodes`` without the expressions, for questions about
+    statements (assignments, ``if``s)."""
+    todo = list(body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, _FUNCTIONS):
+            continue
+        yield stmt
+        for field in _BLOCK_FIELDS:
+            for child in getattr(stmt, field, None) or ():
+                # An except handler or a match case holds a block of its own.
+                todo.extend([child] if isinstance(child, ast.stmt) else child.body)
+
+
+def loop_statements(loop) -> Iterator[ast.stmt]:
+    """The statements of a loop's body and ``else`` that run in its scope."""
+    return own_statements(loop.body + loop.orelse)
 
 
 def statement_nodes(stmt) -> Iterator[ast.AST]:

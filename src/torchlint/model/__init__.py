@@ -101,15 +101,20 @@ def flow_back(paths: set, scope: Scope) -> set:
     flows = [(a.targets, a.value) for a in scope.assignments if a.value is not None]
     flows += [((c.node.func.value,), c.node) for c in scope.calls
               if c.method in vocab.STORE_METHODS and c.receiver]
-    changed = True
-    while changed:
-        changed = False
-        for targets, value in flows:
-            if any(p in paths for t in targets for p in referenced_paths(t)):
-                new = set(read_paths(value)) - paths
-                if new:
-                    paths |= new
-                    changed = True
+    # Each flow as (the paths its targets name, its value), read once. A flow that has
+    # fired has given all it reads: it is dropped, and the loop ends when none fires.
+    waiting = [({p for t in targets for p in referenced_paths(t)}, value) for targets, value in flows]
+    fired = True
+    while fired:
+        fired = False
+        still = []
+        for bound, value in waiting:
+            if bound.isdisjoint(paths):
+                still.append((bound, value))
+                continue
+            paths.update(read_paths(value))
+            fired = True
+        waiting = still
     return paths
 
 

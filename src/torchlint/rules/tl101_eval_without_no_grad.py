@@ -189,7 +189,7 @@ def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
 def _guards_a_backward(tree_index: TreeIndex) -> bool:
     """An ``if`` around a backward: ``if train: loss.backward()``, ``if phase == "train":``."""
     for body in tree_index.bodies_mentioning("backward"):
-        for node in tree_gate.own_nodes(body):
+        for node in tree_gate.own_statements(body):
             if isinstance(node, ast.If) and any(
                 isinstance(n, ast.Call) and tree_gate.called_name(n) == "backward"
                 for stmt in node.body for n in tree_gate.statement_nodes(stmt)
