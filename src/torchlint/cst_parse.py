@@ -54,6 +54,7 @@ class PieceCache:
         # piece before it: the joined statement is kept too, so that an unchanged
         # statement stays the same object (positions.RangeMemo relies on it).
         self._heads: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self._ends_as_read: dict = {}  # piece text -> _ends_as_read of its piece (a codegen)
 
     def joined_head(self, head: cst.CSTNode, carried: tuple) -> cst.CSTNode:
         key = (id(head), *map(id, carried))
@@ -78,8 +79,18 @@ class PieceCache:
         self._lines += text.count("\n") + 1
         while self._lines > self.max_lines and len(self._pieces) > 1:
             old, _ = self._pieces.popitem(last=False)
+            self._ends_as_read.pop(old, None)
             self._lines -= old.count("\n") + 1
         return piece
+
+    def ends_as_read(self, piece: cst.Module, text: str) -> bool:
+        """``_ends_as_read``, asked once per kept piece: the same text parses to the same piece."""
+        if self._pieces.get(text) is not piece:
+            return _ends_as_read(piece, text)
+        verdict = self._ends_as_read.get(text)
+        if verdict is None:
+            verdict = self._ends_as_read[text] = _ends_as_read(piece, text)
+        return verdict
 
 
 def parse_module(source: str, cuts: List[int], pieces: Optional[PieceCache] = None) -> cst.Module:
@@ -101,12 +112,19 @@ class _NotTheSame(Exception):
     pass
 
 
+def _ends_as_read(piece: cst.Module, text: str) -> bool:
+    """libcst drops lines at the end of a file in some layouts (a blank line before a
+    whitespace-only one): a piece joins others only if its end prints as it reads."""
+    if not piece.body:
+        return False
+    tail = "".join(piece.code_for_node(node) for node in (*piece.body[-1:], *piece.footer))
+    return text.endswith(tail)
+
+
 def _joined(pieces: List[cst.Module], texts: List[str], cache: Optional[PieceCache] = None) -> cst.Module:
+    ends_as_read = cache.ends_as_read if cache is not None else _ends_as_read
     for piece, text in zip(pieces[:-1], texts):
-        # libcst drops lines at the end of a file in some layouts (a blank line
-        # before a whitespace-only one): a piece's end must print as it reads.
-        tail = "".join(piece.code_for_node(node) for node in (*piece.body[-1:], *piece.footer))
-        if not text.endswith(tail) or not piece.body:
+        if not ends_as_read(piece, text):
             raise _NotTheSame()
     first = pieces[0]
     body, carried = list(first.body), first.footer

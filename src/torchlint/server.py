@@ -57,7 +57,7 @@ REQUIREMENTS_GLOB = "requirements*.txt"
 # How long a document must stay unchanged before it is linted: one lint per
 # burst of keystrokes. Short, because a lint overtaken by an edit stops at its
 # next checkpoint: starting one too early wastes little.
-DEBOUNCE_S = 0.05
+DEBOUNCE_S = 0.025
 # Results kept for texts linted lately (documents reopened or saved unchanged).
 RECENT_RESULTS = 32
 log = logging.getLogger(__name__)
