@@ -354,12 +354,16 @@ def _calls_an_evaluation_function(tree_index: TreeIndex) -> bool:
     """Some ``predict(...)``/``evaluate(...)`` of this file is called here: its name stands
     before a parenthesis more often than it is defined. One nobody here calls is a
     library's (timm's ``test_*`` model builders): its callers are elsewhere."""
-    names = [name for name in tree_index.function_names if is_eval_function_name(name)]
+    names = {name for name in tree_index.function_names if is_eval_function_name(name)}
     if not names:
         return False
-    pattern = r"\b(" + "|".join(map(re.escape, names)) + r")\s*\("
-    seen = Counter(m.group(1) for m in re.finditer(pattern, tree_index.code_text()))
+    # Every name before a parenthesis, kept when it is one of ours: one alternative per
+    # name would make ``re`` try them all at every position (quadratic in a big file).
+    seen = Counter(name for name in _CALLED_NAME.findall(tree_index.code_text()) if name in names)
     return any(seen[name] > len(tree_index.definitions[name]) for name in names)
+
+
+_CALLED_NAME = re.compile(r"\b(\w+)\s*\(")
 
 
 def _reads_eval_data_ast(call: ast.Call) -> bool:
