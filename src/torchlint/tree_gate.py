@@ -94,10 +94,8 @@ class TreeIndex:
                 self.string_statements.append((stmt.lineno, stmt.end_lineno))
             if import_time and not isinstance(stmt, ast.ClassDef):
                 self.import_time.append(stmt)
-            for field in _BLOCK_FIELDS:  # a class body runs at import time too
-                for child in getattr(stmt, field, None) or ():
-                    # An except handler or a match case holds a block of its own.
-                    self._scan([child] if isinstance(child, ast.stmt) else child.body, owner, import_time)
+            for block in _child_blocks(stmt):  # a class body runs at import time too
+                self._scan(block, owner, import_time)
 
     # -- indexes any rule's question may read --------------------------------
     def import_time_nodes(self) -> List[ast.AST]:
@@ -155,9 +153,7 @@ class TreeIndex:
                     yield from own_nodes([stmt])
                     continue
                 yield from statement_nodes(stmt)
-                for block in blocks:
-                    for child in block:
-                        todo.append([child] if isinstance(child, ast.stmt) else child.body)
+                todo.extend(_child_blocks(stmt))
 
     # -- questions several rules ask ----------------------------------------
     def computes_gradients(self) -> bool:
@@ -319,6 +315,14 @@ def loop_nodes(loop) -> Iterator[ast.AST]:
     return own_nodes(loop.body + loop.orelse)
 
 
+def _child_blocks(stmt) -> Iterator[list]:
+    """The statement lists directly inside ``stmt``: each statement of its blocks on its
+    own, and the body of each except handler or match case (a block of its own)."""
+    for field in _BLOCK_FIELDS:
+        for child in getattr(stmt, field, None) or ():
+            yield [child] if isinstance(child, ast.stmt) else child.body
+
+
 def own_statements(body: list) -> Iterator[ast.stmt]:
     """The statements of a scope's ``body`` at any depth (class bodies in, nested
     functions out): ``own_nodes`` without the expressions, for questions about
@@ -329,10 +333,8 @@ def own_statements(body: list) -> Iterator[ast.stmt]:
         if isinstance(stmt, _FUNCTIONS):
             continue
         yield stmt
-        for field in _BLOCK_FIELDS:
-            for child in getattr(stmt, field, None) or ():
-                # An except handler or a match case holds a block of its own.
-                todo.extend([child] if isinstance(child, ast.stmt) else child.body)
+        for block in _child_blocks(stmt):
+            todo.extend(block)
 
 
 def loop_statements(loop) -> Iterator[ast.stmt]:
