@@ -140,9 +140,6 @@ def _without_ignored(result: FileResult, codes: frozenset) -> FileResult:
     return result
 
 
-_COMPILED_GATES: dict = {}
-
-
 def _checked_without_rules(path: str, data: Union[bytes, str],
                            codes: frozenset) -> Union[FileResult, str, None]:
     """The engine's answer for a source that no enabled rule's text gate admits, found
@@ -161,10 +158,7 @@ def _checked_without_rules(path: str, data: Union[bytes, str],
     if UNUSED_NOQA in codes and "noqa" in source:
         return source
     for code in sorted(codes & GATES.keys()):
-        compiled = _COMPILED_GATES.get(code)
-        if compiled is None:
-            compiled = _COMPILED_GATES[code] = compile_gate(GATES[code])
-        if gate_matches(compiled, source):
+        if gate_matches(compile_gate(GATES[code]), source):
             return source
     result = FileResult(path)
     _, problem = python_parse(source)

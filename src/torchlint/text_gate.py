@@ -17,6 +17,7 @@ anchors, the regex runs as it is.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import FrozenSet, List, NamedTuple, Optional, Tuple
 
@@ -181,7 +182,10 @@ def _split_at_bars(pattern: str) -> List[str]:
     return pieces
 
 
+@functools.lru_cache(maxsize=None)
 def compile_gate(patterns: Tuple[str, ...]) -> Tuple[Pattern, ...]:
+    """A gate's regexes, read once per process: a rule and the runner's light path
+    (which reads the gates from the catalogue) share them."""
     return tuple(Pattern(p) for p in patterns)
 
 
