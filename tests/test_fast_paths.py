@@ -118,3 +118,36 @@ def test_a_run_on_a_file_no_rule_can_apply_to_never_imports_libcst(tmp_path):
               "print('libcst' in sys.modules, code)")
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
     assert proc.stdout.split()[-2:] == ["False", "0"], proc.stdout + proc.stderr
+
+
+GRAD_MENTIONS = {  # TL506's regex admits all of these; only the last assigns a misspelled flag
+    "reads.py": b"import torch\nw = torch.zeros(3, requires_grad=True)\nprint(w.grad)\n",
+    "real_flag.py": b"import torch\nw = torch.zeros(3)\nw.requires_grad = True\n",
+    "docstring.py": b'"""Set p.require_grad = False to freeze."""\nx = 1\n',
+    "typo.py": b"import torch\nw = torch.zeros(3)\nw.require_grad = True\n",
+}
+
+
+def test_a_text_check_sends_what_it_turns_down_down_the_light_path(monkeypatch):
+    """TL506 asks the text whether it assigns a misspelled flag: a mere mention of ``grad``
+    (nearly every torch file) no longer costs a parse and a tree gate."""
+    from torchlint import engine, runner
+
+    asked = []
+    real = engine.lint_source
+    monkeypatch.setattr(engine, "lint_source", lambda source, path, *a, **k: asked.append(path) or real(
+        source, path, *a, **k))
+    found = {name: [d.code for d in runner.lint_data(name, data, {"TL001", "TL506"}).diagnostics]
+             for name, data in GRAD_MENTIONS.items()}
+    assert asked == ["docstring.py", "typo.py"]  # the docstring's example: the tree gate's business
+    assert found == {"reads.py": [], "real_flag.py": [], "docstring.py": [], "typo.py": ["TL506"]}
+
+
+def test_the_catalogues_text_checks_are_the_rules():
+    from torchlint import text_checks
+    from torchlint.catalogue import TEXT_CHECKS
+
+    assert TEXT_CHECKS == {rule.code: rule.text_check.__name__ for rule in ALL_RULES if rule.text_check}
+    for code, name in TEXT_CHECKS.items():
+        rule = next(r for r in ALL_RULES if r.code == code)
+        assert getattr(text_checks, name) is rule.text_check

@@ -129,3 +129,24 @@ def test_every_store_method_a_rule_reads_opens_its_text_gate():
         assert re.search(tl304.gate[2], f"self.meter.{method}(val)"), method
     assert tl301.may_apply(APPENDLEFT_ONLY)
     assert [d.line for d in lint_source(APPENDLEFT_ONLY, "t.py", [tl301]).diagnostics] == [12]
+
+
+def test_the_optimizer_word_is_in_every_name_taken_for_an_optimizer():
+    """TL302's gate stands for ``is_optimizer_name`` on the code's names: it may match more
+    names, never fewer. Checked on every short name over the letters that matter."""
+    import itertools
+    import random
+
+    from torchlint.model.vocab import OPTIMIZER_WORD, is_optimizer_name
+
+    word = re.compile(OPTIMIZER_WORD)
+    names = ["optimizer", "optim", "opt", "opts", "g_opt", "optD", "netOpt", "OPT", "G_OPTS", "optimizerG",
+             "OPTAb", "my_OPTIM", "lr_opt2", "Optim", "opt_state"]
+    rng = random.Random(6)
+    pieces = ["opt", "Opt", "OPT", "im", "IM", "s", "S", "ion", "a", "X", "_", "1", "t", "T", "p", "o", "O"]
+    names += ["".join(rng.choice(pieces) for _ in range(rng.randint(2, 6))) for _ in range(20000)]
+    names += ["".join(p) for p in itertools.product("oOpPtTsSiI_x", repeat=4)]
+    taken = [n for n in names if is_optimizer_name(n)]
+    assert len(taken) > 100
+    assert [n for n in taken if not word.search(n)] == []
+    assert not any(word.search(n) for n in ("Optional", "options", "adoption", "optical_flow"))

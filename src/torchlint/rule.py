@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Optional, Tuple
 
 import libcst as cst
 
@@ -54,6 +54,9 @@ class Rule:
     # Regular expressions that must all match the source for the rule to have
     # anything to find. Cheap, and lets most files skip parsing entirely.
     gate: ClassVar[Tuple[str, ...]] = ()
+    # A function of ``torchlint.text_checks`` asked once the regexes match: a question
+    # the text alone answers exactly, so that files it turns down skip Python's parser.
+    text_check: ClassVar[Optional[Callable[[str], bool]]] = None
     # Markdown sections: What it does / Why is this bad / Example / Use instead.
     docs: ClassVar[str] = ""
     # For a rule whose findings or advice depend on the target torch version
@@ -74,7 +77,7 @@ class Rule:
         compiled = cls.__dict__.get("_compiled")
         if compiled is None:
             compiled = cls._compiled = compile_gate(cls.gate)
-        return gate_matches(compiled, source)
+        return gate_matches(compiled, source, cls.text_check)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:

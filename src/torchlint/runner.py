@@ -147,7 +147,7 @@ def _checked_without_rules(path: str, data: Union[bytes, str],
     worker's time on a library tree): only Python's verdict on its syntax can be said.
     Where the engine must look instead, the decoded text (a gate matches, or TL010 is
     on and the text has a noqa comment to judge), or None (it cannot be decoded)."""
-    from torchlint.catalogue import GATES
+    from torchlint.catalogue import GATES, TEXT_CHECKS
     from torchlint.source import decode, python_parse
     from torchlint.text_gate import compile_gate, gate_matches
 
@@ -158,13 +158,22 @@ def _checked_without_rules(path: str, data: Union[bytes, str],
     if UNUSED_NOQA in codes and "noqa" in source:
         return source
     for code in sorted(codes & GATES.keys()):
-        if gate_matches(compile_gate(GATES[code]), source):
+        if gate_matches(compile_gate(GATES[code]), source, _text_check(TEXT_CHECKS.get(code))):
             return source
     result = FileResult(path)
     _, problem = python_parse(source)
     if problem is not None:
         result.diagnostics.append(problem.diagnostic(path))
     return result
+
+
+def _text_check(name: Optional[str]):
+    """The function of ``torchlint.text_checks`` the catalogue names (``Rule.text_check``)."""
+    if name is None:
+        return None
+    from torchlint import text_checks
+
+    return getattr(text_checks, name)
 
 
 def _lint_path(args) -> Tuple[FileResult, Optional[str]]:

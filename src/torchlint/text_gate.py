@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import FrozenSet, List, NamedTuple, Optional, Tuple
+from typing import Callable, FrozenSet, List, NamedTuple, Optional, Tuple
 
 try:  # the parser behind re.compile: re._parser since 3.11, sre_parse before
     from re import _parser as _sre
@@ -189,10 +189,19 @@ def compile_gate(patterns: Tuple[str, ...]) -> Tuple[Pattern, ...]:
     return tuple(Pattern(p) for p in patterns)
 
 
-def gate_matches(compiled: Tuple[Pattern, ...], source: str) -> bool:
-    """True when every pattern of a rule's gate matches somewhere in ``source``."""
+def gate_matches(compiled: Tuple[Pattern, ...], source: str,
+                 check: Optional[Callable[[str], bool]] = None) -> bool:
+    """True when every pattern of a rule's gate matches somewhere in ``source`` and its
+    text ``check`` (``Rule.text_check``), if it has one, says yes."""
     memo = _FileMemo.of(source)
-    return all(p.matches(source, memo) for p in compiled)
+    if not all(p.matches(source, memo) for p in compiled):
+        return False
+    if check is None:
+        return True
+    verdict = memo.verdicts.get(check)
+    if verdict is None:
+        verdict = memo.verdicts[check] = bool(check(source))
+    return verdict
 
 
 def text_search(pattern: str):

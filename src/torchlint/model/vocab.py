@@ -162,6 +162,13 @@ OPTIMIZER_CLASSES = frozenset(
 )
 
 
+# Text that every name ``is_optimizer_name`` accepts holds, for text gates: a token
+# ``opt``/``opts``/``optim...`` as ``tokens`` cuts them (``Opt``, ``g_opts``, ``OPTIM``,
+# ``optimizer``). ``Optional`` and ``options`` hold none. Three literal starts, so that
+# the gate finds them with ``str.find`` (a case-insensitive group would scan every position).
+OPTIMIZER_WORD = r"(?:opt|Opt|OPT)(?:im|IM|[sS]?(?![a-z]))"
+
+
 @lru_cache(maxsize=4096)
 def is_optimizer_name(name: str) -> bool:
     for tok in tokens(name):

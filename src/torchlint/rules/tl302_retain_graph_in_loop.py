@@ -10,9 +10,11 @@ from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.edits import without_arg
 from torchlint.model.project_calls import project_function, retains_graph
 from torchlint.model.project import ast_dotted
-from torchlint.model.vocab import GRAPH_FREE_FACTORIES, is_loader_name, is_model_name, is_optimizer_name, last_name
+from torchlint.model.vocab import (
+    GRAPH_FREE_FACTORIES, OPTIMIZER_WORD, is_loader_name, is_model_name, is_optimizer_name, last_name,
+)
 from torchlint.rule import Fix, Rule
-from torchlint.text_gate import text_search
+from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.tree_gate import TreeIndex
 
 _RETAINS = text_search(r"retain_graph\s*=\s*True")
@@ -197,8 +199,11 @@ class RetainGraphInLoop(Rule):
     # retain_graph=True, or an import and what needs_tree looks for next: training
     # (tree_gate.trains) or an optimizer handed over (any name with an "opt" token).
     # Every pattern must match, so the "or" is spread over both.
+    # What ``needs_tree`` asks: retain_graph=True, or a call of an imported function in a
+    # loop of a file that trains (``TreeIndex.trains``) or handed an optimizer-named value.
     gate = (r"retain_graph\s*=\s*True|\bimport\s",
-            r"retain_graph\s*=\s*True|\.step\(|backward|\bgrad\s*\(|vjp|autograd|(?i:opt)")
+            r"retain_graph\s*=\s*True|\.step\(|" + BACKWARD_CALL + r"|\bgrad\s*\(|vjp|torch\.autograd import|"
+            + OPTIMIZER_WORD)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:

@@ -1,8 +1,6 @@
 """TL506: ``p.require_grad = False`` makes a new attribute; nothing is frozen."""
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -12,90 +10,7 @@ from torchlint.model import FileModel
 from torchlint.model.expr import literal_bool
 from torchlint.model.parameters import is_leaf, is_tensor
 from torchlint.rule import Fix, Rule
-from torchlint.tree_gate import TreeIndex
-
-# Word forms of the two names, after lower-casing and dropping underscores.
-_GRAD_SUFFIX = re.compile(r"([a-z]+?)(?:grad|grads|gradient|gradients)")
-_REQUIRES_FORMS = frozenset(("require", "requires", "required", "requiring"))
-_RETAIN_FORMS = frozenset(("retain", "retains", "retained", "retaining"))
-# Real attributes: ``requires_grad`` is the flag; assigning ``retains_grad``,
-# ``grad_fn`` or ``is_leaf`` raises (read-only), so no typo of theirs goes unnoticed.
-_REAL = frozenset(("requires_grad", "retains_grad"))
-# Only names that keep ``grad`` or ``requi`` (in one of the usual cases) are looked at.
-_HINTS = ("grad", "Grad", "GRAD", "requi", "Requi", "REQUI")
-_HINT = "(?:" + "|".join(_HINTS) + ")"
-_SPACE = " \t\r\n\\"
-
-
-def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
-
-
-def _assigned_hinted_names(source: str) -> Iterator[str]:
-    """Each attribute name holding a hint that the text assigns (``x.name =``, ``x.name, y.name =``,
-    ``x.name: bool =``, ``[x.name] =``). ``str.find`` for the hints and a look either side:
-    a regex starting with six alternatives scans a notebook's outputs far slower."""
-    seen = set()
-    for hint in _HINTS:
-        at = source.find(hint)
-        while at >= 0:
-            start, end = at, at + len(hint)
-            while start > 0 and _is_word(source[start - 1]):
-                start -= 1
-            while end < len(source) and _is_word(source[end]):
-                end += 1
-            if start not in seen and _is_assigned_attribute(source, start, end):
-                seen.add(start)
-                yield source[start:end]
-            at = source.find(hint, end)
-
-
-def _is_assigned_attribute(source: str, start: int, end: int) -> bool:
-    before = start - 1
-    while before >= 0 and source[before] in _SPACE:
-        before -= 1
-    if before < 0 or source[before] != ".":
-        return False
-    after = end
-    while after < len(source) and source[after] in _SPACE:
-        after += 1
-    follows = source[after:after + 2]
-    return follows[:1] in (",", ":", ")", "]") or (follows[:1] == "=" and follows != "==")
-
-
-def _osa(a: str, b: str) -> int:
-    """Edit distance counting a swap of neighbours as one edit (optimal string alignment)."""
-    rows = [list(range(len(b) + 1))]
-    for i in range(1, len(a) + 1):
-        row = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            row[j] = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                row[j] = min(row[j], rows[-2][j - 2] + 1)
-        rows.append(row)
-    return rows[-1][-1]
-
-
-@lru_cache(maxsize=1024)
-def intended_attribute(name: str) -> Optional[str]:
-    """``requires_grad`` for ``require_grad``, ``requires_grads``, ``requiresGrad``,
-    ``requires_gradient``, ``requires_grad_`` (the method's name) and one-typo spellings
-    (``reqiures_grad``); ``retain_grad`` for ``retain_grad`` itself (a method, not a
-    flag) and its word forms. None for real and private names and everything else."""
-    if name in _REAL or name.startswith("_") or not re.search(_HINT, name):
-        return None
-    flat = name.lower().replace("_", "")
-    match = _GRAD_SUFFIX.fullmatch(flat)
-    if match is not None:
-        stem = match.group(1)
-        if stem in _REQUIRES_FORMS or min(_osa(stem, "requires"), _osa(stem, "require")) <= 1:
-            return "requires_grad"
-        if stem in _RETAIN_FORMS:
-            return "retain_grad"
-    if _osa(flat, "requiresgrad") <= 1:  # a typo inside "grad": requires_gard
-        return "requires_grad"
-    return None
+from torchlint.text_checks import GRAD_ATTRIBUTE_HINT, assigns_misspelled_grad_attribute, intended_attribute
 
 
 def _attribute_targets(targets) -> Iterator[cst.Attribute]:
@@ -114,11 +29,8 @@ class MisspelledGradAttribute(Rule):
         "nothing is frozen or unfrozen; spell it `requires_grad` (or call `retain_grad()`)"
     )
     fix_safety = "safe"
-    gate = (_HINT,)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        return any(map(intended_attribute, _assigned_hinted_names(tree_index.source)))
+    gate = (GRAD_ATTRIBUTE_HINT,)
+    text_check = assigns_misspelled_grad_attribute
 
     docs = """
 ## What it does
