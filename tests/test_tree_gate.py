@@ -105,6 +105,14 @@ def test_evaluation_switches_need_a_switch_and_a_run_in_one_scope(source, expect
     ("def f(x):\n    y = x.half().requires_grad_()\n", False),
     ("def f(x):\n    x.clone().requires_grad_()\n", False),
     ("def f(block, x):\n    h = block(x)\n    h.requires_grad = True\n", True),
+    # bound from a call only after it is forced (a checkpointed encoder's input): the rule reads
+    # the binding before the forcing, a slice of the input
+    ("def f(convs, x):\n    h = x[:, None]\n    h.requires_grad = True\n    for c in convs:\n"
+     "        h = c(h)\n", False),
+    ("def f(x):\n    loss.requires_grad = True\n    loss = 0\n", False),  # bound after: state set elsewhere
+    ("def f(model, x, y):\n    out, aux = model(x), 0\n    out.requires_grad = True\n", True),  # unpacked
+    ("def f(model, x):\n    h = model(x)\n    for _ in range(3):\n        h.requires_grad_()\n"
+     "        h = h * 2\n", True),
 ])
 def test_forced_requires_grad_on_computed_values(source, expected):
     assert RULES_BY_CODE["TL403"].needs_tree(facts(source)) is expected

@@ -63,19 +63,30 @@ def _forced_in_tree(node: ast.AST):
 
 
 def _computed_in_tree(nodes: list):
-    """Whether a forced tensor may be computed: bound in ``nodes`` (its scope) from a
-    call, named like a loss, or a call itself."""
-    from_calls = {tree_gate.dotted(t) for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign))
-                  and n.value is not None and _may_compute(n.value)
-                  for target in getattr(n, "targets", [getattr(n, "target", None)])
-                  for t in tree_gate.flat_targets(target)}
+    """Whether a forced tensor may be computed: bound in ``nodes`` (its scope) from a call
+    before it is forced (``reaching_value`` reads the last binding before; any earlier one
+    from a call is enough here), named like a loss and bound before, or a call itself."""
+    bindings = {}  # path -> [(position, may be computed)]
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            computes = _may_compute(node.value) or (
+                isinstance(node.value, (ast.Tuple, ast.List)) and any(map(_may_compute, node.value.elts)))
+            for target in getattr(node, "targets", [getattr(node, "target", None)]):
+                for t in tree_gate.flat_targets(target):
+                    bindings.setdefault(tree_gate.dotted(t), []).append((_position(node), computes))
 
-    def computed(target) -> bool:
+    def computed(forcing, target) -> bool:
         path = tree_gate.dotted(target)
         if path is None:
             return _may_compute(target)
-        return path in from_calls or "loss" in path.lower()
+        loss_named = "loss" in path.lower()
+        at = _position(forcing)
+        return any(where < at and (computes or loss_named) for where, computes in bindings.get(path, ()))
     return computed
+
+
+def _position(node: ast.AST) -> tuple:
+    return node.lineno, node.col_offset
 
 
 def _may_compute(expr) -> bool:
@@ -100,12 +111,14 @@ class ForcedRequiresGrad(Rule):
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """``x.requires_grad = True`` / ``x.requires_grad_()`` where ``x`` is a call's result:
-        bound from a call in the same function, named like a loss, or the call itself."""
+        bound earlier in the same function from a call, or named like a loss, or the call itself."""
         for body in tree_index.bodies_mentioning("requires_grad"):
             nodes = list(tree_gate.own_nodes(body))
-            forced = [target for target in map(_forced_in_tree, nodes) if target is not None]
-            if forced and any(map(_computed_in_tree(nodes), forced)):
-                return True
+            forced = [(node, target) for node in nodes for target in (_forced_in_tree(node),) if target is not None]
+            if forced:
+                computed = _computed_in_tree(nodes)
+                if any(computed(node, target) for node, target in forced):
+                    return True
         return False
 
     docs = """
@@ -233,6 +246,17 @@ def train_step(model, x, y, optimizer):
     loss = F.mse_loss(model(x).detach(), y)
     loss.requires_grad_()  # expect: TL403
     loss.backward()
+    optimizer.step()
+""",
+        """\
+import torch
+
+
+def distil(student, teacher, x, optimizer):
+    with torch.no_grad():
+        out, target = student(x), teacher(x)
+    out.requires_grad = True  # expect: TL403
+    torch.nn.functional.mse_loss(out, target).backward()
     optimizer.step()
 """,
     )
