@@ -195,13 +195,12 @@ class RetainGraphInLoop(Rule):
         "next iteration; drop retain_graph unless another backward in this iteration uses the graph"
     )
     fix_safety = "unsafe"
-    # Or a loop calling a function of another module of the project, which may retain it.
-    # retain_graph=True, or an import and what needs_tree looks for next: training
-    # (tree_gate.trains) or an optimizer handed over (any name with an "opt" token).
-    # Every pattern must match, so the "or" is spread over both.
-    # What ``needs_tree`` asks: retain_graph=True, or a call of an imported function in a
-    # loop of a file that trains (``TreeIndex.trains``) or handed an optimizer-named value.
-    gate = (r"retain_graph\s*=\s*True|\bimport\s",
+    # What ``needs_tree`` asks: retain_graph=True, or a loop calling a function imported from
+    # another module of the project (which may retain it) in a file that trains
+    # (``TreeIndex.trains``: a step, a backward, autograd calls) or handing it an
+    # optimizer-named value (``OPTIMIZER_WORD``). Every pattern must match, so the "or" is
+    # spread over both. ``\bimport\b``: ``from .engine import(step)`` has no space.
+    gate = (r"retain_graph\s*=\s*True|\bimport\b",
             r"retain_graph\s*=\s*True|\.step\(|" + BACKWARD_CALL + r"|\bgrad\s*\(|vjp|torch\.autograd import|"
             + OPTIMIZER_WORD)
 
