@@ -210,3 +210,51 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
 ])
 def test_each_rule_asks_its_own_question(code, source, expected):
     assert RULES_BY_CODE[code].needs_tree(facts(source)) is expected
+
+
+MAKEMORE_HEAD = ("import torch\n"
+                 "g = torch.Generator()\n")
+
+
+@pytest.mark.parametrize("source, expected", [
+    # makemore: tensors made to require grad, sampled from in a range loop that reads numbers
+    (MAKEMORE_HEAD + "C = torch.randn((27, 2), requires_grad=True)\n"
+     "for _ in range(20):\n    emb = C[ix]\n    ix = torch.multinomial(emb, 1).item()\n", True),
+    (MAKEMORE_HEAD + "C = torch.randn((27, 2))\nW = torch.randn((2, 27))\nparameters = [C, W]\n"
+     "for p in parameters:\n    p.requires_grad = True\n"
+     "while True:\n    logits = C[ix] @ W\n    ix = torch.multinomial(logits, 1).item()\n", True),
+    ("from torch.nn import Parameter as P\nimport torch\nW = P(torch.randn(3, 3))\n"
+     "for _ in range(5):\n    x = torch.tanh(W)\n    print(x.sum().item())\n", True),
+    (MAKEMORE_HEAD + "W = torch.randn(3, 3)\nW.requires_grad_()\n"
+     "for _ in range(5):\n    h = x @ W\n    print(h.argmax().item())\n", True),
+    # a model library: its parameters are attributes no sampling loop computes with
+    ("import torch\nfrom torch import nn\n\nclass Layer(nn.Module):\n"
+     "    def __init__(self):\n        super().__init__()\n        self.weight = nn.Parameter(torch.ones(3))\n\n"
+     "def generate(model, ids):\n    for _ in range(8):\n        ids = model(ids).argmax(-1)\n"
+     "    return ids.tolist()\n", False),
+    # frozen, not trained: requires_grad = False names nothing, so the lists it loops over do not count
+    (MAKEMORE_HEAD + "C = torch.randn((27, 2))\nfor p in [C]:\n    p.requires_grad = False\n"
+     "for _ in range(20):\n    ix = torch.multinomial(C[ix], 1).item()\n", False),
+])
+def test_sampling_with_raw_parameters_needs_a_loop_that_computes_with_them(source, expected):
+    from torchlint.rules.tl101_eval_without_no_grad import _samples_with_raw_parameters
+
+    assert _samples_with_raw_parameters(facts(source)) is expected
+
+
+@pytest.mark.parametrize("source, expected", [
+    # greedy decoding with a part of a model put in eval mode elsewhere in the file
+    ("def setup(decoder):\n    decoder.eval()\n\ndef decode(decoder, h):\n    for _ in range(9):\n"
+     "        h = decoder.fc(h)\n", True),
+    ("def setup(decoder):\n    decoder.eval()\n\ndef decode(decoder, h):\n    while True:\n"
+     "        h = decoder.module.fc(h)\n", True),  # DataParallel's .module: the rule strips it
+    # a model library: frozen in __init__, generating with its own layers, which the rule never calls a part
+    ("class VQ:\n    def __init__(self):\n        self.eval()\n\n    def generate(self, h):\n"
+     "        for _ in range(9):\n            h = self.layer(h)\n        return h\n", False),
+    ("class VQ:\n    def __init__(self):\n        self.eval()\n\n    def generate(self, h):\n"
+     "        for _ in range(9):\n            h = self.module.layer(h)\n        return h\n", False),
+])
+def test_stepping_a_part_of_a_switched_model(source, expected):
+    from torchlint.rules.tl101_eval_without_no_grad import _switches_and_runs
+
+    assert _switches_and_runs(facts(source)) is expected

@@ -71,14 +71,19 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
 
 def _steps_parts_of(tree_index: TreeIndex, switched: set) -> bool:
     """A ``while``/``range`` loop anywhere that calls a method of a switched model
-    (``decoder.fc(h)`` in a decoding loop): ``_steps_a_part``."""
+    (``decoder.fc(h)`` in a decoding loop): ``_steps_a_part``, which takes no method of
+    ``self`` for a part (a model library's ``self.eval()`` in ``__init__`` and its
+    generation loops over ``self.layer(h)`` are no decoding of a model put in eval mode)."""
     for _, loop in tree_index.loops:
         if not _steps(loop):
             continue
         for node in tree_gate.loop_nodes(loop):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and tree_gate.dotted(node.func.value) in switched:
-                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                receiver = holder = tree_gate.dotted(node.func.value) or ""
+                while holder.endswith(".module"):
+                    holder = holder.rsplit(".", 1)[0]
+                if holder != "self" and (holder in switched or receiver in switched):
+                    return True
     return False
 
 
@@ -145,8 +150,9 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
     return False
 
 
-# Made to require grad (``evaluation.raw_parameters``): ``requires_grad = False`` freezes, it trains nothing.
-_HAND_TRAINED = text_search(r"requires_grad_?\s*[=(](?!\s*(?:False|0|None)\b)|Parameter\(")
+# Made to require grad (``evaluation.raw_parameters``): ``requires_grad = False`` freezes, it trains
+# nothing. ``Parameter`` without its bracket: ``from torch.nn import Parameter as P`` then ``P(w)``.
+_HAND_TRAINED = text_search(r"requires_grad_?\s*[=(](?!\s*(?:False|0|None)\b)|Parameter\b")
 
 
 def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
@@ -154,13 +160,61 @@ def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
     backward in it: what ``_raw_parameter_steps`` looks for, in step loops."""
     if not _HAND_TRAINED(tree_index.code_text()):
         return False
+    params = None
     for owner, loop in tree_index.loops:
         if owner and not is_generation_function_name(owner):
             continue  # the rule looks at module-level code and generating functions only
-        names = {tree_gate.called_name(n) for n in tree_gate.loop_nodes(loop) if isinstance(n, ast.Call)}
+        nodes = list(tree_gate.loop_nodes(loop))
+        names = {tree_gate.called_name(n) for n in nodes if isinstance(n, ast.Call)}
         if names & _CUTS and "backward" not in names:
-            return True
+            params = _raw_parameter_paths(tree_index.bodies[0]) if params is None else params
+            if any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params for n in nodes):
+                return True
     return False
+
+
+def _raw_parameter_paths(module_body: list) -> set:
+    """Every path ``evaluation.raw_parameters`` may name, read off the tree (more, never
+    fewer): targets of ``Parameter(...)`` and of calls given ``requires_grad=True``, tensors
+    given ``requires_grad = True``/``requires_grad_()``, and, where such a tensor is a loop
+    variable (``for p in [C, W1]: p.requires_grad = True``), every name in a list or tuple.
+    A model library's ``self.weight = nn.Parameter(...)`` is not used in a sampling loop."""
+    nodes = [n for stmt in module_body for n in tree_gate.all_nodes(stmt)]
+    makers = {"Parameter"} | {alias.asname for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
+                              for alias in n.names if alias.asname and alias.name.endswith("Parameter")}
+    made, forced, loop_variables, listed = set(), set(), set(), set()
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _makes_parameter(node.value, makers):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            made.update(tree_gate.dotted(t) for target in targets for t in tree_gate.flat_targets(target))
+        if isinstance(node, ast.Assign) and _may_be_true(node.value):
+            forced.update(tree_gate.dotted(t.value) for t in node.targets
+                          if isinstance(t, ast.Attribute) and t.attr == "requires_grad")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+            flag = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
+            if flag is None or _may_be_true(flag):
+                forced.add(tree_gate.dotted(node.func.value))
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            loop_variables.update(map(tree_gate.dotted, tree_gate.flat_targets(node.target)))
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            listed.update(map(tree_gate.dotted, node.elts))
+    found = made | forced | (listed if forced & loop_variables else set())
+    found.discard(None)
+    return found
+
+
+def _makes_parameter(value, makers: set) -> bool:
+    """``nn.Parameter(...)`` (``P(...)`` after ``import ... Parameter as P``) or a call given
+    ``requires_grad=True``: what ``evaluation._makes_parameter`` may take, whatever the callee."""
+    if not isinstance(value, ast.Call):
+        return False
+    return (tree_gate.called_name(value) in makers or (tree_gate.dotted(value.func) or "").split(".", 1)[0] in makers
+            or any(k.arg == "requires_grad" and _may_be_true(k.value) for k in value.keywords))
+
+
+def _may_be_true(node) -> bool:
+    """What ``literal_bool`` may read as True: ``True`` or an integer literal (``0x0`` too)."""
+    return isinstance(node, ast.Constant) and (node.value is True or type(node.value) is int)
 
 
 def _steps(loop) -> bool:
