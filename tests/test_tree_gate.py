@@ -123,7 +123,8 @@ GATE_REGRESSIONS = sorted((Path(__file__).resolve().parent / "data" / "regressio
 
 @pytest.mark.parametrize("path", GATE_REGRESSIONS, ids=lambda p: p.name)
 def test_inputs_where_a_gate_once_hid_a_finding(path, monkeypatch):
-    """Found by the long fuzz run: a class body in a loop, lines ended by \\r."""
+    """Found by the long fuzz run (a class body in a loop, lines ended by \\r) and by reading
+    each gate against its rule (an unpacked tuple, an aliased or annotated parameter)."""
     data = path.read_bytes()
     gated = lint_source(data, path.name, ALL_RULES).diagnostics
     monkeypatch.setattr(Rule, "may_apply", classmethod(lambda cls, text: True))
@@ -225,6 +226,8 @@ MAKEMORE_HEAD = ("import torch\n"
      "while True:\n    logits = C[ix] @ W\n    ix = torch.multinomial(logits, 1).item()\n", True),
     ("from torch.nn import Parameter as P\nimport torch\nW = P(torch.randn(3, 3))\n"
      "for _ in range(5):\n    x = torch.tanh(W)\n    print(x.sum().item())\n", True),
+    (MAKEMORE_HEAD + "W = torch.randn(3, 3)\nW.requires_grad: bool = True\n"
+     "for _ in range(5):\n    print((x @ W).argmax().item())\n", True),
     (MAKEMORE_HEAD + "W = torch.randn(3, 3)\nW.requires_grad_()\n"
      "for _ in range(5):\n    h = x @ W\n    print(h.argmax().item())\n", True),
     # a model library: its parameters are attributes no sampling loop computes with

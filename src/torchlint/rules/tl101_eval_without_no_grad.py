@@ -151,8 +151,9 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
 
 
 # Made to require grad (``evaluation.raw_parameters``): ``requires_grad = False`` freezes, it trains
-# nothing. ``Parameter`` without its bracket: ``from torch.nn import Parameter as P`` then ``P(w)``.
-_HAND_TRAINED = text_search(r"requires_grad_?\s*[=(](?!\s*(?:False|0|None)\b)|Parameter\b")
+# nothing. ``Parameter`` without its bracket: ``from torch.nn import Parameter as P`` then ``P(w)``;
+# an annotation may come first: ``w.requires_grad: bool = True``.
+_HAND_TRAINED = text_search(r"requires_grad_?\s*(?::[\s\S]*?)?[=(](?!\s*(?:False|0|None)\b)|Parameter\b")
 
 
 def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
@@ -184,12 +185,13 @@ def _raw_parameter_paths(module_body: list) -> set:
                               for alias in n.names if alias.asname and alias.name.endswith("Parameter")}
     made, forced, loop_variables, listed = set(), set(), set(), set()
     for node in nodes:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _makes_parameter(node.value, makers):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):  # ``x.requires_grad: bool = True`` too
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            made.update(tree_gate.dotted(t) for target in targets for t in tree_gate.flat_targets(target))
-        if isinstance(node, ast.Assign) and _may_be_true(node.value):
-            forced.update(tree_gate.dotted(t.value) for t in node.targets
-                          if isinstance(t, ast.Attribute) and t.attr == "requires_grad")
+            if _makes_parameter(node.value, makers):
+                made.update(tree_gate.dotted(t) for target in targets for t in tree_gate.flat_targets(target))
+            if _may_be_true(node.value):
+                forced.update(tree_gate.dotted(t.value) for t in targets
+                              if isinstance(t, ast.Attribute) and t.attr == "requires_grad")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
             flag = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
             if flag is None or _may_be_true(flag):
