@@ -150,3 +150,14 @@ def test_the_optimizer_word_is_in_every_name_taken_for_an_optimizer():
     assert len(taken) > 100
     assert [n for n in taken if not word.search(n)] == []
     assert not any(word.search(n) for n in ("Optional", "options", "adoption", "optical_flow"))
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from .engine import(train_step)\nfor b in loader:\n    train_step(model, opt, b)\n", True),  # no space
+    ("from .engine import train_step\nfor b in loader:\n    train_step(model, optimizer, b)\n", True),
+    ("from typing import Optional\nfor b in loader:\n    show(b)\n", False),  # 'Optional' is no optimizer
+])
+def test_retain_graph_gate_reads_any_import_and_optimizer_words_only(source, expected):
+    from torchlint.rules import RULES_BY_CODE
+
+    assert RULES_BY_CODE["TL302"].may_apply(source) is expected
