@@ -59,6 +59,7 @@ class TreeIndex:
         self._code_text: Optional[str] = None
         self._constructed: Optional[frozenset] = None
         self._import_time_nodes: Optional[List[ast.AST]] = None
+        self._module_nodes: Optional[List[ast.AST]] = None
         self._project_imports: Optional[frozenset] = None
 
     def code_text(self) -> str:
@@ -98,6 +99,13 @@ class TreeIndex:
                 self._scan(block, owner, import_time)
 
     # -- indexes any rule's question may read --------------------------------
+    def module_nodes(self) -> List[ast.AST]:
+        """Every node of the module, functions and classes included (``all_nodes``), walked
+        once for the rules whose questions need the whole file."""
+        if self._module_nodes is None:
+            self._module_nodes = all_nodes(ast.Module(body=self.bodies[0], type_ignores=[]))
+        return self._module_nodes
+
     def import_time_nodes(self) -> List[ast.AST]:
         """Every node of the code that runs when the module is imported (scripts, notebooks)."""
         if self._import_time_nodes is None:

@@ -168,19 +168,19 @@ def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
         nodes = list(tree_gate.loop_nodes(loop))
         names = {tree_gate.called_name(n) for n in nodes if isinstance(n, ast.Call)}
         if names & _CUTS and "backward" not in names:
-            params = _raw_parameter_paths(tree_index.bodies[0]) if params is None else params
+            params = _raw_parameter_paths(tree_index.module_nodes()) if params is None else params
             if any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params for n in nodes):
                 return True
     return False
 
 
-def _raw_parameter_paths(module_body: list) -> set:
+def _raw_parameter_paths(nodes: list) -> set:
     """Every path ``evaluation.raw_parameters`` may name, read off the tree (more, never
     fewer): targets of ``Parameter(...)`` and of calls given ``requires_grad=True``, tensors
     given ``requires_grad = True``/``requires_grad_()``, and, where such a tensor is a loop
     variable (``for p in [C, W1]: p.requires_grad = True``), every name in a list or tuple.
-    A model library's ``self.weight = nn.Parameter(...)`` is not used in a sampling loop."""
-    nodes = [n for stmt in module_body for n in tree_gate.all_nodes(stmt)]
+    A model library's ``self.weight = nn.Parameter(...)`` is not used in a sampling loop.
+    ``nodes``: every node of the module (``TreeIndex.module_nodes``)."""
     makers = {"Parameter"} | {alias.asname for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
                               for alias in n.names if alias.asname and alias.name.endswith("Parameter")}
     made, forced, loop_variables, listed = set(), set(), set(), set()

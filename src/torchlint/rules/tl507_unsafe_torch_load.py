@@ -66,7 +66,7 @@ class UnsafeTorchLoad(Rule):
             # Only ``weights_only=False`` is left to find, and a keyword is spelled in the
             # text (outside ASCII, NFKC may spell it otherwise): no walk of the whole tree.
             return False
-        nodes = tree_gate.all_nodes(ast.Module(body=tree_index.bodies[0], type_ignores=[]))
+        nodes = tree_index.module_nodes()
         names = {"load"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom)
                             for a in n.names if a.name == "load" and a.asname}
         for node in nodes:
