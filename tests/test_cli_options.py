@@ -261,6 +261,41 @@ def test_jobs_is_capped_at_the_core_count(monkeypatch):
     assert started == [4]
 
 
+
+def test_workers_get_the_biggest_files_first_and_results_keep_the_input_order(tmp_path, monkeypatch):
+    handed = []
+
+    class Pool:
+        def __init__(self, max_workers, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, fn, work, chunksize=1):
+            handed.extend(path for path, _, _ in work)
+            return map(fn, work)
+
+    import concurrent.futures
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+    sizes = [3, 40, 1, 500, 20] * 4
+    paths = []
+    for i, size in enumerate(sizes):
+        path = tmp_path / f"m{i}.py"
+        path.write_text("x = 1\n" + "#" * size + "\n")
+        paths.append(str(path))
+    work = [(path, ("TL301",), None) for path in paths] + [(str(tmp_path / "gone.py"), ("TL301",), None)]
+    outcomes = runner._run(work, jobs=2)
+    assert [result.path for result, _ in outcomes] == [path for path, _, _ in work]
+    assert handed[:4] == [paths[i] for i in (3, 8, 13, 18)]  # the 500-byte files
+    assert handed[-1].endswith("gone.py")  # unreadable: size 0, last
+
+
 @pytest.mark.parametrize("line, expected", [
     ("x = 1\n", "x = 1  # noqa: TL301\n"),
     ("x = 1  # noqa:E501,W291 why\n", "x = 1  # noqa:E501,W291, TL301 why\n"),  # after the last code

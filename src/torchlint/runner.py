@@ -372,13 +372,28 @@ def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
         return [_lint_path(args) for args in work]
     from concurrent.futures import ProcessPoolExecutor  # ~25 ms of imports a cached or small run skips
 
+    # Biggest files first, in small chunks: a worker that draws the last chunk
+    # then holds small files, not a library's largest module while the other
+    # cores wait (chunks of a path-sorted list differ in cost tenfold).
+    order = sorted(range(len(work)), key=lambda i: -_size(work[i][0]))
+    results: list = [None] * len(work)
     with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_watch_parent,
                              initargs=(os.getpid(),)) as pool:
         try:
-            return list(pool.map(_lint_path, work, chunksize=max(1, len(work) // (jobs * 8))))
+            done = pool.map(_lint_path, [work[i] for i in order], chunksize=max(1, len(work) // (jobs * 32)))
+            for i, outcome in zip(order, done):
+                results[i] = outcome
         except KeyboardInterrupt:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+    return results
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:  # the worker reports it
+        return 0
 
 
 def _watch_parent(parent: int) -> None:
