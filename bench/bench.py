@@ -688,9 +688,11 @@ from pathlib import Path
 from torchlint.engine import lint_source
 from torchlint.rule import Rule
 from torchlint.rules import ALL_RULES
+from torchlint.tree_gate import TreeIndex
 
 GATES = [(cls, name, cls.__dict__[name]) for cls in (Rule, *ALL_RULES)
          for name in ("may_apply", "needs_tree") if name in cls.__dict__]
+PROGRAM_GATE = TreeIndex.is_unit_test_or_other_framework
 
 def lint(path):
     return [d.as_text() for d in lint_source(Path(path).read_bytes(), path, ALL_RULES).diagnostics]
@@ -699,11 +701,13 @@ def both(path):
     gated = lint(path)
     for cls, name, _ in GATES:
         setattr(cls, name, classmethod(lambda cls, arg: True))
+    TreeIndex.is_unit_test_or_other_framework = lambda self, path: False
     try:
         ungated = lint(path)
     finally:
         for cls, name, value in GATES:
             setattr(cls, name, value)
+        TreeIndex.is_unit_test_or_other_framework = PROGRAM_GATE
     return path, gated == ungated, len(gated)
 
 if __name__ == "__main__":

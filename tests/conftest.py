@@ -42,6 +42,19 @@ def expected(path: Path) -> set:
     return out
 
 
+def without_gates(monkeypatch) -> None:
+    """Every rule asked of every file: no text gate, no tree gate, no unit-test or
+    other-framework shortcut. Gates change speed only; tests compare against this."""
+    from torchlint.rule import Rule
+    from torchlint.rules import ALL_RULES
+    from torchlint.tree_gate import TreeIndex
+
+    monkeypatch.setattr(Rule, "may_apply", classmethod(lambda cls, source: True))
+    for rule in ALL_RULES:
+        monkeypatch.setattr(rule, "needs_tree", classmethod(lambda cls, tree_index: True))
+    monkeypatch.setattr(TreeIndex, "is_unit_test_or_other_framework", lambda self, path: False)
+
+
 def run_cli(*args, cwd=None, stdin=None):
     return subprocess.run(
         [sys.executable, "-m", "torchlint", *map(str, args)],

@@ -33,7 +33,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, FIXTURES, ROOT
+from conftest import CORPUS, FIXTURES, ROOT, without_gates
 from torchlint import cst_parse, fix_files
 from torchlint.fixer import allowed_fixes
 from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR, lint_source, with_room
@@ -128,19 +128,9 @@ def _check_pieces(text: str, tree) -> None:
 
 
 def _ungated(text: str, target=None) -> list:
-    saved = {rule: (rule.__dict__.get("may_apply"), rule.__dict__.get("needs_tree")) for rule in ALL_RULES}
-    try:
-        for rule in ALL_RULES:
-            rule.may_apply = classmethod(lambda cls, source: True)
-            rule.needs_tree = classmethod(lambda cls, facts: True)
+    with pytest.MonkeyPatch.context() as monkeypatch:  # hypothesis runs it many times in one test
+        without_gates(monkeypatch)
         return lint_source(text, "fuzz.py", ALL_RULES, apply_noqa=False, target_torch=target).diagnostics
-    finally:
-        for rule, (may_apply, needs_tree) in saved.items():
-            for name, value in (("may_apply", may_apply), ("needs_tree", needs_tree)):
-                if value is None:
-                    delattr(rule, name)
-                else:
-                    setattr(rule, name, value)
 
 
 def _check_fixer(text: str, before: list) -> None:

@@ -3,14 +3,15 @@ changes findings on the fixtures and corpus."""
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from conftest import STORED_LOSS, without_gates
 from torchlint.engine import _tree_gated, lint_source
 from torchlint.model.vocab import is_loader_name
-from torchlint.rule import Rule
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
 from torchlint.tree_gate import TreeIndex
 
@@ -70,15 +71,13 @@ def test_a_backward_call_written_only_in_a_docstring_is_no_reason_to_parse():
     tl405 = RULES_BY_CODE["TL405"]
     for source, kept in ((GAN_DOCSTRING_ONLY, []), (GAN_LOOP, [tl405])):
         assert tl405.may_apply(source)
-        assert _tree_gated([tl405], ast.parse(source), source) == kept
+        assert _tree_gated([tl405], ast.parse(source), source, "train.py") == kept
 
 
 @pytest.mark.parametrize("source", [GAN_DOCSTRING_ONLY, GAN_LOOP])
 def test_gating_keeps_the_findings(source, monkeypatch):
     gated = lint_source(source, "gan.py", ALL_RULES).diagnostics
-    monkeypatch.setattr(Rule, "may_apply", classmethod(lambda cls, text: True))
-    for rule in ALL_RULES:
-        monkeypatch.setattr(rule, "needs_tree", classmethod(lambda cls, f: True))
+    without_gates(monkeypatch)
     assert lint_source(source, "gan.py", ALL_RULES).diagnostics == gated
 
 
@@ -127,9 +126,7 @@ def test_inputs_where_a_gate_once_hid_a_finding(path, monkeypatch):
     each gate against its rule (an unpacked tuple, an aliased or annotated parameter)."""
     data = path.read_bytes()
     gated = lint_source(data, path.name, ALL_RULES).diagnostics
-    monkeypatch.setattr(Rule, "may_apply", classmethod(lambda cls, text: True))
-    for rule in ALL_RULES:
-        monkeypatch.setattr(rule, "needs_tree", classmethod(lambda cls, f: True))
+    without_gates(monkeypatch)
     assert gated == lint_source(data, path.name, ALL_RULES).diagnostics != []
 
 
@@ -261,3 +258,70 @@ def test_stepping_a_part_of_a_switched_model(source, expected):
     from torchlint.rules.tl101_eval_without_no_grad import _switches_and_runs
 
     assert _switches_and_runs(facts(source)) is expected
+
+
+IMPORT_SPELLINGS = """\
+import os.path as osp, numpy
+from torch import nn
+from . import sibling
+from .pkg.mod import thing
+from jax.numpy import *
+try:
+    import tensorflow.compat.v1 as tf
+except ImportError:
+    pass
+
+class Suite:
+    import pytest
+
+    def case(self):
+        from unittest import mock
+        match self:
+            case _:
+                import paddle
+"""
+
+
+def test_imported_roots_are_what_the_model_collects():
+    import libcst as cst
+    from torchlint.model import FileModel
+
+    tree_roots = facts(IMPORT_SPELLINGS).imported_roots()
+    assert tree_roots == {"os", "numpy", "torch", "jax", "tensorflow", "pytest", "unittest", "paddle"}
+    assert tree_roots == FileModel(cst.parse_module(IMPORT_SPELLINGS), "a.py").names.imported_roots
+
+
+@pytest.mark.parametrize("path, head, skipped", [
+    ("test_loop.py", "import pytest\n", True),
+    ("evaluate.py", "def helper():\n    from unittest import mock\n", True),  # at any depth
+    ("conftest.py", "", True),
+    ("tf_train.py", "import tensorflow as tf\n", True),
+    ("both.py", "import tensorflow as tf\nimport torch\n", False),  # torch code too
+    ("test_net.py", "", False),  # an evaluation program named like a test: read on
+    ("train.py", "import pytestify\n", False),
+])
+def test_unit_tests_and_other_frameworks_skip_the_rules_that_leave_them(path, head, skipped):
+    source = head + STORED_LOSS.format(suffix="").replace("import torch\n", "")
+    tl301, tl201 = RULES_BY_CODE["TL301"], RULES_BY_CODE["TL201"]
+    assert tl301.torch_programs_only and not tl201.torch_programs_only
+    kept = _tree_gated([tl301, tl201], ast.parse(source), source, path)
+    assert (tl301 not in kept) is skipped and tl201 in kept
+
+
+@pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.torch_programs_only], ids=lambda r: r.code)
+def test_rules_said_to_leave_unit_tests_find_nothing_in_one(rule, monkeypatch):
+    """``torch_programs_only`` is a promise about ``check``: its own invalid examples,
+    made a pytest file or another framework's, give it nothing even with every gate off."""
+    without_gates(monkeypatch)
+
+    def found(text: str) -> list:
+        return [d for d in lint_source(text, "case.py", [rule], target_torch=(2, 0)).diagnostics
+                if d.code == rule.code]
+
+    reported = [example for example in rule.invalid if found(example)]
+    assert reported
+    for example in reported:
+        for head in ("import pytest\n", "import jax\n"):
+            plain = re.sub(r"(?m)^\s*(?:import|from) torch\b.*$", "pass", example)  # jax code, no torch
+            text = head + (example if head == "import pytest\n" else plain)
+            assert not found(text)

@@ -207,7 +207,7 @@ def _lint(
             return result
     _stop_if(cancelled)
     if applicable:
-        applicable = _tree_gated(applicable, tree, source, target_torch)
+        applicable = _tree_gated(applicable, tree, source, path, target_torch)
     if not applicable:
         # No rule can find anything: every TL code in a noqa comment went unused.
         if unused_noqa:
@@ -393,10 +393,14 @@ class _Replacer(cst.CSTTransformer):
         return self.replacements.get(id(original_node), updated_node)
 
 
-def _tree_gated(rules: list, tree: ast.Module, source: str, target_torch: Optional[TorchVersion] = None) -> list:
-    """The rules that still may find something, asked of the tree: their text
-    gates again, on the code without its docstrings, then their own questions."""
+def _tree_gated(rules: list, tree: ast.Module, source: str, path: str,
+                target_torch: Optional[TorchVersion] = None) -> list:
+    """The rules that still may find something, asked of the tree: whether the file is
+    a torch program at all, their text gates again, on the code without its docstrings,
+    then their own questions."""
     tree_index = TreeIndex(tree, source, target_torch)
+    if any(rule.torch_programs_only for rule in rules) and tree_index.is_unit_test_or_other_framework(path):
+        rules = [rule for rule in rules if not rule.torch_programs_only]
     code = tree_index.code_text()
     return [rule for rule in rules if (code is source or rule.may_apply(code)) and rule.needs_tree(tree_index)]
 

@@ -26,12 +26,14 @@ from typing import Iterable, Iterator, List, Optional, Pattern, Tuple
 
 from torchlint.model.project import ast_dotted
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
+from torchlint.model.vocab import OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
 from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 # A name can only be called where it is written; these read the text for it
 # (through the text gate's substring shortcuts, shared with the rules' gates).
@@ -55,6 +57,7 @@ class TreeIndex:
         self.assignments: List[ast.Assign] = []  # every ``a = b`` statement, at any depth
         self.bodies: List[list] = [tree.body]  # the module's and every function's statements
         self.string_statements: List[Tuple[int, int]] = []  # (first, last line) of docstrings
+        self.imports: List[ast.stmt] = []  # every import statement, at any depth
         self._scan(tree.body, owner="", import_time=True)
         self._code_text: Optional[str] = None
         self._constructed: Optional[frozenset] = None
@@ -84,6 +87,8 @@ class TreeIndex:
                 self.definitions.setdefault(stmt.name, []).append(stmt)
             elif isinstance(stmt, ast.Assign):
                 self.assignments.append(stmt)
+            elif isinstance(stmt, _IMPORTS):
+                self.imports.append(stmt)
             if isinstance(stmt, _FUNCTIONS):
                 self.function_names.add(stmt.name)
                 self.bodies.append(stmt.body)
@@ -105,6 +110,27 @@ class TreeIndex:
         if self._module_nodes is None:
             self._module_nodes = all_nodes(ast.Module(body=self.bodies[0], type_ignores=[]))
         return self._module_nodes
+
+    def imported_roots(self) -> frozenset:
+        """The top packages the file's absolute imports name, at any depth: ``torch`` of
+        ``import torch.nn as nn``, ``pytest`` of ``from pytest import raises`` (what
+        ``names.Names.imported_roots`` collects from libcst's tree)."""
+        roots = set()
+        for stmt in self.imports:
+            if isinstance(stmt, ast.Import):
+                roots.update(alias.name.split(".", 1)[0] for alias in stmt.names)
+            elif not stmt.level and stmt.module:
+                roots.add(stmt.module.split(".", 1)[0])
+        return frozenset(roots)
+
+    def is_unit_test_or_other_framework(self, path: str) -> bool:
+        """Is the file surely one that ``Rule.torch_programs_only`` rules leave alone: a unit
+        test by its imports or name (``unit_tests.is_unit_test_file``'s first tests) or code
+        of another framework (``names.Names.foreign_framework``)? No only means unsure."""
+        if is_pytest_conftest(path):
+            return True
+        roots = self.imported_roots()
+        return bool(roots & TEST_FRAMEWORKS) or ("torch" not in roots and bool(roots & OTHER_FRAMEWORKS))
 
     def import_time_nodes(self) -> List[ast.AST]:
         """Every node of the code that runs when the module is imported (scripts, notebooks)."""

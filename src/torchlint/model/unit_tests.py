@@ -16,18 +16,17 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.model.vocab import TEST_FRAMEWORKS, is_pytest_conftest
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel, Scope
 
-TEST_FRAMEWORKS = frozenset(("pytest", "unittest"))
 _TORCH_TEST_UTILITIES = "torch.testing._internal"
 
 
 def is_unit_test_file(file_model: FileModel) -> bool:
-    base = file_model.path.replace("\\", "/").rsplit("/", 1)[-1].lower()
-    if base == "conftest.py":
+    if is_pytest_conftest(file_model.path):
         return True
     names = file_model.names
     if names.imported_roots & TEST_FRAMEWORKS:

@@ -99,6 +99,14 @@ STORE_METHODS = MappingProxyType({"append": 0, "appendleft": 0, "extend": 0, "in
 # Methods that put values into any container: lists, deques, sets, dicts.
 CONTAINER_METHODS = frozenset(STORE_METHODS) | frozenset(("add", "update", "setdefault"))
 
+# A file that imports one of them is a unit test (``unit_tests.py``), as is pytest's conftest.py.
+TEST_FRAMEWORKS = frozenset(("pytest", "unittest"))
+
+
+def is_pytest_conftest(path: str) -> bool:
+    return path.replace("\\", "/").rsplit("/", 1)[-1].lower() == "conftest.py"
+
+
 # Other deep-learning frameworks with a torch-like API (model.eval(),
 # loss.backward()). A file that imports one of them and not torch is theirs.
 OTHER_FRAMEWORKS = frozenset(

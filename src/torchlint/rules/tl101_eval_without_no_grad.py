@@ -284,6 +284,7 @@ class EvalWithoutNoGrad(Rule):
         "`with torch.no_grad():` (or torch.inference_mode())"
     )
     fix_safety = "unsafe"
+    torch_programs_only = True
     # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
     gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
             r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"

@@ -26,6 +26,7 @@ class NoGradEvalInTrainMode(Rule):
         "model evaluated under no_grad() but never put in eval mode, so dropout and batch-norm "
         "still act as in training; call model.eval() before evaluating (and model.train() after)"
     )
+    torch_programs_only = True
     gate = (r"\.train\(|backward\(",)  # a call: "backward compatible" in a docstring trains nothing
 
     @classmethod

@@ -28,6 +28,7 @@ class TrainingInEvalMode(Rule):
         "model is switched to eval mode in a training loop and never back, so later iterations "
         "train with dropout off and frozen batch-norm statistics; call model.train() before training"
     )
+    torch_programs_only = True
     gate = (EVAL_SWITCH_CALL, BACKWARD_CALL + r"|\.step\(")
     docs = """
 ## What it does

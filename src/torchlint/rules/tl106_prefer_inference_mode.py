@@ -27,6 +27,7 @@ class PreferInferenceMode(Rule):
     )
     default = False
     fix_safety = "unsafe"
+    torch_programs_only = True
     gate = (r"no_grad", r"(?i)predict|infer|serv|handle|__call__")
     docs = """
 ## What it does

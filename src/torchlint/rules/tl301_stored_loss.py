@@ -58,6 +58,7 @@ class StoredLoss(Rule):
         "iteration's graph stays in memory; store loss.item() or loss.detach()"
     )
     fix_safety = "unsafe"
+    torch_programs_only = True
     gate = (
         r"\.(?:%s)\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+" % "|".join(sorted(STORE_METHODS)),
         # An iteration: training, a loop over loader-named data, or evaluation code.

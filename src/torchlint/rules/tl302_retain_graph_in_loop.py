@@ -195,6 +195,7 @@ class RetainGraphInLoop(Rule):
         "next iteration; drop retain_graph unless another backward in this iteration uses the graph"
     )
     fix_safety = "unsafe"
+    torch_programs_only = True
     # What ``needs_tree`` asks: retain_graph=True, or a loop calling a function imported from
     # another module of the project (which may retain it) in a file that trains
     # (``TreeIndex.trains``: a step, a backward, autograd calls) or handing it an

@@ -15,6 +15,7 @@ class HiddenStateNotDetached(Rule):
         "so the next backward() runs into this iteration's freed graph; detach it once per "
         "iteration (h = h.detach(), or repackage_hidden(h) for tuples)"
     )
+    torch_programs_only = True
     gate = (r"backward|\.step\(|training_step",)
 
     @classmethod

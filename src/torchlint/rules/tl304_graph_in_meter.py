@@ -21,6 +21,7 @@ class GraphInMeter(Rule):
         "iterations, so every iteration's graph stays in memory; pass loss.item() or loss.detach()"
     )
     fix_safety = "safe"
+    torch_programs_only = True
     gate = (
         # Training (see TreeIndex.trains) or a loop over loader-named data.
         r"backward|\.step\(|\bgrad\s*\(|vjp|torch\.autograd import|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b",

@@ -283,6 +283,7 @@ class InplaceOnLeaf(Rule):
         "in-place operation on a leaf tensor that requires grad raises at run time; do it "
         "under `with torch.no_grad():` (or on a copy)"
     )
+    torch_programs_only = True
     gate = (r"requires_grad|Parameter\(|parameters\(\)|\.weight\b|\.bias\b", r"_\(|\+=|-=|\*=|/=|\]\s*=[^=]")
 
     @classmethod

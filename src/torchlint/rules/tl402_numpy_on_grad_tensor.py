@@ -30,6 +30,7 @@ class NumpyOnGradTensor(Rule):
         "(`x.detach().cpu().numpy()`)"
     )
     fix_safety = "safe"
+    torch_programs_only = True
     gate = (r"\.numpy\(",)
 
     @classmethod

@@ -105,6 +105,7 @@ class ForcedRequiresGrad(Rule):
         "requires_grad forced on a computed loss or model output hides a broken graph and nothing "
         "trains; remove it and find where the graph is cut (detach, item, numpy, no_grad)"
     )
+    torch_programs_only = True
     # Only forcing counts: ``requires_grad = True``, ``requires_grad_()`` or ``requires_grad_(True)``.
     gate = (r"requires_grad\s*=\s*True|requires_grad_\(\s*(?:(?:requires_grad\s*=\s*)?True\s*)?\)",)
 

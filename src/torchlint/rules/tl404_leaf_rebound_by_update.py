@@ -54,6 +54,7 @@ class LeafReboundByUpdate(Rule):
         "`w = w - lr * w.grad` outside no_grad makes w a non-leaf: its .grad is None next step and "
         "every step's graph is kept; update in place under `with torch.no_grad(): w -= lr * w.grad`"
     )
+    torch_programs_only = True
     gate = (r"\.grad\b", BACKWARD_CALL + "|autograd")
     docs = """
 ## What it does

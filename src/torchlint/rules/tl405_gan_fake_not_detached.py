@@ -160,6 +160,7 @@ class GanFakeNotDetached(Rule):
         "discriminator step backpropagates into the generator through an undetached fake; "
         "feed the discriminator `fake.detach()` for its own loss"
     )
+    torch_programs_only = True
     # A superset of the names ``model/gan.py`` accepts: G, netG, G_AB, G2, g_model, net_g, gen...
     gate = (
         BACKWARD_CALL,

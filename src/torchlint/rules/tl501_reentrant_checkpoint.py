@@ -42,6 +42,7 @@ class ReentrantCheckpoint(Rule):
         "pass use_reentrant=False"
     )
     fix_safety = "unsafe"
+    torch_programs_only = True
     # ``torch.utils.checkpoint`` (any import of the module or its functions) or
     # ``from torch.utils import checkpoint`` (perhaps inside parentheses).
     gate = (r"utils\.checkpoint|from\s+torch\.utils\s+import\s+\(?[^)]*\bcheckpoint\b",)

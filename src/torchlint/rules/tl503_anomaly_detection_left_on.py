@@ -60,6 +60,7 @@ class AnomalyDetectionLeftOn(Rule):
         "and backward checks for NaN, a large slowdown meant for debugging; remove it or put it "
         "behind a debug flag"
     )
+    torch_programs_only = True
     gate = (r"detect_anomaly",)
     docs = """
 ## What it does

@@ -55,6 +55,7 @@ class UnsafeTorchLoad(Rule):
         "target), so loading an untrusted file runs whatever code it holds; pass weights_only=True"
     )
     fix_safety = "unsafe"
+    torch_programs_only = True
     gate = (r"torch", r"\bload\b")
 
     @classmethod

@@ -32,6 +32,7 @@ class DataLoaderWithoutWorkers(Rule):
         "process and copies them from pageable memory, so the GPU waits; set num_workers and "
         "pin_memory=True"
     )
+    torch_programs_only = True
     default = False
     gate = (r"DataLoader", r"cuda")
     docs = """
