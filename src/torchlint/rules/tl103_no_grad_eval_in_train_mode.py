@@ -32,10 +32,12 @@ class NoGradEvalInTrainMode(Rule):
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """An evaluation loop, a function named like evaluation or prediction that the file
-        calls, or a script's forward over evaluation data (``model(X_test)``)."""
-        return (_calls_an_evaluation_function(tree_index) or tree_index.evaluation_loops()
-                or any(isinstance(n, ast.Call) and may_be_forward(n) and _reads_eval_data_ast(n)
-                       for n in tree_index.import_time_nodes()))
+        calls, or a script's forward over evaluation data (``model(X_test)``); and a model
+        the file trains (``_FileModes.trained``): a backward, or a switch to training mode."""
+        evaluates = (_calls_an_evaluation_function(tree_index) or tree_index.evaluation_loops()
+                     or any(isinstance(n, ast.Call) and may_be_forward(n) and _reads_eval_data_ast(n)
+                            for n in tree_index.import_time_nodes()))
+        return evaluates and (tree_index.computes_gradients() or _switches_to_training(tree_index))
 
     docs = """
 ## What it does
@@ -365,6 +367,20 @@ def _calls_an_evaluation_function(tree_index: TreeIndex) -> bool:
 
 
 _CALLED_NAME = re.compile(r"\b(\w+)\s*\(")
+
+
+def _switches_to_training(tree_index: TreeIndex) -> bool:
+    """``m.train()``, ``m.train(True)``, ``m.train(mode=1)``: a switch ``modes.mode_switch``
+    may read as to training. Not ``self.head.train(self.training)``, which passes a mode
+    on (a model library's ``train`` override), nor ``train(False)``."""
+    for node in tree_index.module_nodes():
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train" \
+                and len(node.args) <= 1:
+            flags = [*node.args, *(k.value for k in node.keywords if k.arg == "mode")]
+            flag = flags[0] if flags else None
+            if flag is None or (isinstance(flag, ast.Constant) and (flag.value is True or type(flag.value) is int)):
+                return True
+    return False
 
 
 def _reads_eval_data_ast(call: ast.Call) -> bool:
