@@ -168,6 +168,16 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     # building Net runs nothing that writes; a library's config helper called at import neither
     ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    pass\nnet = Net()\n", False),
     ("TL401", "def _cfg(**kw):\n    return dict(kw)\ncfgs = {'a': _cfg(url='')}\n", False),
+    # a config helper grows lists it made (never a leaf); a tensor, a parameter, a layer's weight
+    # or a name bound again by a loop may be one
+    ("TL401", "def _blocks(d):\n    out = []\n    for i in range(d):\n        out += [i]\n    mat = np.zeros(4)\n"
+              "    mat[0] = 1\n    return out\ncfgs = _blocks(3)\n", False),
+    ("TL401", "def _init():\n    w = torch.zeros(3, requires_grad=True)\n    w += 1\nweights = _init()\n", True),
+    ("TL401", "def _init(w=None):\n    w += 1\nweights = _init()\n", True),
+    ("TL401", "def _init():\n    lin = nn.Linear(2, 2)\n    lin.weight.add_(1)\nlayer = _init()\n", True),
+    ("TL401", "def _init(m):\n    p = []\n    for p in m.parameters():\n        p.add_(1)\nlayer = _init(net)\n",
+     True),
+    ("TL401", "def _init():\n    w = []\n    w.add_(1)\n    w = nn.Parameter(t)\nlayer = _init()\n", True),
     # Net's __init__ calls a function that writes, or its base's does: building Net runs it
     ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    def __init__(self):\n        fill_(self.w)\n"
               "net = Net()\n", True),
@@ -189,6 +199,12 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     # TL103: a prediction function the file calls, not a library's builder nobody here calls
     ("TL103", "def predict(model, x):\n    return model(x)\nmodel.train()\npredict(model, x)\n", True),
     ("TL103", "def test_effnet(**kw):\n    return build(**kw)\nself.head.train(self.training)\n", False),
+    # and a model the file trains: a switch to training mode or a backward, not a mode passed on
+    ("TL103", "def predict(model, x):\n    return model(x)\nhead.train(self.training)\npredict(model, x)\n", False),
+    ("TL103", "def predict(model, x):\n    return model(x)\nmodel.train(mode=True)\npredict(model, x)\n", True),
+    ("TL103", "def predict(model, x):\n    return model(x)\nmodel.train(1)\npredict(model, x)\n", True),
+    ("TL103", "def predict(model, x):\n    return model(x)\nmodel.train(False)\npredict(model, x)\n", False),
+    ("TL103", "def predict(model, x):\n    return model(x)\nloss.backward()\npredict(model, x)\n", True),
     # TL101: a forward under no_grad after eval(); a library's model file that runs no code
     # of its own (a config helper called at import) and reads numbers off a forward
     ("TL101", "def f(model, x):\n    model.eval()\n    with torch.no_grad():\n        y = model(x)\n", False),

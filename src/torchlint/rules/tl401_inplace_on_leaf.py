@@ -12,7 +12,7 @@ from torchlint.model.leaves import argument_at_calls, frozen_for, known_grad_sco
 from torchlint.model.parameters import layer_parameter
 from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
-from torchlint.tree_gate import TreeIndex, all_nodes, called_name
+from torchlint.tree_gate import TreeIndex, all_nodes, called_name, own_nodes
 
 # In-place by name (trailing underscore) but harmless on a leaf.
 _NOT_WRITES = frozenset("requires_grad_ share_memory_ detach_ retain_grad_ record_stream_".split())
@@ -97,7 +97,51 @@ def _import_time_construction(tree_index: TreeIndex) -> bool:
     """Import-time code builds a class of this file (``model = Net()``) or calls one of its
     functions, and what that runs writes in place somewhere. Model files of libraries call
     their own config helpers at import (``_cfg(...)``): those write nothing."""
-    return any(any(map(_writes_in_place, nodes)) for _, nodes in tree_index.reached(tree_index.import_time_callees()))
+    for definition, nodes in tree_index.reached(tree_index.import_time_callees()):
+        plain = _plain_locals(definition)
+        if any(_writes_in_place(n) and _written_name(n) not in plain.get(getattr(n, "lineno", 0), ()) for n in nodes):
+            return True
+    return False
+
+
+def _written_name(node: ast.AST):
+    """``cfgs`` of ``cfgs += [...]`` and of ``mat[i][j] = v``; None for ``lin.weight.add_()``."""
+    target = _written(node)
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def _plain_locals(definition) -> dict:
+    """line -> the local names of a function that hold no leaf there: bound before that line,
+    and only by ``name = value`` with a value ``_makes_a_leaf`` refuses (``[]``, ``{}``,
+    ``np.zeros(4)``), never by anything else (a parameter, a loop, ``global``, a lambda's
+    argument). Config helpers build their lists so (``cfgs += [...]``); the rule reads such a
+    name's binding (``leaf_bindings``) and finds no leaf."""
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    own = list(own_nodes(definition.body))
+    first, literal_targets = {}, set()
+    for node in own:
+        if isinstance(node, ast.Assign) and not _makes_a_leaf(node.value) \
+                and all(isinstance(t, ast.Name) for t in node.targets):
+            for target in node.targets:
+                first.setdefault(target.id, node.lineno)
+                literal_targets.add(id(target))
+        elif isinstance(node, ast.AugAssign):  # the write itself: no binding to the model either
+            literal_targets.add(id(node.target))
+    args = definition.args
+    other = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    for node in own:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in literal_targets:
+            other.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+    names = {name: line for name, line in first.items() if name not in other}
+    lines = {node.lineno for node in own if _writes_in_place(node)}
+    return {line: {name for name, at in names.items() if at < line} for line in lines}
 
 
 def _forward_writes_self(tree_index: TreeIndex) -> bool:
