@@ -93,7 +93,23 @@ def test_gating_keeps_the_findings(source, monkeypatch):
     ("def f(x):\n    enc.eval()\n    return tokenize(x)\n", False),  # nothing switched is run
 ])
 def test_evaluation_switches_need_a_switch_and_a_run_in_one_scope(source, expected):
-    # No loops here, so TL101's other reason (an evaluation loop) stays silent.
+    # Each function runs more than once (the rule reports no one-off forward); no evaluation
+    # names, so TL101's other reasons (an evaluation loop, held-out data) stay silent.
+    driver = "for _ in range(3):\n    f(net, x)\n    g(net, x)\n    A().run(x)\n"
+    assert RULES_BY_CODE["TL101"].needs_tree(facts(source + driver)) is expected
+    assert RULES_BY_CODE["TL101"].needs_tree(facts(source)) is False  # one forward, once
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f(model, x):\n    model.eval()\n    for b in x:\n        y = model(b)\n", True),  # a loop of its own
+    ("def f(model, x):\n    model.eval()\n    return [model(b) for b in x]\n", True),
+    ("def f(model, x_test):\n    model.eval()\n    return model(x_test.cuda())\n", True),  # a whole test set
+    ("def f(model, x):\n    model.eval()\n    return model(x)\ndef g(model, xs):\n    for x in xs:\n"
+     "        h(model, x)\ndef h(model, x):\n    f(model, x)\n", True),  # run from a loop, at a remove
+    ("class A:\n    def __init__(self, config):\n        self.eval()\n        self.decoder = Decoder(config)\n",
+     False),  # a model library's part built once
+])
+def test_switched_forwards_must_repeat_or_read_evaluation_data(source, expected):
     assert RULES_BY_CODE["TL101"].needs_tree(facts(source)) is expected
 
 
@@ -208,8 +224,8 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     # TL101: a forward under no_grad after eval(); a library's model file that runs no code
     # of its own (a config helper called at import) and reads numbers off a forward
     ("TL101", "def f(model, x):\n    model.eval()\n    with torch.no_grad():\n        y = model(x)\n", False),
-    ("TL101", "def f(model, x):\n    model.eval()\n    with torch.no_grad():\n        with torch.enable_grad():\n"
-              "            y = model(x)\n", True),
+    ("TL101", "def f(model, xs):\n    model.eval()\n    with torch.no_grad():\n        with torch.enable_grad():\n"
+              "            ys = [model(x) for x in xs]\n", True),
     ("TL101", "def _cfg(**kw):\n    return kw\ncfgs = _cfg(url='')\ndef top1(model, x):\n"
               "    return model(x).argmax().item()\n", False),
     ("TL101", "def top1(model, x):\n    return model(x).argmax().item()\nif __name__ == '__main__':\n"

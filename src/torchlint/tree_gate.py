@@ -56,6 +56,7 @@ class TreeIndex:
         self.definitions: dict = {}  # name -> the functions and classes of that name, at any depth
         self.assignments: List[ast.Assign] = []  # every ``a = b`` statement, at any depth
         self.bodies: List[list] = [tree.body]  # the module's and every function's statements
+        self.body_owners: List[str] = [""]  # the function each of ``bodies`` belongs to ("": the module)
         self.string_statements: List[Tuple[int, int]] = []  # (first, last line) of docstrings
         self.imports: List[ast.stmt] = []  # every import statement, at any depth
         self._scan(tree.body, owner="", import_time=True)
@@ -64,6 +65,7 @@ class TreeIndex:
         self._import_time_nodes: Optional[List[ast.AST]] = None
         self._module_nodes: Optional[List[ast.AST]] = None
         self._project_imports: Optional[frozenset] = None
+        self._repeatable: Optional[frozenset] = None
 
     def code_text(self) -> str:
         """The source with the inner lines of docstrings (any bare string statement)
@@ -92,6 +94,7 @@ class TreeIndex:
             if isinstance(stmt, _FUNCTIONS):
                 self.function_names.add(stmt.name)
                 self.bodies.append(stmt.body)
+                self.body_owners.append(stmt.name)
                 self._scan(stmt.body, stmt.name, False)
                 continue
             if isinstance(stmt, _LOOPS):
@@ -131,6 +134,31 @@ class TreeIndex:
             return True
         roots = self.imported_roots()
         return bool(roots & TEST_FRAMEWORKS) or ("torch" not in roots and bool(roots & OTHER_FRAMEWORKS))
+
+    def repeatable_functions(self) -> frozenset:
+        """Names of the functions ``FileModel.repeats`` may find run more than once: called (by
+        name, or as anything's method) where a call repeats (``repeated_calls``), or from such a
+        function, at any remove."""
+        if self._repeatable is None:
+            called = {}  # function name -> the names its own code calls
+            found = set()
+            for owner, body in zip(self.body_owners, self.bodies):
+                repeated = repeated_calls(body)
+                names = called.setdefault(owner, set())
+                for node in own_nodes(body):
+                    if isinstance(node, ast.Call):
+                        name = called_name(node)
+                        names.add(name)
+                        if id(node) in repeated:
+                            found.add(name)
+            todo = list(found)
+            while todo:
+                for name in called.get(todo.pop(), ()):
+                    if name not in found:
+                        found.add(name)
+                        todo.append(name)
+            self._repeatable = frozenset(found)
+        return self._repeatable
 
     def import_time_nodes(self) -> List[ast.AST]:
         """Every node of the code that runs when the module is imported (scripts, notebooks)."""
@@ -341,6 +369,19 @@ def all_nodes(node: ast.AST) -> List[ast.AST]:
                         push(child)
             elif isinstance(value, node_type):
                 push(value)
+    return found
+
+
+_REPEATING = (*_LOOPS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def repeated_calls(body: list) -> set:
+    """The ids of the calls of a scope's ``body`` that may run more than once there: in a loop
+    (its header too), a comprehension or a lambda (``FileModel.repeats``'s own part)."""
+    found = set()
+    for node in own_nodes(body):
+        if isinstance(node, _REPEATING):
+            found.update(id(n) for n in own_nodes([node]) if isinstance(n, ast.Call))
     return found
 
 

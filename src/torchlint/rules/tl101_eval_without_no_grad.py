@@ -47,7 +47,7 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
     if not _EVAL_SWITCH(tree_index.code_text()):
         return False
     everywhere = set()
-    for body in tree_index.bodies:
+    for owner, body in zip(tree_index.body_owners, tree_index.bodies):
         switched, calls, grad_off = set(), [], set()
         for node in tree_gate.own_nodes(body):
             if isinstance(node, ast.Call):
@@ -61,12 +61,24 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
             elif isinstance(node, (ast.With, ast.AsyncWith)) and tree_gate.turns_grad_off(node):
                 # own_nodes yields a block before what it holds: its calls are known in time
                 grad_off.update(id(n) for n in tree_gate.own_nodes(node.body) if isinstance(n, ast.Call))
-        if switched and any(tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
-                            or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names)
-                            for c in calls):
+        runs = [c for c in calls if switched and (
+            tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
+            or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names))]
+        if runs and (owner in tree_index.repeatable_functions() or _repeats_or_reads_eval_data(body, runs)):
             return True
         everywhere |= switched
     return bool(everywhere) and _steps_parts_of(tree_index, everywhere)
+
+
+def _repeats_or_reads_eval_data(body: list, calls: list) -> bool:
+    """What ``check`` asks of every forward it reports, besides its function being run more
+    than once: that the call repeats in its own code (``FileModel.repeats``) or reads
+    evaluation data (``_on_eval_data``). A model library's ``self.eval()`` in ``__init__``
+    before it builds its parts is neither."""
+    repeated = tree_gate.repeated_calls(body)
+    return any(id(call) in repeated or any(
+        isinstance(n, (ast.Name, ast.Attribute)) and is_eval_data_name(n.id if isinstance(n, ast.Name) else n.attr)
+        for arg in call.args for n in ast.walk(arg)) for call in calls)
 
 
 def _steps_parts_of(tree_index: TreeIndex, switched: set) -> bool:
