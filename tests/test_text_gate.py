@@ -161,3 +161,48 @@ def test_retain_graph_gate_reads_any_import_and_optimizer_words_only(source, exp
     from torchlint.rules import RULES_BY_CODE
 
     assert RULES_BY_CODE["TL302"].may_apply(source) is expected
+
+
+def _data_index_spellings(rng) -> str:
+    """``(x.data.cpu())[0]`` and its kin, spaced, continued and commented at random: inside
+    brackets, where Python lets the pieces stand on lines of their own."""
+    def gap():
+        return rng.choice(["", " ", "\n", "  # note\n", "\\\n"])
+
+    base = rng.choice(["x", "loss", "self.loss", "f(a)", "out[1]"])
+    expr = f"{base}{gap()}.{gap()}data"
+    if rng.random() < 0.3:
+        expr = f"({gap()}{expr}{gap()})"
+    for _ in range(rng.randint(0, 3)):
+        step = rng.choice(["cpu", "cuda", "detach", "numpy", "clone"])
+        args = rng.choice(["", "non_blocking=True", "device=torch.device('cuda')", "dev=torch.device(f(1, [2]))"])
+        expr = f"{expr}{gap()}.{gap()}{step}{gap()}({args})"
+        if rng.random() < 0.2:
+            expr = f"({expr}{gap()})"
+    return f"y = ({expr}{gap()}[{rng.choice(['', ' '])}0{rng.choice(['', ' '])}])\n"
+
+
+def test_the_data_index_text_check_admits_every_tree_the_gate_admits():
+    """TL505's text check stands for its tree gate (``_indexes_data_in_tree``) on the text: it
+    may admit more, never less."""
+    import ast
+    import random
+
+    from torchlint.rules.tl505_legacy_data_index import _indexes_data_in_tree
+    from torchlint.text_checks import indexes_data_with_zero
+
+    rng = random.Random(505)
+    checked = 0
+    for _ in range(3000):
+        text = _data_index_spellings(rng)
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        if any(_indexes_data_in_tree(node) for node in ast.walk(tree)):
+            checked += 1
+            assert indexes_data_with_zero(text), text
+    assert checked > 1000
+    for text in ("y = x.data[1]\n", "y = metadata[0]\n", "y = x.data.float()[0]\n", "data = x[0]\n",
+                 "y = x.datas[0]\n", "x.data.cpu()\ny = z[0]\n"):
+        assert not indexes_data_with_zero(text), text

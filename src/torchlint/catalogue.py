@@ -82,5 +82,6 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
 }
 
 TEXT_CHECKS = {  # code -> its gate's last question, a function of torchlint.text_checks
+    "TL505": "indexes_data_with_zero",
     "TL506": "assigns_misspelled_grad_attribute",
 }

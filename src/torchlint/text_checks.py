@@ -98,3 +98,18 @@ def intended_attribute(name: str) -> Optional[str]:
 def assigns_misspelled_grad_attribute(source: str) -> bool:
     """TL506: does the text assign an attribute whose name is a misspelled autograd flag?"""
     return any(map(intended_attribute, _assigned_hinted_names(source)))
+
+
+# TL505: ``X.data[0]`` and what ``legacy_data_index``'s tree gate looks through between the
+# two (``X.data.cpu().numpy()[0]``). Between the pieces: spaces, line continuations, closing
+# brackets (``(x.data)[0]``) and comments; a call's arguments may hold anything.
+PASSED_THROUGH = ("cpu", "cuda", "detach", "numpy", "clone")
+_GAP = r"(?:[\s\\)]|#[^\n]*)*"
+_DATA_INDEX = re.compile(
+    r"\.{gap}data\b{gap}(?:\.{gap}(?:{steps}){gap}\([\s\S]*?\){gap})*\[\s*0\s*\]".format(
+        gap=_GAP, steps="|".join(PASSED_THROUGH)))
+
+
+def indexes_data_with_zero(source: str) -> bool:
+    """TL505: may the text index ``.data`` (or a copy of it) with ``[0]``?"""
+    return _DATA_INDEX.search(source) is not None

@@ -9,10 +9,11 @@ from torchlint import tree_gate
 from torchlint.model import FileModel
 from torchlint.model.shapes import legacy_scalar_indexes, zero_dim
 from torchlint.rule import Fix, Rule
+from torchlint.text_checks import PASSED_THROUGH, indexes_data_with_zero
 from torchlint.tree_gate import TreeIndex
 
 # The steps ``scalar_index`` looks through between the tensor and ``[0]``.
-_PASSED_THROUGH = frozenset(("cpu", "cuda", "detach", "numpy", "clone"))
+_PASSED_THROUGH = frozenset(PASSED_THROUGH)
 
 
 def _indexes_data_in_tree(node: ast.AST) -> bool:
@@ -39,6 +40,7 @@ class LegacyDataIndex(Rule):
     )
     fix_safety = "safe"
     gate = (r"data", r"\[\s*0\s*\]")
+    text_check = indexes_data_with_zero
     torch_version = """
 PyTorch 0.4 made losses and full reductions 0-dim tensors (indexing one
 warned) and added `.item()`; from 0.5 on the index raises. The rule is
