@@ -19,6 +19,7 @@ class BackwardUnderNoGrad(Rule):
         "backward() of a loss computed under no_grad()/inference_mode(): no graph was recorded, so "
         "it raises or trains nothing; run the forward pass and loss outside the no-grad region"
     )
+    torch_programs_only = True
     gate = (r"no_grad|inference_mode|set_grad_enabled", BACKWARD_CALL + "|autograd")
 
     @classmethod
@@ -72,7 +73,7 @@ def train_step(model, optimizer, x, y):
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
         for call in file_model.calls:
             if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):

@@ -87,6 +87,7 @@ class MissingZeroGrad(Rule):
         "across iterations; call optimizer.zero_grad() once per iteration"
     )
     fix_safety = "unsafe"
+    torch_programs_only = True
     gate = (BACKWARD_CALL, r"\.step\(")
     docs = """
 ## What it does
@@ -137,7 +138,7 @@ loop, or accumulates across iterations through code torchlint cannot see
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
         training = {}
         for loop in file_model.loops():

@@ -19,6 +19,7 @@ class ZeroGradBeforeStep(Rule):
         "zero_grad() runs after backward() and before optimizer.step(), so the step uses "
         "zero gradients; clear gradients before backward() or after step()"
     )
+    torch_programs_only = True
     gate = (r"zero_grad", BACKWARD_CALL, r"\.step\(")
     docs = """
 ## What it does
@@ -51,7 +52,7 @@ optimizer.step()
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
         for scope in file_model.scopes:
             steps = [c for c in scope.calls if file_model.stepped_optimizer(c) and not file_model.is_closure_step(c)]

@@ -25,6 +25,7 @@ class StepBetweenBackwards(Rule):
         "backward() through a forward pass computed before an optimizer.step() that changed its weights "
         "in place (autograd raises or uses stale weights); recompute the forward pass after the step"
     )
+    torch_programs_only = True
     gate = (BACKWARD_CALL, r"\.step\(")
     docs = """
 ## What it does
@@ -80,7 +81,7 @@ optimizerG.step()
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
         for scope in file_model.scopes:
             backwards = [c for c in scope.calls if file_model.is_backward(c)]

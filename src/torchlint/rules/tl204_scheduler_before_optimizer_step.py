@@ -86,6 +86,7 @@ class SchedulerBeforeOptimizerStep(Rule):
         "scheduler.step() runs before this iteration's optimizer.step(), so the first learning rate "
         "of the schedule is skipped; call scheduler.step() after optimizer.step()"
     )
+    torch_programs_only = True
     gate = (r"\.step\(\s*\)", r"(?i:sched)|SWALR")
     torch_version = """
 PyTorch 1.1 reversed the order: before it, `scheduler.step()` ran at the start
@@ -148,7 +149,8 @@ for epoch in range(epochs):
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.target_torch_version < _ORDER_REVERSED:
+        if not file_model.is_torch_code or file_model.is_test_file \
+                or file_model.target_torch_version < _ORDER_REVERSED:
             return
         for call in file_model.calls:
             if call.method != "step" or call.node.args or call.site.loop is None:

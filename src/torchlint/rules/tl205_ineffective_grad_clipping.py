@@ -98,6 +98,7 @@ class IneffectiveGradClipping(Rule):
     message = ("gradient clipping that cannot affect the optimizer step; clip after backward() and "
                "before optimizer.step()")
     fix_safety = "unsafe"
+    torch_programs_only = True
     gate = (r"clip_grad",)
     docs = """
 ## What it does
@@ -162,7 +163,7 @@ than `max_norm` now takes a smaller step.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
         for call in file_model.calls:
             kind = clip_kind(file_model, call)

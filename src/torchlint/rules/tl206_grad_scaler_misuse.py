@@ -122,6 +122,7 @@ class GradScalerMisuse(Rule):
     message = ("GradScaler misuse leaves gradients scaled or the scaler never updated; clip only after "
                "scaler.unscale_(optimizer), step through scaler.step(optimizer), call scaler.update() every iteration")
     fix_safety = "unsafe"
+    torch_programs_only = True
     gate = (r"GradScaler|\.\s*scale\s*\(|unscale_",)
     docs = """
 ## What it does
@@ -201,7 +202,7 @@ purpose.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code:
+        if not file_model.is_torch_code or file_model.is_test_file:
             return
         for call in file_model.calls:
             if clip_kind(file_model, call) == "torch" and not measures_only(file_model, call):
