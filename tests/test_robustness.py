@@ -526,3 +526,14 @@ def test_ctrl_c_during_fix_leaves_every_file_old_or_new(tmp_path):
     contents = [p.read_bytes() for p in paths]
     assert all(c in (old.encode(), new) for c in contents)
     assert not [p for p in tree.iterdir() if p.name.startswith(".torchlint-")]  # no temp file left
+
+
+def test_gate_checks_do_not_run_away_on_comment_and_bracket_runs(tmp_path):
+    """A text check whose comments could end anywhere tried every split of a notebook's
+    ``#####`` separator line after a ``.data``: hours for one file. run_cli's timeout turns
+    a runaway into a failure; the file also goes through every rule's gate."""
+    source = (Path(__file__).resolve().parent / "data" / "regressions" / "regex_runaway_comment_runs.py")
+    (tmp_path / "notebook_cells.py").write_text(source.read_text() * 20)
+    proc = _check(tmp_path, "--select", "TL", ".")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -102,14 +102,49 @@ def assigns_misspelled_grad_attribute(source: str) -> bool:
 
 # TL505: ``X.data[0]`` and what ``legacy_data_index``'s tree gate looks through between the
 # two (``X.data.cpu().numpy()[0]``). Between the pieces: spaces, line continuations, closing
-# brackets (``(x.data)[0]``) and comments; a call's arguments may hold anything.
+# brackets (``(x.data)[0]``) and comments. A comment runs to its line's end (``(?![^\n])``):
+# a regex that could end it early would try every split of a ``#####`` line, without end.
 PASSED_THROUGH = ("cpu", "cuda", "detach", "numpy", "clone")
-_GAP = r"(?:[\s\\)]|#[^\n]*)*"
-_DATA_INDEX = re.compile(
-    r"\.{gap}data\b{gap}(?:\.{gap}(?:{steps}){gap}\([\s\S]*?\){gap})*\[\s*0\s*\]".format(
-        gap=_GAP, steps="|".join(PASSED_THROUGH)))
+_COMMENT = r"#[^\n]*(?![^\n])"
+_DATA = re.compile(r"\.(?:[ \t\r\n\f\\]|{})*data\b".format(_COMMENT))
+_GAP = re.compile(r"(?:[ \t\r\n\f\\)]|{})*".format(_COMMENT))
+_STEP = re.compile(r"\.(?:[ \t\r\n\f\\]|{})*(?:{})\b".format(_COMMENT, "|".join(PASSED_THROUGH)))
+_ZERO_INDEX = re.compile(r"\[\s*0\s*\]")
 
 
 def indexes_data_with_zero(source: str) -> bool:
-    """TL505: may the text index ``.data`` (or a copy of it) with ``[0]``?"""
-    return _DATA_INDEX.search(source) is not None
+    """TL505: may the text index ``.data`` (or a copy of it) with ``[0]``? Walked from each
+    ``.data``: steps, each a call whose brackets are skipped whole, then ``[0]``."""
+    for found in _DATA.finditer(source):
+        at = _GAP.match(source, found.end()).end()
+        while True:
+            if _ZERO_INDEX.match(source, at):
+                return True
+            step = _STEP.match(source, at)
+            if step is None:
+                break
+            at = _GAP.match(source, step.end()).end()
+            if source[at:at + 1] != "(":
+                break
+            at = _after_brackets(source, at)
+            if at < 0:
+                return True  # a string or an unclosed bracket in the call: cannot tell
+            at = _GAP.match(source, at).end()
+    return False
+
+
+def _after_brackets(source: str, at: int) -> int:
+    """The index after the ``)`` closing the ``(`` at ``at``; -1 where a quote or a comment
+    inside (which may hold brackets) or the end of the text leaves it unsure."""
+    depth = 0
+    for index in range(at, len(source)):
+        char = source[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        elif char in "\"'#":
+            return -1
+    return -1
