@@ -235,6 +235,14 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
               "    ix = torch.multinomial(W[i], 1).item()\n", True),
     ("TL101", "W = torch.randn(3, 3)\nW.requires_grad = False\nfor i in range(9):\n"
               "    ix = torch.multinomial(W[i], 1).item()\n", False),
+    # a generation loop in a method named for it, unless a no_grad decorator covers all of it
+    ("TL101", "class D:\n    def sample(self, h):\n        for i in range(3):\n            h = self.lstm(h)\n", True),
+    ("TL101", "class D:\n    @torch.no_grad()\n    def sample(self, h):\n        for i in range(3):\n"
+              "            h = self.lstm(h)\n", False),
+    ("TL101", "class D:\n    @torch.no_grad()\n    def sample(self, h):\n        for i in range(3):\n"
+              "            with torch.enable_grad():\n                h = self.lstm(h)\n", True),
+    ("TL101", "class D:\n    @smart_inference_mode()\n    def sample(self, h):\n        for i in range(3):\n"
+              "            h = self.lstm(h)\n", True),  # a wrapper the model reads as unsure
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
     ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
 ])

@@ -438,6 +438,31 @@ def turns_grad_off(block) -> bool:
 
 
 _GRAD_SWITCHES = frozenset(("enable_grad", "set_grad_enabled", "inference_mode"))
+_GRAD_HINTS = ("no_grad", "inference", "grad_enabled", "enable_grad", "eval_mode")  # grad.classify's
+
+
+def runs_without_grad(function) -> bool:
+    """``@torch.no_grad()`` (or ``@torch.inference_mode()``) on a function whose body turns
+    grad back on nowhere: ``grad.classify`` reads its decorators as no-grad, and no call in
+    it records. A decorator ``classify`` might read otherwise (``@smart_inference_mode()``)
+    leaves it unsure: False."""
+    off = False
+    for decorator in function.decorator_list:
+        call = decorator if isinstance(decorator, ast.Call) else None
+        if call is not None and _grad_off_call(call) or call is None and last_name(dotted(decorator) or "") == "no_grad":
+            off = True
+        elif any(hint in name for name in _identifiers(decorator) for hint in _GRAD_HINTS):
+            return False
+    return off and not any(isinstance(n, ast.Call) and called_name(n) in _GRAD_SWITCHES
+                           for n in own_nodes(function.body))
+
+
+def _identifiers(node: ast.AST) -> Iterator[str]:
+    for n in all_nodes(node):
+        if isinstance(n, ast.Name):
+            yield n.id
+        elif isinstance(n, ast.Attribute):
+            yield n.attr
 
 
 def _grad_off_call(call: ast.Call) -> bool:

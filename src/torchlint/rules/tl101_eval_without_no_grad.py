@@ -122,6 +122,23 @@ def _hands_model_to_import(tree_index: TreeIndex) -> bool:
     return False
 
 
+def _generates_in_a_loop(tree_index: TreeIndex) -> bool:
+    """A function named for generating or predicting, with a loop of its own, that runs
+    something that may be a forward (``sample`` with a greedy search over ``self.lstm``):
+    what ``_generates`` reports, the encoder pass before the loop included."""
+    owners = {owner for owner, _ in tree_index.loops
+              if owner and (is_generation_function_name(owner) or is_eval_function_name(owner))}
+    for owner in owners:
+        for function in tree_index.definitions.get(owner, ()):
+            if isinstance(function, ast.ClassDef) or tree_gate.runs_without_grad(function):
+                continue  # transformers' ``@torch.no_grad() def generate``
+            if any(isinstance(n, ast.Call) and (tree_gate.may_be_forward(n)
+                                                or tree_gate.forward_callee(n) in tree_index.constructed_names())
+                   for n in tree_gate.own_nodes(function.body)):
+                return True
+    return False
+
+
 def _hands_over(call: ast.Call, switched: set) -> bool:
     """``measure(model, loader)`` after ``model.eval()``: the helper may run it."""
     values = [*call.args, *(k.value for k in call.keywords)]
@@ -300,6 +317,8 @@ class EvalWithoutNoGrad(Rule):
     # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
     gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
             r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
+            r"def \w*(?:[Ss]ampl|SAMPL|[Gg]enerat|GENERAT|[Dd]ecod|DECOD|[Tt]ranslat|TRANSLAT|[Bb]eam|BEAM|"
+            r"[Gg]reedy|GREEDY|[Cc]aption|CAPTION)|"
             r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
             r"[Tt]est_|_[Tt]est\b|[Vv]al_|_[Vv]al\b|"
             r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(",)
@@ -311,7 +330,8 @@ class EvalWithoutNoGrad(Rule):
         evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
         return (_switches_and_runs(tree_index) or tree_index.evaluation_loops() or _hands_model_to_import(tree_index)
                 or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
-                or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index))
+                or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index)
+                or _generates_in_a_loop(tree_index))
 
     docs = """
 ## What it does
