@@ -243,6 +243,10 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
               "            with torch.enable_grad():\n                h = self.lstm(h)\n", True),
     ("TL101", "class D:\n    @smart_inference_mode()\n    def sample(self, h):\n        for i in range(3):\n"
               "            h = self.lstm(h)\n", True),  # a wrapper the model reads as unsure
+    ("TL101", "class D:\n    def forward(self, h):\n        return self.decode(h)\n    def decode(self, h):\n"
+              "        for i in range(3):\n            h = self.lstm(h)\n        return h\n", False),  # part of forward
+    ("TL101", "def forward(h):\n    return self.decode(h)\ndef decode(h):\n    for i in range(3):\n"
+              "        h = self.lstm(h)\n", True),  # a function, not a method: no self.decode runs it
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
     ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
 ])

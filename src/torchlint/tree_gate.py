@@ -66,6 +66,7 @@ class TreeIndex:
         self._module_nodes: Optional[List[ast.AST]] = None
         self._project_imports: Optional[frozenset] = None
         self._repeatable: Optional[frozenset] = None
+        self._method_ids: Optional[frozenset] = None
 
     def code_text(self) -> str:
         """The source with the inner lines of docstrings (any bare string statement)
@@ -113,6 +114,14 @@ class TreeIndex:
         if self._module_nodes is None:
             self._module_nodes = all_nodes(ast.Module(body=self.bodies[0], type_ignores=[]))
         return self._module_nodes
+
+    def method_ids(self) -> frozenset:
+        """The ids of the functions defined directly in a class body."""
+        if self._method_ids is None:
+            self._method_ids = frozenset(id(stmt) for functions in self.definitions.values() for cls in functions
+                                         if isinstance(cls, ast.ClassDef) for stmt in cls.body
+                                         if isinstance(stmt, _FUNCTIONS))
+        return self._method_ids
 
     def imported_roots(self) -> frozenset:
         """The top packages the file's absolute imports name, at any depth: ``torch`` of

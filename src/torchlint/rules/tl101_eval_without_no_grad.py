@@ -15,7 +15,7 @@ from torchlint.model.evaluation import evaluation_only, guarded_training, raw_pa
 from torchlint.model.project_calls import evaluation_forwards
 from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
-from torchlint.model.vocab import CONTAINER_METHODS, STORE_METHODS, is_eval_data_name, is_eval_function_name
+from torchlint.model.vocab import CONTAINER_METHODS, FORWARD_METHODS, STORE_METHODS, is_eval_data_name, is_eval_function_name
 from torchlint.model.vocab import is_eval_loader_name, is_generation_function_name, is_model_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
@@ -128,15 +128,37 @@ def _generates_in_a_loop(tree_index: TreeIndex) -> bool:
     what ``_generates`` reports, the encoder pass before the loop included."""
     owners = {owner for owner, _ in tree_index.loops
               if owner and (is_generation_function_name(owner) or is_eval_function_name(owner))}
+    parts = None
     for owner in owners:
         for function in tree_index.definitions.get(owner, ()):
             if isinstance(function, ast.ClassDef) or tree_gate.runs_without_grad(function):
                 continue  # transformers' ``@torch.no_grad() def generate``
+            parts = _forward_parts(tree_index) if parts is None else parts
+            if id(function) in parts:
+                continue  # a decoder's ``decode`` that its ``forward`` calls: the check skips it
             if any(isinstance(n, ast.Call) and (tree_gate.may_be_forward(n)
                                                 or tree_gate.forward_callee(n) in tree_index.constructed_names())
                    for n in tree_gate.own_nodes(function.body)):
                 return True
     return False
+
+
+def _forward_parts(tree_index: TreeIndex) -> set:
+    """The ids of the methods ``FileModel.part_of_forward`` surely takes for parts of a forward:
+    those a ``forward`` calls as ``self.name(...)``, at any remove (fewer, never more)."""
+    methods = {name: [f for f in functions if id(f) in tree_index.method_ids()]
+               for name, functions in tree_index.definitions.items()}
+    found, todo = set(), [f for name in FORWARD_METHODS for f in tree_index.definitions.get(name, ())
+                          if not isinstance(f, ast.ClassDef)]
+    while todo:
+        for node in tree_gate.own_nodes(todo.pop().body):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+                for method in methods.get(node.func.attr, ()):
+                    if id(method) not in found:
+                        found.add(id(method))
+                        todo.append(method)
+    return found
 
 
 def _hands_over(call: ast.Call, switched: set) -> bool:
