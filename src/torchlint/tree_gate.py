@@ -460,13 +460,15 @@ def runs_without_grad(function) -> bool:
         call = decorator if isinstance(decorator, ast.Call) else None
         if call is not None and _grad_off_call(call) or call is None and last_name(dotted(decorator) or "") == "no_grad":
             off = True
-        elif any(hint in name for name in _identifiers(decorator) for hint in _GRAD_HINTS):
+        elif any(hint in name for name in names_in(decorator) for hint in _GRAD_HINTS):
             return False
     return off and not any(isinstance(n, ast.Call) and called_name(n) in _GRAD_SWITCHES
                            for n in own_nodes(function.body))
 
 
-def _identifiers(node: ast.AST) -> Iterator[str]:
+def names_in(node: ast.AST) -> Iterator[str]:
+    """Every name and attribute name under ``node`` (``model``, ``x_test`` and ``cuda`` in
+    ``model(x_test.cuda())``)."""
     for n in all_nodes(node):
         if isinstance(n, ast.Name):
             yield n.id
@@ -502,10 +504,7 @@ dotted = ast_dotted  # ``a.b.c`` for a chain of attributes on a name, else None
 def iterable_names(loop) -> Tuple[str, ...]:
     """Every name and attribute name in what a ``for`` iterates over; none for ``while``."""
     node = getattr(loop, "iter", None)
-    if node is None:
-        return ()
-    return tuple(n.id if isinstance(n, ast.Name) else n.attr
-                 for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
+    return () if node is None else tuple(names_in(node))
 
 
 def flat_targets(target) -> list:

@@ -76,9 +76,8 @@ def _repeats_or_reads_eval_data(body: list, calls: list) -> bool:
     evaluation data (``_on_eval_data``). A model library's ``self.eval()`` in ``__init__``
     before it builds its parts is neither."""
     repeated = tree_gate.repeated_calls(body)
-    return any(id(call) in repeated or any(
-        isinstance(n, (ast.Name, ast.Attribute)) and is_eval_data_name(n.id if isinstance(n, ast.Name) else n.attr)
-        for arg in call.args for n in ast.walk(arg)) for call in calls)
+    return any(id(call) in repeated or any(is_eval_data_name(name) for arg in call.args
+                                           for name in tree_gate.names_in(arg)) for call in calls)
 
 
 def _steps_parts_of(tree_index: TreeIndex, switched: set) -> bool:

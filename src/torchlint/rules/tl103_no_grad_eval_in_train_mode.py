@@ -7,7 +7,7 @@ from collections import Counter
 
 import libcst as cst
 
-from torchlint.tree_gate import TreeIndex, may_be_forward
+from torchlint.tree_gate import TreeIndex, may_be_forward, names_in
 from torchlint.model import FileModel, GradMode
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional, referenced_paths
@@ -384,8 +384,7 @@ def _switches_to_training(tree_index: TreeIndex) -> bool:
 
 
 def _reads_eval_data_ast(call: ast.Call) -> bool:
-    return any(_eval_data_name(n.id if isinstance(n, ast.Name) else n.attr)
-               for arg in call.args for n in ast.walk(arg) if isinstance(n, (ast.Name, ast.Attribute)))
+    return any(_eval_data_name(name) for arg in call.args for name in names_in(arg))
 
 
 class _FileModes:
