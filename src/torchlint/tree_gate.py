@@ -466,6 +466,12 @@ def runs_without_grad(function) -> bool:
                            for n in own_nodes(function.body))
 
 
+def train_mode_flags(call: ast.Call) -> list:
+    """What ``m.train(...)`` may take its mode from, as ``modes.mode_switch`` reads it: the
+    positional arguments and ``mode=``."""
+    return [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
+
+
 def names_in(node: ast.AST) -> Iterator[str]:
     """Every name and attribute name under ``node`` (``model``, ``x_test`` and ``cuda`` in
     ``model(x_test.cuda())``)."""

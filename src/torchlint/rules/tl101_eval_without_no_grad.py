@@ -319,7 +319,7 @@ def _eval_switch_receiver(call: ast.Call) -> Optional[str]:
         return None
     if func.attr == "eval":
         return None if call.args or call.keywords else tree_gate.dotted(func.value)
-    flags = [*call.args, *(k.value for k in call.keywords if k.arg == "mode")]
+    flags = tree_gate.train_mode_flags(call)
     if len(flags) != 1 or not isinstance(flags[0], ast.Constant):
         return None
     value = flags[0].value

@@ -7,7 +7,7 @@ from collections import Counter
 
 import libcst as cst
 
-from torchlint.tree_gate import TreeIndex, may_be_forward, names_in
+from torchlint.tree_gate import TreeIndex, may_be_forward, names_in, train_mode_flags
 from torchlint.model import FileModel, GradMode
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional, referenced_paths
@@ -376,7 +376,7 @@ def _switches_to_training(tree_index: TreeIndex) -> bool:
     for node in tree_index.module_nodes():
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train" \
                 and len(node.args) <= 1:
-            flags = [*node.args, *(k.value for k in node.keywords if k.arg == "mode")]
+            flags = train_mode_flags(node)
             flag = flags[0] if flags else None
             if flag is None or (isinstance(flag, ast.Constant) and (flag.value is True or type(flag.value) is int)):
                 return True

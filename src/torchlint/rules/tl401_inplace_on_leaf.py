@@ -98,9 +98,11 @@ def _import_time_construction(tree_index: TreeIndex) -> bool:
     functions, and what that runs writes in place somewhere. Model files of libraries call
     their own config helpers at import (``_cfg(...)``): those write nothing."""
     for definition, nodes in tree_index.reached(tree_index.import_time_callees()):
-        plain = _plain_locals(definition)
-        if any(_writes_in_place(n) and _written_name(n) not in plain.get(getattr(n, "lineno", 0), ()) for n in nodes):
-            return True
+        writes = [n for n in nodes if _writes_in_place(n)]
+        if writes:  # most reached code writes nothing: its locals need no reading
+            plain = _plain_locals(definition)
+            if any(_written_name(n) not in plain.get(n.lineno, ()) for n in writes):
+                return True
     return False
 
 
