@@ -354,8 +354,9 @@ def test_unit_tests_and_other_frameworks_skip_the_rules_that_leave_them(path, he
 
 @pytest.mark.parametrize("rule", [r for r in ALL_RULES if r.torch_programs_only], ids=lambda r: r.code)
 def test_rules_said_to_leave_unit_tests_find_nothing_in_one(rule, monkeypatch):
-    """``torch_programs_only`` is a promise about ``check``: its own invalid examples,
-    made a pytest file or another framework's, give it nothing even with every gate off."""
+    """``torch_programs_only`` holds on the model's reading too: the rule's own invalid
+    examples, made a pytest file or another framework's, give it nothing even with every
+    gate off (the engine leaves the rule out once ``FileModel`` sees what the file is)."""
     without_gates(monkeypatch)
 
     def found(text: str) -> list:

@@ -270,6 +270,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
         return [], [FileError(path, "nesting too deep to analyse; file skipped")]
     except Exception as exc:  # a bug of ours: say so, keep the run going
         return [], [FileError(path, f"internal error building the model: {exc!r}", internal=True)]
+    if any(rule.torch_programs_only for rule in rules) and (not file_model.is_torch_code or file_model.is_test_file):
+        rules = [rule for rule in rules if not rule.torch_programs_only]
     findings = []
     for rule in rules:
         _stop_if(cancelled)

@@ -57,9 +57,10 @@ class Rule:
     # A function of ``torchlint.text_checks`` asked once the regexes match: a question
     # the text alone answers exactly, so that files it turns down skip Python's parser.
     text_check: ClassVar[Optional[Callable[[str], bool]]] = None
-    # True for a rule whose ``check`` finds nothing in unit tests and in code of other
-    # frameworks (``FileModel.is_test_file``, ``is_torch_code``): the engine then drops it
-    # when Python's tree already shows the file is one, before libcst parses it.
+    # True for a rule about training or evaluation code: the engine runs its ``check``
+    # neither on unit tests nor on code of other frameworks (``FileModel.is_test_file``,
+    # ``is_torch_code``), and drops it before libcst parses a file whose Python tree
+    # already shows it is one (``TreeIndex.is_unit_test_or_other_framework``).
     torch_programs_only: ClassVar[bool] = False
     # Markdown sections: What it does / Why is this bad / Example / Use instead.
     docs: ClassVar[str] = ""

@@ -439,8 +439,6 @@ local name (a parameter called `torch`) hides the module the fix would name.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for scope in file_model.scopes:
             # A notebook's ``p.requires_grad = True`` sets up training; only freezing excuses it.
             handles = _freezes_parameters(file_model) if scope.is_module else _handles_grad(scope)

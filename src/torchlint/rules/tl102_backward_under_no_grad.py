@@ -73,8 +73,6 @@ def train_step(model, optimizer, x, y):
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for call in file_model.calls:
             if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
                 continue

@@ -117,8 +117,6 @@ def evaluate(model, val_loader):
     )
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         context = _FileModes(file_model)
         if context.dropout_on_purpose:
             return  # Monte-Carlo dropout: training mode at prediction time is the point

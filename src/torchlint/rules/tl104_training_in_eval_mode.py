@@ -84,8 +84,6 @@ for epoch in range(epochs):
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         reported = set()
         for scope in file_model.scopes:
             for loop in scope.loops:

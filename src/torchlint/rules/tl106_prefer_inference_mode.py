@@ -75,7 +75,7 @@ backpropagates, would now raise.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file or _trains(file_model):
+        if _trains(file_model):
             return
         for scope in file_model.scopes:
             if not _serves(file_model, scope):

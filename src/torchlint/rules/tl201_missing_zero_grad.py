@@ -138,8 +138,6 @@ loop, or accumulates across iterations through code torchlint cannot see
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         training = {}
         for loop in file_model.loops():
             role = file_model.loop_role(loop)

@@ -52,8 +52,6 @@ optimizer.step()
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for scope in file_model.scopes:
             steps = [c for c in scope.calls if file_model.stepped_optimizer(c) and not file_model.is_closure_step(c)]
             if not steps:

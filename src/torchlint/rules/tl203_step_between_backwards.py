@@ -81,8 +81,6 @@ optimizerG.step()
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for scope in file_model.scopes:
             backwards = [c for c in scope.calls if file_model.is_backward(c)]
             if len(backwards) < 2:

@@ -149,8 +149,7 @@ for epoch in range(epochs):
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file \
-                or file_model.target_torch_version < _ORDER_REVERSED:
+        if file_model.target_torch_version < _ORDER_REVERSED:
             return
         for call in file_model.calls:
             if call.method != "step" or call.node.args or call.site.loop is None:

@@ -163,8 +163,6 @@ than `max_norm` now takes a smaller step.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for call in file_model.calls:
             kind = clip_kind(file_model, call)
             if kind is None:

@@ -202,8 +202,6 @@ purpose.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for call in file_model.calls:
             if clip_kind(file_model, call) == "torch" and not measures_only(file_model, call):
                 span, events = _span_events(file_model, call)

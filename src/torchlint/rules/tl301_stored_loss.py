@@ -141,8 +141,6 @@ is offered for `extend(...)` or for literals such as tuples.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for scope in file_model.scopes:
             hook = scope.class_name is not None and scope.name == "training_step"
             if not scope.loops and not hook or file_model.part_of_forward(scope):

@@ -273,8 +273,6 @@ time".
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for call in file_model.calls:
             loop = call.site.loop
             if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):

@@ -85,8 +85,6 @@ for x, y in batches:
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         flow, reported = Flow(file_model), set()
         for scope, span in self._iterations(file_model):
             for assignment, _ in carried_states(file_model, flow, scope, span):

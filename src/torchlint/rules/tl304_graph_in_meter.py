@@ -102,8 +102,6 @@ something to backpropagate through.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         meters = Meters(file_model)
         if not meters.accumulating:
             return

@@ -395,8 +395,6 @@ for x, y in data:
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         leaves = _Leaves(file_model)
         for scope in file_model.scopes:
             if not self._grad_enabled_code(file_model, scope):

@@ -93,7 +93,7 @@ a `.cpu()` that directly precedes `.numpy()`, else right before `.numpy()`.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or not file_model.names.imports_torch or file_model.is_test_file:
+        if not file_model.names.imports_torch:
             return
         for scope in file_model.scopes:
             calls = [c for c in scope.calls if c.method == "numpy" and isinstance(c.node.func, cst.Attribute)]

@@ -168,8 +168,6 @@ optimizer.step()
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for scope in file_model.scopes:
             for node, subject, order in self._sites(scope):
                 if self._computed(file_model, scope, subject, order):

@@ -105,8 +105,6 @@ for x, y in batches:
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for scope in file_model.scopes:
             updates = [(a, path) for a in scope.assignments if a.kind == "assign"
                        for path, value in _pairs(a) if is_gradient_step(value, path)]

@@ -216,8 +216,6 @@ optimizerD.step()
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         for scope in file_model.scopes:
             backwards = [c for c in scope.calls if file_model.is_backward(c)]
             if not backwards or _generator_frozen(file_model, scope):

@@ -118,8 +118,6 @@ for every target from 1.11 (2.0 for `checkpoint_sequential`) on.
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         target = file_model.target_torch_version
         for call in file_model.calls:
             since = _CHECKPOINTS.get(file_model.qualify(call))

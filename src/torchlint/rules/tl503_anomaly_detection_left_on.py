@@ -109,8 +109,6 @@ for x, y in loader:
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         candidates = [c for c in file_model.calls if file_model.qualify(c) in _ANOMALY and _switches_on(file_model, c)]
         if not candidates:
             return

@@ -150,8 +150,6 @@ lower bound of torch in the project's dependencies (docs/configuration.md).
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         defaults_to_unsafe = file_model.target_torch_version < _SAFE_DEFAULT_SINCE
         can_pass_it = file_model.target_torch_version >= _WEIGHTS_ONLY_SINCE
         for call in file_model.calls:

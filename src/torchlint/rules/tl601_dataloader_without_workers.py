@@ -75,8 +75,6 @@ for x, y in loader:
 """
 
     def check(self, file_model: FileModel):
-        if not file_model.is_torch_code or file_model.is_test_file:
-            return
         loaders = [c for c in file_model.calls if file_model.qualify(c) in _DATALOADERS
                    and not any(arg.star == "**" for arg in c.node.args) and missing_options(c.node)]
         if not loaders or not moves_to_cuda(file_model):
