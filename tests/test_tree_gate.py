@@ -370,3 +370,34 @@ def test_rules_said_to_leave_unit_tests_find_nothing_in_one(rule, monkeypatch):
             plain = re.sub(r"(?m)^\s*(?:import|from) torch\b.*$", "pass", example)  # jax code, no torch
             text = head + (example if head == "import pytest\n" else plain)
             assert not found(text)
+
+
+def test_the_index_lists_statements_in_the_order_they_are_written():
+    index = facts("""
+        import a
+        for i in x:
+            import b
+        try:
+            while y:
+                pass
+        except E:
+            def f():
+                for j in z:
+                    import c
+        else:
+            import d
+        finally:
+            import e
+        class K:
+            def g(self):
+                import f
+        match v:
+            case 1:
+                for k in w:
+                    pass
+        """)
+    assert [stmt.names[0].name for stmt in index.imports] == ["a", "b", "d", "e", "c", "f"]
+    assert [(owner, loop.lineno) for owner, loop in index.loops] == [("", 3), ("", 6), ("f", 10), ("", 21)]
+    assert index.body_owners == ["", "f", "g"]
+    assert [type(stmt).__name__ for stmt in index.import_time] == ["Import", "For", "Import", "Try", "While", "Pass",
+                                                                   "Import", "Import", "Match", "For", "Pass"]

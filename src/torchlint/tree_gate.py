@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import sys
 from typing import Iterable, Iterator, List, Optional, Pattern, Tuple
 
@@ -31,7 +32,7 @@ from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -67,6 +68,7 @@ class TreeIndex:
         self._project_imports: Optional[frozenset] = None
         self._repeatable: Optional[frozenset] = None
         self._method_ids: Optional[frozenset] = None
+        self._body_nodes: dict = {}  # id of one of ``bodies`` -> its own nodes
 
     def code_text(self) -> str:
         """The source with the inner lines of docstrings (any bare string statement)
@@ -85,7 +87,12 @@ class TreeIndex:
         return self._code_text
 
     def _scan(self, body, owner: str, import_time: bool) -> None:
-        for stmt in body:
+        # A stack, not recursion: one call per statement was most of the index's cost.
+        # Statements are visited in the order the recursive walk took (indexes keep it).
+        todo = [(stmt, owner, import_time) for stmt in reversed(body)]
+        pop, push = todo.pop, todo.append
+        while todo:
+            stmt, owner, import_time = pop()
             if isinstance(stmt, _DEFINITIONS):
                 self.definitions.setdefault(stmt.name, []).append(stmt)
             elif isinstance(stmt, ast.Assign):
@@ -96,16 +103,26 @@ class TreeIndex:
                 self.function_names.add(stmt.name)
                 self.bodies.append(stmt.body)
                 self.body_owners.append(stmt.name)
-                self._scan(stmt.body, stmt.name, False)
+                for child in reversed(stmt.body):
+                    push((child, stmt.name, False))
                 continue
-            if isinstance(stmt, _LOOPS):
+            if isinstance(stmt, LOOPS):
                 self.loops.append((owner, stmt))
             elif _is_long_string_statement(stmt):
                 self.string_statements.append((stmt.lineno, stmt.end_lineno))
             if import_time and not isinstance(stmt, ast.ClassDef):
                 self.import_time.append(stmt)
-            for block in _child_blocks(stmt):  # a class body runs at import time too
-                self._scan(block, owner, import_time)
+            fields = _block_fields(type(stmt))
+            if fields:  # a class body runs at import time too
+                children = []
+                for field in fields:
+                    for child in getattr(stmt, field):
+                        if isinstance(child, ast.stmt):
+                            children.append(child)
+                        else:  # an except handler or a match case: its statements
+                            children.extend(child.body)
+                for child in reversed(children):
+                    push((child, owner, import_time))
 
     # -- indexes any rule's question may read --------------------------------
     def module_nodes(self) -> List[ast.AST]:
@@ -114,6 +131,18 @@ class TreeIndex:
         if self._module_nodes is None:
             self._module_nodes = all_nodes(ast.Module(body=self.bodies[0], type_ignores=[]))
         return self._module_nodes
+
+    def nodes_of(self, body: list) -> List[ast.AST]:
+        """``own_nodes(body)``, in its order; for one of ``bodies``, walked once for every
+        question that reads it (several gates walk every body of a file)."""
+        nodes = self._body_nodes.get(id(body))
+        if nodes is None:
+            nodes = list(own_nodes(body))
+            if not self._body_nodes:
+                self._body_nodes = {id(b): None for b in self.bodies}
+            if id(body) in self._body_nodes:
+                self._body_nodes[id(body)] = nodes
+        return nodes
 
     def method_ids(self) -> frozenset:
         """The ids of the functions defined directly in a class body."""
@@ -152,9 +181,10 @@ class TreeIndex:
             called = {}  # function name -> the names its own code calls
             found = set()
             for owner, body in zip(self.body_owners, self.bodies):
-                repeated = repeated_calls(body)
+                nodes = self.nodes_of(body)
+                repeated = repeated_calls(nodes)
                 names = called.setdefault(owner, set())
-                for node in own_nodes(body):
+                for node in nodes:
                     if isinstance(node, ast.Call):
                         name = called_name(node)
                         names.add(name)
@@ -293,7 +323,7 @@ class TreeIndex:
         """Calls among ``body``'s own nodes of a name from ``project_imports`` (``f(...)``, ``m.f(...)``)."""
         imported = self.project_imports()
         if imported:
-            for node in own_nodes(body):
+            for node in self.nodes_of(body):
                 if isinstance(node, ast.Call) and (dotted(node.func) or "").split(".", 1)[0] in imported:
                     yield node
 
@@ -381,14 +411,15 @@ def all_nodes(node: ast.AST) -> List[ast.AST]:
     return found
 
 
-_REPEATING = (*_LOOPS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+_REPEATING = (*LOOPS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
 
-def repeated_calls(body: list) -> set:
-    """The ids of the calls of a scope's ``body`` that may run more than once there: in a loop
-    (its header too), a comprehension or a lambda (``FileModel.repeats``'s own part)."""
+def repeated_calls(nodes: List[ast.AST]) -> set:
+    """The ids of the calls among a scope's own ``nodes`` (``TreeIndex.nodes_of``) that may run
+    more than once there: in a loop (its header too), a comprehension or a lambda
+    (``FileModel.repeats``'s own part)."""
     found = set()
-    for node in own_nodes(body):
+    for node in nodes:
         if isinstance(node, _REPEATING):
             found.update(id(n) for n in own_nodes([node]) if isinstance(n, ast.Call))
     return found
@@ -402,9 +433,15 @@ def loop_nodes(loop) -> Iterator[ast.AST]:
 def _child_blocks(stmt) -> Iterator[list]:
     """The statement lists directly inside ``stmt``: each statement of its blocks on its
     own, and the body of each except handler or match case (a block of its own)."""
-    for field in _BLOCK_FIELDS:
-        for child in getattr(stmt, field, None) or ():
+    for field in _block_fields(type(stmt)):
+        for child in getattr(stmt, field):
             yield [child] if isinstance(child, ast.stmt) else child.body
+
+
+@functools.lru_cache(maxsize=None)
+def _block_fields(kind: type) -> Tuple[str, ...]:
+    """The fields of ``_BLOCK_FIELDS`` a kind of statement has (none for simple statements)."""
+    return tuple(field for field in _BLOCK_FIELDS if field in kind._fields)
 
 
 def own_statements(body: list) -> Iterator[ast.stmt]:
@@ -428,7 +465,7 @@ def loop_statements(loop) -> Iterator[ast.stmt]:
 
 def statement_nodes(stmt) -> Iterator[ast.AST]:
     """A statement's own expressions; the statements of its blocks are scanned on their own."""
-    if isinstance(stmt, _LOOPS + (ast.If, ast.With, ast.AsyncWith, ast.Try)):
+    if isinstance(stmt, LOOPS + (ast.If, ast.With, ast.AsyncWith, ast.Try)):
         yield stmt
         for field in ("target", "iter", "test", "items"):
             value = getattr(stmt, field, None)

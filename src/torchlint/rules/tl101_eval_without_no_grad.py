@@ -49,7 +49,7 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
     everywhere = set()
     for owner, body in zip(tree_index.body_owners, tree_index.bodies):
         switched, calls, grad_off = set(), [], set()
-        for node in tree_gate.own_nodes(body):
+        for node in tree_index.nodes_of(body):
             if isinstance(node, ast.Call):
                 receiver = _eval_switch_receiver(node)
                 if receiver is not None:
@@ -64,18 +64,19 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
         runs = [c for c in calls if switched and (
             tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
             or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names))]
-        if runs and (owner in tree_index.repeatable_functions() or _repeats_or_reads_eval_data(body, runs)):
+        if runs and (owner in tree_index.repeatable_functions()
+                     or _repeats_or_reads_eval_data(tree_index.nodes_of(body), runs)):
             return True
         everywhere |= switched
     return bool(everywhere) and _steps_parts_of(tree_index, everywhere)
 
 
-def _repeats_or_reads_eval_data(body: list, calls: list) -> bool:
+def _repeats_or_reads_eval_data(nodes: list, calls: list) -> bool:
     """What ``check`` asks of every forward it reports, besides its function being run more
     than once: that the call repeats in its own code (``FileModel.repeats``) or reads
     evaluation data (``_on_eval_data``). A model library's ``self.eval()`` in ``__init__``
     before it builds its parts is neither."""
-    repeated = tree_gate.repeated_calls(body)
+    repeated = tree_gate.repeated_calls(nodes)
     return any(id(call) in repeated or any(is_eval_data_name(name) for arg in call.args
                                            for name in tree_gate.names_in(arg)) for call in calls)
 
@@ -111,7 +112,7 @@ def _hands_model_to_import(tree_index: TreeIndex) -> bool:
     if _EVAL_SWITCH(tree_index.code_text()):
         for body in tree_index.bodies:
             calls = list(tree_index.calls_of_imports(body))
-            if calls and any(isinstance(n, ast.Call) and _eval_switch_receiver(n) for n in tree_gate.own_nodes(body)):
+            if calls and any(isinstance(n, ast.Call) and _eval_switch_receiver(n) for n in tree_index.nodes_of(body)):
                 if any(map(hands_model, calls)):
                     return True
     for function, loop in tree_index.loops:
@@ -186,7 +187,7 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
         return False
     for body in tree_index.bodies:
         forward = cut = False
-        for node in tree_gate.own_nodes(body):
+        for node in tree_index.nodes_of(body):
             if isinstance(node, ast.Call):
                 name = tree_gate.called_name(node)
                 if name == "backward":

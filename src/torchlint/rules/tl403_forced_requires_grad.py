@@ -114,7 +114,7 @@ class ForcedRequiresGrad(Rule):
         """``x.requires_grad = True`` / ``x.requires_grad_()`` where ``x`` is a call's result:
         bound earlier in the same function from a call, or named like a loss, or the call itself."""
         for body in tree_index.bodies_mentioning("requires_grad"):
-            nodes = list(tree_gate.own_nodes(body))
+            nodes = tree_index.nodes_of(body)
             forced = [(node, target) for node in nodes for target in (_forced_in_tree(node),) if target is not None]
             if forced:
                 computed = _computed_in_tree(nodes)

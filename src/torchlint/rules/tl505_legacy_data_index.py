@@ -5,7 +5,6 @@ import ast
 
 import libcst as cst
 
-from torchlint import tree_gate
 from torchlint.model import FileModel
 from torchlint.model.shapes import legacy_scalar_indexes, zero_dim
 from torchlint.rule import Fix, Rule
@@ -53,7 +52,7 @@ silent for a project whose oldest supported torch is older than 0.4, where
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         return any(_indexes_data_in_tree(node)
-                   for body in tree_index.bodies_mentioning(".data") for node in tree_gate.own_nodes(body))
+                   for body in tree_index.bodies_mentioning(".data") for node in tree_index.nodes_of(body))
 
     docs = """
 ## What it does
