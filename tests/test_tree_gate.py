@@ -247,6 +247,20 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
               "        for i in range(3):\n            h = self.lstm(h)\n        return h\n", False),  # part of forward
     ("TL101", "def forward(h):\n    return self.decode(h)\ndef decode(h):\n    for i in range(3):\n"
               "        h = self.lstm(h)\n", True),  # a function, not a method: no self.decode runs it
+    # the forward must run in the loop: an embedding before a loop that only reads numbers is no decoding
+    ("TL101", "class D:\n    def generate(self, ids):\n        h = self.embed(ids)\n        for i in range(3):\n"
+              "            h = h * 2\n        return h\n", False),
+    ("TL101", "class D:\n    def generate(self, ids):\n        h = self.embed(ids)\n        while h.sum() < 9:\n"
+              "            h = self.lstm(h)\n", True),
+    # TL504: a static forward storing an argument, a view of one or a returned name on ctx;
+    # not a scale, a dtype or a shape
+    ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.x = x.t()\n"
+              "        return x\n", True),
+    ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x):\n        out = x * 2\n"
+              "        ctx.a, ctx.b = 1, out\n        return out, 1\n", True),
+    ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x, p):\n        ctx.scale = 1 / (1 - p)\n"
+              "        ctx.dtype = x.dtype\n        ctx.shape = x.size()\n        return x * ctx.scale\n", False),
+    ("TL504", "class F(Function):\n    def forward(ctx, x):\n        ctx.x = x\n        return x\n", False),
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
     ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
 ])
@@ -335,6 +349,15 @@ def test_imported_roots_are_what_the_model_collects():
     assert tree_roots == FileModel(cst.parse_module(IMPORT_SPELLINGS), "a.py").names.imported_roots
 
 
+CTX_STORE = """
+class Keep(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x
+        return x
+"""
+
+
 @pytest.mark.parametrize("path, head, skipped", [
     ("test_loop.py", "import pytest\n", True),
     ("evaluate.py", "def helper():\n    from unittest import mock\n", True),  # at any depth
@@ -345,7 +368,7 @@ def test_imported_roots_are_what_the_model_collects():
     ("train.py", "import pytestify\n", False),
 ])
 def test_unit_tests_and_other_frameworks_skip_the_rules_that_leave_them(path, head, skipped):
-    source = head + STORED_LOSS.format(suffix="").replace("import torch\n", "")
+    source = head + STORED_LOSS.format(suffix="").replace("import torch\n", "") + CTX_STORE
     tl301, tl504 = RULES_BY_CODE["TL301"], RULES_BY_CODE["TL504"]  # TL504 reads tests too (custom Functions)
     assert tl301.torch_programs_only and not tl504.torch_programs_only
     kept = _tree_gated([tl301, tl504], ast.parse(source), source, path)

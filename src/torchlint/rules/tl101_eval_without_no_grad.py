@@ -123,9 +123,9 @@ def _hands_model_to_import(tree_index: TreeIndex) -> bool:
 
 
 def _generates_in_a_loop(tree_index: TreeIndex) -> bool:
-    """A function named for generating or predicting, with a loop of its own, that runs
-    something that may be a forward (``sample`` with a greedy search over ``self.lstm``):
-    what ``_generates`` reports, the encoder pass before the loop included."""
+    """A function named for generating or predicting whose own loop runs something that
+    may be a forward (``sample`` with a greedy search over ``self.lstm``): what
+    ``_generates`` reports, the encoder pass before the loop included."""
     owners = {owner for owner, _ in tree_index.loops
               if owner and (is_generation_function_name(owner) or is_eval_function_name(owner))}
     parts = None
@@ -136,9 +136,12 @@ def _generates_in_a_loop(tree_index: TreeIndex) -> bool:
             parts = _forward_parts(tree_index) if parts is None else parts
             if id(function) in parts:
                 continue  # a decoder's ``decode`` that its ``forward`` calls: the check skips it
+            # ``_generates`` needs a forward in a loop of the function (``_decodes``): not
+            # bark's ``generate`` that embeds once, before handing the loop to another method.
+            loops = [n for n in tree_gate.own_nodes(function.body) if isinstance(n, tree_gate.LOOPS)]
             if any(isinstance(n, ast.Call) and (tree_gate.may_be_forward(n)
                                                 or tree_gate.forward_callee(n) in tree_index.constructed_names())
-                   for n in tree_gate.own_nodes(function.body)):
+                   for n in tree_gate.own_nodes(loops)):
                 return True
     return False
 

@@ -1,12 +1,16 @@
 """TL504: a custom autograd.Function keeps tensors as ``ctx.attr`` instead of ``save_for_backward``."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from torchlint import tree_gate
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted
-from torchlint.model.tensors import TensorNames
+from torchlint.model.tensors import TENSOR_ATTRS, VIEW_METHODS, TensorNames
 from torchlint.rule import Rule
+from torchlint.tree_gate import TreeIndex
 
 _FUNCTION_BASES = frozenset(
     f"torch.autograd.{module}{name}" for module in ("", "function.") for name in ("Function", "InplaceFunction")
@@ -61,6 +65,12 @@ class TensorOnCtx(Rule):
         "reference cycle; save tensors with ctx.save_for_backward and read ctx.saved_tensors"
     )
     gate = (r"Function", r"ctx\.\w+\s*(:[^=]*)?=[^=]")
+
+    @classmethod
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        """A static ``forward`` that stores on its first argument something that may be an
+        argument, a view of one, or an output: a name at the root of the stored value."""
+        return any(_may_store_a_tensor(function) for function in tree_index.definitions.get("forward", ()))
     docs = """
 ## What it does
 Finds `ctx.attr = tensor` in the `forward` of a custom
@@ -245,6 +255,48 @@ class Cube(Function):
         return out
 """,
     )
+
+
+def _may_store_a_tensor(function) -> bool:
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not function.args.args:
+        return False
+    if not any(tree_gate.dotted(d) == "staticmethod" for d in function.decorator_list):
+        return False
+    arguments = function.args
+    ctx, *params = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    nodes = list(tree_gate.own_nodes(function.body))
+    names = set(params) | {n.id for r in nodes if isinstance(r, ast.Return) and r.value is not None
+                           for n in (r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value])
+                           if isinstance(n, ast.Name)}
+    for node in nodes:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else ()
+        if any(_on(t, ctx) for t in targets) and node.value is not None and _views(node.value, names):
+            return True
+    return False
+
+
+def _on(target, ctx: str) -> bool:
+    """``ctx.x``, or a tuple or list of targets with one."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_on(t, ctx) for t in target.elts)
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == ctx
+
+
+def _views(value, names: set) -> bool:
+    """Is ``value`` one of ``names`` (the arguments and returned names) or a view of one
+    (``x.t()``, ``x[0]``, one in a tuple)? What ``TensorNames.views_param`` and ``is_output``
+    need, and more."""
+    while True:
+        if isinstance(value, ast.Name):
+            return value.id in names
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(_views(v, names) for v in value.elts)
+        if isinstance(value, ast.Attribute) and value.attr in TENSOR_ATTRS or isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in VIEW_METHODS:
+            value = value.func.value
+        else:
+            return False
 
 
 def _pairs(a):
