@@ -192,8 +192,11 @@ def _lint(
             line, col = byte_position(source, exc.start) if isinstance(exc, UnicodeDecodeError) else (1, 1)
             result.diagnostics.append(Diagnostic(path, line, col, PARSE_ERROR, f"cannot decode file: {exc}"))
             return result
-    applicable = [rule for rule in rules if rule.may_apply(source)]
-    if not applicable and not report_syntax_errors and not unused_noqa:
+    # A file parsed whatever the gates say meets them once, in ``_tree_gated``, on its
+    # text without docstrings: asking them of the whole text first only repeats the scan.
+    parsed_anyway = report_syntax_errors or unused_noqa
+    applicable = list(rules) if parsed_anyway else [rule for rule in rules if rule.may_apply(source)]
+    if not applicable and not parsed_anyway:
         return result
     # Python's own parser decides what is a syntax error, and where (TL001 at
     # compile()'s line and column, with its message). Its tree (an eighth of
@@ -398,13 +401,13 @@ class _Replacer(cst.CSTTransformer):
 def _tree_gated(rules: list, tree: ast.Module, source: str, path: str,
                 target_torch: Optional[TorchVersion] = None) -> list:
     """The rules that still may find something, asked of the tree: whether the file is
-    a torch program at all, their text gates again, on the code without its docstrings,
-    then their own questions."""
+    a torch program at all, their text gates on the code without its docstrings, then
+    their own questions."""
     tree_index = TreeIndex(tree, source, target_torch)
     if any(rule.torch_programs_only for rule in rules) and tree_index.is_unit_test_or_other_framework(path):
         rules = [rule for rule in rules if not rule.torch_programs_only]
     code = tree_index.code_text()
-    return [rule for rule in rules if (code is source or rule.may_apply(code)) and rule.needs_tree(tree_index)]
+    return [rule for rule in rules if rule.may_apply(code) and rule.needs_tree(tree_index)]
 
 
 @contextlib.contextmanager

@@ -52,6 +52,7 @@ class TreeIndex:
         self.source = source
         self.target_torch: TorchVersion = target_torch or NEWEST_KNOWN  # what version-dependent rules read
         self.loops: List[Tuple[str, ast.AST]] = []  # (enclosing function name, loop)
+        self._outermost: List[ast.AST] = []  # the loops of ``loops`` in no other loop of their scope
         self.import_time: List[ast.AST] = []  # statements that run when the module is imported
         self.function_names: set = set()
         self.definitions: dict = {}  # name -> the functions and classes of that name, at any depth
@@ -89,10 +90,10 @@ class TreeIndex:
     def _scan(self, body, owner: str, import_time: bool) -> None:
         # A stack, not recursion: one call per statement was most of the index's cost.
         # Statements are visited in the order the recursive walk took (indexes keep it).
-        todo = [(stmt, owner, import_time) for stmt in reversed(body)]
+        todo = [(stmt, owner, import_time, False) for stmt in reversed(body)]
         pop, push = todo.pop, todo.append
         while todo:
-            stmt, owner, import_time = pop()
+            stmt, owner, import_time, in_loop = pop()
             if isinstance(stmt, _DEFINITIONS):
                 self.definitions.setdefault(stmt.name, []).append(stmt)
             elif isinstance(stmt, ast.Assign):
@@ -104,10 +105,12 @@ class TreeIndex:
                 self.bodies.append(stmt.body)
                 self.body_owners.append(stmt.name)
                 for child in reversed(stmt.body):
-                    push((child, stmt.name, False))
+                    push((child, stmt.name, False, False))
                 continue
             if isinstance(stmt, LOOPS):
                 self.loops.append((owner, stmt))
+                if not in_loop:
+                    self._outermost.append(stmt)
             elif _is_long_string_statement(stmt):
                 self.string_statements.append((stmt.lineno, stmt.end_lineno))
             if import_time and not isinstance(stmt, ast.ClassDef):
@@ -121,8 +124,9 @@ class TreeIndex:
                             children.append(child)
                         else:  # an except handler or a match case: its statements
                             children.extend(child.body)
+                in_loop = in_loop or isinstance(stmt, LOOPS)  # a class body's loops are the scope's too
                 for child in reversed(children):
-                    push((child, owner, import_time))
+                    push((child, owner, import_time, in_loop))
 
     # -- indexes any rule's question may read --------------------------------
     def module_nodes(self) -> List[ast.AST]:
@@ -282,6 +286,12 @@ class TreeIndex:
                 if any(wanted(name) for t in targets for name in _bound_names(t)):
                     return True
         return False
+
+    def outermost_loops(self) -> List[ast.AST]:
+        """The loops no other loop of their scope holds: walking their nodes (``loop_nodes``)
+        meets every node of every loop's body once, where a walk of each loop meets a
+        nested loop's nodes again inside every loop around it."""
+        return self._outermost
 
     def evaluation_loops(self) -> bool:
         """A loop that runs a model-named call, or a name built by a constructor

@@ -287,7 +287,7 @@ def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
     """``cnn(test_x)`` inside a loop: a forward on held-out data, every few steps."""
     if not _HELD_OUT(tree_index.code_text()):
         return False
-    for _, loop in tree_index.loops:
+    for loop in tree_index.outermost_loops():
         for node in tree_gate.loop_nodes(loop):
             if isinstance(node, ast.Call) and any(
                 isinstance(arg, ast.Name) and is_eval_data_name(arg.id) for arg in node.args
