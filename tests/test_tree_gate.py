@@ -261,6 +261,8 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x, p):\n        ctx.scale = 1 / (1 - p)\n"
               "        ctx.dtype = x.dtype\n        ctx.shape = x.size()\n        return x * ctx.scale\n", False),
     ("TL504", "class F(Function):\n    def forward(ctx, x):\n        ctx.x = x\n        return x\n", False),
+    ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, /, *xs):\n        ctx.x = xs[0]\n"
+              "        return xs[0]\n", True),
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
     ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
 ])

@@ -258,12 +258,14 @@ class Cube(Function):
 
 
 def _may_store_a_tensor(function) -> bool:
-    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not function.args.args:
-        return False
-    if not any(tree_gate.dotted(d) == "staticmethod" for d in function.decorator_list):
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     arguments = function.args
-    ctx, *params = [a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    if not positional or not any(tree_gate.dotted(d) == "staticmethod" for d in function.decorator_list):
+        return False
+    ctx, *params = positional
+    params += [a.arg for a in (*arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a is not None]
     nodes = list(tree_gate.own_nodes(function.body))
     names = set(params) | {n.id for r in nodes if isinstance(r, ast.Return) and r.value is not None
                            for n in (r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value])
