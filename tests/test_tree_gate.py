@@ -424,6 +424,6 @@ def test_the_index_lists_statements_in_the_order_they_are_written():
     assert [stmt.names[0].name for stmt in index.imports] == ["a", "b", "d", "e", "c", "f"]
     assert [(owner, loop.lineno) for owner, loop in index.loops] == [("", 3), ("", 6), ("f", 10), ("", 21)]
     assert index.body_owners == ["", "f", "g"]
-    assert [loop.lineno for loop in index.outermost_loops()] == [3, 6, 10, 21]  # f's loop is its own scope's
+    assert [loop.lineno for loop in index.outermost_loops] == [3, 6, 10, 21]  # f's loop is its own scope's
     assert [type(stmt).__name__ for stmt in index.import_time] == ["Import", "For", "Import", "Try", "While", "Pass",
                                                                    "Import", "Import", "Match", "For", "Pass"]

@@ -52,7 +52,10 @@ class TreeIndex:
         self.source = source
         self.target_torch: TorchVersion = target_torch or NEWEST_KNOWN  # what version-dependent rules read
         self.loops: List[Tuple[str, ast.AST]] = []  # (enclosing function name, loop)
-        self._outermost: List[ast.AST] = []  # the loops of ``loops`` in no other loop of their scope
+        # The loops of ``loops`` no other loop of their scope holds: walking their nodes
+        # (``loop_nodes``) meets every node of every loop's body once, where a walk of each
+        # loop meets a nested loop's nodes again inside every loop around it.
+        self.outermost_loops: List[ast.AST] = []
         self.import_time: List[ast.AST] = []  # statements that run when the module is imported
         self.function_names: set = set()
         self.definitions: dict = {}  # name -> the functions and classes of that name, at any depth
@@ -69,7 +72,7 @@ class TreeIndex:
         self._project_imports: Optional[frozenset] = None
         self._repeatable: Optional[frozenset] = None
         self._method_ids: Optional[frozenset] = None
-        self._body_nodes: dict = {}  # id of one of ``bodies`` -> its own nodes
+        self._body_nodes: dict = dict.fromkeys(map(id, self.bodies))  # id of a body -> its own nodes, once walked
 
     def code_text(self) -> str:
         """The source with the inner lines of docstrings (any bare string statement)
@@ -110,20 +113,13 @@ class TreeIndex:
             if isinstance(stmt, LOOPS):
                 self.loops.append((owner, stmt))
                 if not in_loop:
-                    self._outermost.append(stmt)
+                    self.outermost_loops.append(stmt)
             elif _is_long_string_statement(stmt):
                 self.string_statements.append((stmt.lineno, stmt.end_lineno))
             if import_time and not isinstance(stmt, ast.ClassDef):
                 self.import_time.append(stmt)
-            fields = _block_fields(type(stmt))
-            if fields:  # a class body runs at import time too
-                children = []
-                for field in fields:
-                    for child in getattr(stmt, field):
-                        if isinstance(child, ast.stmt):
-                            children.append(child)
-                        else:  # an except handler or a match case: its statements
-                            children.extend(child.body)
+            children = _child_statements(stmt)
+            if children:  # a class body runs at import time too
                 in_loop = in_loop or isinstance(stmt, LOOPS)  # a class body's loops are the scope's too
                 for child in reversed(children):
                     push((child, owner, import_time, in_loop))
@@ -142,8 +138,6 @@ class TreeIndex:
         nodes = self._body_nodes.get(id(body))
         if nodes is None:
             nodes = list(own_nodes(body))
-            if not self._body_nodes:
-                self._body_nodes = {id(b): None for b in self.bodies}
             if id(body) in self._body_nodes:
                 self._body_nodes[id(body)] = nodes
         return nodes
@@ -253,8 +247,7 @@ class TreeIndex:
                     continue
                 if recording and isinstance(stmt, (ast.With, ast.AsyncWith)) and turns_grad_off(stmt):
                     continue
-                blocks = [getattr(stmt, field, None) or () for field in _BLOCK_FIELDS]
-                if not any(blocks):
+                if not _block_fields(type(stmt)):  # a simple statement
                     yield from own_nodes([stmt])
                     continue
                 yield from statement_nodes(stmt)
@@ -286,12 +279,6 @@ class TreeIndex:
                 if any(wanted(name) for t in targets for name in _bound_names(t)):
                     return True
         return False
-
-    def outermost_loops(self) -> List[ast.AST]:
-        """The loops no other loop of their scope holds: walking their nodes (``loop_nodes``)
-        meets every node of every loop's body once, where a walk of each loop meets a
-        nested loop's nodes again inside every loop around it."""
-        return self._outermost
 
     def evaluation_loops(self) -> bool:
         """A loop that runs a model-named call, or a name built by a constructor
@@ -448,6 +435,19 @@ def _child_blocks(stmt) -> Iterator[list]:
             yield [child] if isinstance(child, ast.stmt) else child.body
 
 
+def _child_statements(stmt) -> List[ast.stmt]:
+    """The statements directly inside ``stmt``, in ``_child_blocks``'s order, an except
+    handler's or a match case's included."""
+    children = []
+    for field in _block_fields(type(stmt)):
+        for child in getattr(stmt, field):
+            if isinstance(child, ast.stmt):
+                children.append(child)
+            else:
+                children.extend(child.body)
+    return children
+
+
 @functools.lru_cache(maxsize=None)
 def _block_fields(kind: type) -> Tuple[str, ...]:
     """The fields of ``_BLOCK_FIELDS`` a kind of statement has (none for simple statements)."""
@@ -464,8 +464,7 @@ def own_statements(body: list) -> Iterator[ast.stmt]:
         if isinstance(stmt, _FUNCTIONS):
             continue
         yield stmt
-        for block in _child_blocks(stmt):
-            todo.extend(block)
+        todo.extend(_child_statements(stmt))
 
 
 def loop_statements(loop) -> Iterator[ast.stmt]:

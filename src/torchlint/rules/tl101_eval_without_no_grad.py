@@ -129,6 +129,7 @@ def _generates_in_a_loop(tree_index: TreeIndex) -> bool:
     owners = {owner for owner, _ in tree_index.loops
               if owner and (is_generation_function_name(owner) or is_eval_function_name(owner))}
     parts = None
+    outermost = {id(loop) for loop in tree_index.outermost_loops}
     for owner in owners:
         for function in tree_index.definitions.get(owner, ()):
             if isinstance(function, ast.ClassDef) or tree_gate.runs_without_grad(function):
@@ -138,7 +139,7 @@ def _generates_in_a_loop(tree_index: TreeIndex) -> bool:
                 continue  # a decoder's ``decode`` that its ``forward`` calls: the check skips it
             # ``_generates`` needs a forward in a loop of the function (``_decodes``): not
             # bark's ``generate`` that embeds once, before handing the loop to another method.
-            loops = [n for n in tree_gate.own_nodes(function.body) if isinstance(n, tree_gate.LOOPS)]
+            loops = [n for n in tree_index.nodes_of(function.body) if id(n) in outermost]
             if any(isinstance(n, ast.Call) and (tree_gate.may_be_forward(n)
                                                 or tree_gate.forward_callee(n) in tree_index.constructed_names())
                    for n in tree_gate.own_nodes(loops)):
@@ -287,7 +288,7 @@ def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
     """``cnn(test_x)`` inside a loop: a forward on held-out data, every few steps."""
     if not _HELD_OUT(tree_index.code_text()):
         return False
-    for loop in tree_index.outermost_loops():
+    for loop in tree_index.outermost_loops:
         for node in tree_gate.loop_nodes(loop):
             if isinstance(node, ast.Call) and any(
                 isinstance(arg, ast.Name) and is_eval_data_name(arg.id) for arg in node.args

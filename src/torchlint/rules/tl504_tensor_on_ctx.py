@@ -70,7 +70,7 @@ class TensorOnCtx(Rule):
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """A static ``forward`` that stores on its first argument something that may be an
         argument, a view of one, or an output: a name at the root of the stored value."""
-        return any(_may_store_a_tensor(function) for function in tree_index.definitions.get("forward", ()))
+        return any(_may_store_a_tensor(tree_index, function) for function in tree_index.definitions.get("forward", ()))
     docs = """
 ## What it does
 Finds `ctx.attr = tensor` in the `forward` of a custom
@@ -257,7 +257,7 @@ class Cube(Function):
     )
 
 
-def _may_store_a_tensor(function) -> bool:
+def _may_store_a_tensor(tree_index: TreeIndex, function) -> bool:
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     arguments = function.args
@@ -266,7 +266,7 @@ def _may_store_a_tensor(function) -> bool:
         return False
     ctx, *params = positional
     params += [a.arg for a in (*arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a is not None]
-    nodes = list(tree_gate.own_nodes(function.body))
+    nodes = tree_index.nodes_of(function.body)
     names = set(params) | {n.id for r in nodes if isinstance(r, ast.Return) and r.value is not None
                            for n in (r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value])
                            if isinstance(n, ast.Name)}
