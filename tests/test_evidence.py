@@ -7,8 +7,12 @@ harness measures it only when asked (``--timing-iterations``), and not here.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -191,13 +195,92 @@ def test_cli_writes_json_with_environment_and_table(harness, tmp_path, capsys):
 def test_update_replaces_only_the_rules_measured_again(harness):
     machine = {"device": "cpu", "device_name": "x86", "torch": "2.13.0", "cuda": None, "torch_threads": 1,
                "iterations": 20, "timing_iterations": 100}
-    existing = {**machine, "load_average_1min": 1.0, "rules": {"TL101": {"v": 1}, "TL201": {"v": 2}}}
-    fresh = {**machine, "load_average_1min": 3.0, "rules": {"TL201": {"v": 3}, "TL150": {"v": 4}}}
+    existing = {**machine, "load_average_1min": 1.0, "rules": {"TL101": {"v": 1}, "TL201": {"v": 2}},
+                "errors": {"TL402": {"error": "TypeError: old"}, "TL501": {"error": "ValueError: kept"}}}
+    fresh = {**machine, "load_average_1min": 3.0, "rules": {"TL201": {"v": 3}, "TL150": {"v": 4}, "TL402": {"v": 5}},
+             "errors": {"TL101": {"error": "RuntimeError: new"}}}
     merged = harness.updated(existing, fresh)
-    assert merged["rules"] == {"TL101": {"v": 1}, "TL150": {"v": 4}, "TL201": {"v": 3}}
-    assert list(merged["rules"]) == ["TL101", "TL150", "TL201"]
+    # a rule measured again loses its old error; a rule that raised this time loses its old figures
+    assert merged["rules"] == {"TL150": {"v": 4}, "TL201": {"v": 3}, "TL402": {"v": 5}}
+    assert merged["errors"] == {"TL101": {"error": "RuntimeError: new"}, "TL501": {"error": "ValueError: kept"}}
+    assert list(merged["rules"]) == ["TL150", "TL201", "TL402"]
     with pytest.raises(ValueError, match="torch"):
         harness.updated(existing, {**fresh, "torch": "2.14.0"})
+
+
+def test_a_probe_that_raises_loses_only_its_own_rule(harness, monkeypatch, capsys, tmp_path):
+    def broken(bad, good, device, iterations, timing):
+        raise TypeError("can't convert cuda:0 device type tensor to numpy")
+    probe, claim, advisory = harness.PROBES["TL402"]
+    monkeypatch.setitem(harness.PROBES, "TL402", (broken, claim, advisory))
+    out = tmp_path / "report.json"
+    status = harness.main(["--device", "cpu", "--codes", "TL202,TL402,TL404", "--timing-iterations", "0",
+                           "--json", str(out)])
+    assert status == 1, "a probe that raised is not a clean run"
+    report = json.loads(out.read_text())
+    assert set(report["rules"]) == {"TL202", "TL404"}
+    assert all(r["verdict"].startswith("confirmed") for r in report["rules"].values())
+    error = report["errors"]["TL402"]
+    assert error["error"] == "TypeError: can't convert cuda:0 device type tensor to numpy"
+    assert "Traceback" in error["traceback"] and error["fixture"] == "TL402_numpy_on_grad_tensor"
+    assert error["files"] == harness.file_hashes("TL402")
+    captured = capsys.readouterr()
+    assert "TL402: the probe raised TypeError" in captured.err and "=> the probe raised" in captured.out
+
+
+def test_every_rule_records_the_files_it_was_measured_on(report, harness):
+    for code, rule in report["rules"].items():
+        folder = harness.fixture_dirs()[code]
+        assert set(rule["files"]) == {name for name in harness.MEASURED_FILES if (folder / name).is_file()}
+        assert rule["files"] == harness.file_hashes(code)
+        assert rule["files"]["bad.py"] == hashlib.sha256((folder / "bad.py").read_bytes()).hexdigest()
+
+
+def test_merge_stamps_a_report_made_elsewhere_with_a_commits_fixtures(harness, tmp_path):
+    if shutil.which("git") is None or not (FIXTURES.parent / ".git").exists():
+        pytest.skip("needs the repository's git history")
+    head = subprocess.run(["git", "-C", str(FIXTURES.parent), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    machine = {"device": "cuda", "device_name": "GPU", "torch": "2.11.0", "cuda": "13.0", "torch_threads": 16,
+               "iterations": 20, "timing_iterations": 100}
+    first = {**machine, "rules": {"TL201": {"fixture": "TL201_missing_zero_grad", "verdict": "confirmed",
+                                    "metrics": []}},
+             "errors": {"TL705": "Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module\n"}}
+    second = {**machine, "rules": {"TL705": {"fixture": "TL705_torchvision_pretrained", "verdict": "confirmed",
+                                     "metrics": []}},
+              "errors": {}}
+    paths = []
+    for index, data in enumerate((first, second)):
+        paths.append(tmp_path / f"{index}.json")
+        paths[-1].write_text(json.dumps(data))
+    out = tmp_path / "merged.json"
+    assert harness.main(["--merge", *map(str, paths), "--measured-at", head, "--json", str(out)]) == 0
+    merged = json.loads(out.read_text())
+    assert set(merged["rules"]) == {"TL201", "TL705"} and merged["errors"] == {}
+    assert merged["fixtures_at"] == head
+    committed = subprocess.run(["git", "-C", str(FIXTURES.parent), "show",
+                                f"{head}:fixtures/TL201_missing_zero_grad/bad.py"], capture_output=True, check=True)
+    assert merged["rules"]["TL201"]["files"]["bad.py"] == hashlib.sha256(committed.stdout).hexdigest()
+    # a bare traceback from an external runner becomes an error entry
+    alone = harness.merged([paths[0]], head)
+    assert alone["errors"]["TL705"]["error"] == "ModuleNotFoundError: No module"
+    with pytest.raises(SystemExit):
+        harness.main(["--merge", str(paths[0]), "--measured-at", "0" * 40, "--json", str(out)])
+
+
+def test_tl705_probe_reads_the_rules_table_without_torchlint(harness, monkeypatch):
+    from torchlint.model.torchvision_weights import loads_imagenet_v1
+
+    spec = importlib.util.spec_from_file_location("_tl705_probe_alone", harness.fixture_dirs()["TL705"] / "probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    for name in [n for n in sys.modules if n == "torchlint" or n.startswith("torchlint.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "torchlint", None)  # as if the linter were not installed
+    table = probe._rule_table()
+    for builder in ("resnet50", "vit_b_16", "detection.fasterrcnn_resnet50_fpn", "vit_h_14", "resnet.resnet18"):
+        assert table.loads_imagenet_v1(builder) == loads_imagenet_v1(builder), builder
+    assert "torchlint" not in probe.__dict__
 
 
 def test_tl205_only_good_clips_what_the_step_applies(report):

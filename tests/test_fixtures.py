@@ -65,3 +65,19 @@ def test_good_is_silent(path, cli, flake8):
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.parent.name)
 def test_flake8_reports_the_same_positions_as_the_cli(path, cli, flake8):
     assert flake8.get(str(path)) == cli.get(str(path))
+
+
+def test_tl402_finds_numpy_whichever_way_the_tensor_reaches_the_host():
+    # the fixture reaches NumPy through .cpu(), as code on a GPU must; the bare spelling stays found
+    from torchlint.engine import lint_source
+    from torchlint.rules import RULES_BY_CODE
+
+    loop = ("import torch\n\n\ndef fit(model, optimizer, x, y, steps, curve):\n"
+            "    for _ in range(steps):\n        optimizer.zero_grad()\n"
+            "        loss = torch.nn.functional.mse_loss(model(x), y)\n        loss.backward()\n"
+            "        optimizer.step()\n        curve.append(loss{})\n")
+    for spelling in (".numpy()", ".cpu().numpy()", '.to("cpu").numpy()'):
+        found = lint_source(loop.format(spelling), "train.py", [RULES_BY_CODE["TL402"]]).diagnostics
+        assert [d.code for d in found] == ["TL402"], spelling
+    fixed = lint_source(loop.format(".detach().cpu().numpy()"), "train.py", [RULES_BY_CODE["TL402"]])
+    assert fixed.diagnostics == []
