@@ -15,6 +15,7 @@ import pytest
 
 from conftest import ROOT
 from torchlint import docs
+from torchlint import measured as measured_module
 from torchlint.docs import generated, render
 from torchlint.rules import ALL_RULES
 
@@ -73,19 +74,51 @@ def test_page_shows_what_the_json_measured(rule):
         assert result["verdict"] in page and report["torch"] in page and docs.device_label(report) in page
         for metric in result["metrics"]:
             cells = (metric["metric"], metric["bad_text"], metric["good_text"], metric["verdict"])
-            assert "| " + " | ".join(docs._cell(c) for c in cells) + " |" in page
+            assert "| " + " | ".join(measured_module.cell(c) for c in cells) + " |" in page
         assert f"`python fixtures/harness.py --device {report['device']} --codes {rule.code}" in page
         assert f"docs/evidence/{stem}.json" in page
 
 
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_page_has_a_row_for_every_device_report(rule):
+    """Measured, or why not: every rule page (default and opt-in) has a CPU row and a CUDA row."""
+    page = GENERATED[f"docs/rules/{rule.code}.md"]
+    reports = docs.load_reports(ROOT)
+    assert {report["device"] for _, report in reports} >= {"cpu", "cuda"}
+    for _, report in reports:
+        label = measured_module.cell(docs.device_label(report))
+        [row] = [line for line in page.splitlines() if line.startswith(f"| {label} | ")]
+        assert row.count(" | ") == 3 and not row.endswith("|  |"), row
+        if rule.code in report["errors"]:
+            assert "the probe raised" in row
+
+
+def test_an_earlier_fixtures_figures_are_never_shown_as_current():
+    """On a device whose report was measured on another version of a fixture, the page says so."""
+    for stem, report in docs.load_reports(ROOT):
+        for code, entry in {**report["rules"], **report["errors"]}.items():
+            changed = measured_module.changed_files(ROOT, entry["fixture"], entry["files"])
+            page = GENERATED[f"docs/rules/{code}.md"]
+            kind = measured_module.device_kind(report)
+            line = next(line for line in page.splitlines() if docs.device_label(report) in line)
+            if changed:
+                assert line.startswith("**Not measured**"), line
+                assert f"not measured on {kind} since the fixture changed" in line
+                assert all(name in line for name in changed)
+            else:
+                assert "since the fixture changed" not in line
+
+
 def _copy_sources(tmp_path):
     """The generated files and their sources, in a scratch tree the tests may edit."""
-    for name in ("pyproject.toml", "README.md", "docs/evidence.md", "src/torchlint/evidence.json",
+    for name in ("pyproject.toml", "README.md", "docs/evidence.md", "docs/claims.md", "src/torchlint/evidence.json",
                  "src/torchlint/catalogue.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "docs" / "rules", tmp_path / "docs" / "rules")
     shutil.copytree(ROOT / "docs" / "evidence", tmp_path / "docs" / "evidence")
+    shutil.copytree(ROOT / "docs" / "claims", tmp_path / "docs" / "claims")
+    shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures", ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
 
 
@@ -182,3 +215,120 @@ def test_readme_lists_every_rule():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for rule in ALL_RULES:
         assert rule.code in readme and rule.name in readme
+
+
+def test_a_changed_fixture_turns_its_figures_into_an_earlier_fixtures(tmp_path):
+    root = _copy_sources(tmp_path)
+    good = root / "fixtures" / "TL301_stored_loss" / "good.py"
+    good.write_text(good.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    assert "docs/rules/TL301.md" in docs.stale(root) and "docs/rules/TL302.md" not in docs.stale(root)
+    page = docs.generated(root)["docs/rules/TL301.md"]
+    for label in ("CPU (", "CUDA ("):
+        [line] = [line for line in page.splitlines() if line.startswith(f"**Not measured** on {label}")]
+        assert "since the fixture changed" in line and "good.py changed since" in line
+    assert "**Measured** on" not in page
+
+
+def test_a_probe_that_raised_is_shown_as_raised(tmp_path):
+    root = _copy_sources(tmp_path)
+    path = root / "docs" / "evidence" / "cpu-2core.json"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    rule = report["rules"].pop("TL202")
+    report["errors"]["TL202"] = {"fixture": rule["fixture"], "files": rule["files"],
+                                 "error": "RuntimeError: out of memory", "traceback": "Traceback ...\n"}
+    path.write_text(json.dumps(report), encoding="utf-8")
+    generated_pages = docs.generated(root)
+    page = generated_pages["docs/rules/TL202.md"]
+    assert "**Not measured** on CPU (" in page and "the probe raised RuntimeError: out of memory" in page
+    assert "| [TL202](TL202.md) |" in generated_pages["docs/rules/index.md"]
+    assert "probe raised" in generated_pages["docs/rules/index.md"].split("[TL202]")[1].splitlines()[0]
+    assert "- TL202: not measured on CPU: the probe raised RuntimeError" in generated_pages["docs/evidence.md"]
+
+
+def test_a_report_without_fixture_hashes_is_a_clear_error(tmp_path):
+    root = _copy_sources(tmp_path)
+    path = root / "docs" / "evidence" / "cpu-2core.json"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    del report["rules"]["TL301"]["files"]
+    path.write_text(json.dumps(report), encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"no fixture file hashes \('files'\) for TL301; .*--measured-at"):
+        docs.generated(root)
+
+
+SCALE = measured_module.load_scale_reports(ROOT)
+
+
+def test_every_scale_scenario_is_on_the_pages_of_its_rules():
+    assert SCALE, "docs/evidence/scale/ holds no report"
+    for stem, report in SCALE:
+        for name, scenario in report["scenarios"].items():
+            for code in scenario["rules"]:
+                page = GENERATED[f"docs/rules/{code}.md"]
+                assert f"### At scale: {report['model_label']}, batch {report['batch']}" in page
+                assert f"| {measured_module.cell(scenario['what'])} | {scenario['bad']['steps']} |" in page
+                assert scenario["reads"] in page and f"docs/evidence/scale/{stem}.json" in page
+
+
+def test_the_scale_figures_the_issue_quotes_are_on_the_pages():
+    # ResNet-50 batch 32 on an H200: what the pages must say in numbers
+    tl101, tl302, tl503 = (GENERATED[f"docs/rules/{c}.md"] for c in ("TL101", "TL302", "TL503"))
+    assert "30.69 GiB (+2.56 GiB/step) / 1.5 MiB" in tl101 and "(4.3x)" in tl101
+    assert "5.93 GiB / 2.96 GiB (2.0x)" in tl302 and "66.1 ms / 19.8 ms (3.3x)" in tl503
+    tl301 = GENERATED["docs/rules/TL301.md"]
+    assert "| 60 | 30.0 KiB / 0 B | 2.77 GiB / 2.77 GiB | +10.7 MiB (+183.3 KiB/step) / +344.0 KiB |" in tl301
+    assert "A host-memory leak, not a GPU one" in tl301
+
+
+def test_rule_command_prints_the_cuda_line_too():
+    done = subprocess.run([sys.executable, "-m", "torchlint", "rule", "TL301"], capture_output=True, text=True,
+                          cwd=ROOT / "tests", check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((ROOT / "docs" / "evidence" / "cuda-h100.json").read_text(encoding="utf-8"))
+    assert f"**Measured** on CUDA (NVIDIA H100 80GB HBM3, CUDA 13.0), torch {report['torch']}: " \
+           f"{report['rules']['TL301']['verdict']}" in done.stdout
+    assert "### At scale: ResNet-50" in done.stdout
+
+
+def test_the_claims_page_shows_every_report_and_verdict():
+    from torchlint.claims_page import load_claims
+
+    page = GENERATED["docs/claims.md"]
+    plain, seed = load_claims(ROOT)
+    assert {report["device"] for _, report in plain} == {"cpu", "cuda"} and seed
+    for stem, report in plain + seed:
+        assert f"(claims/{stem}.json)" in page and docs.device_label(report) in page
+        for key, verdict in report["verdicts"].items():
+            assert f"| {measured_module.cell(report['claims'][key])} |" in page and verdict in page
+    assert page.count("| ResNet-50 | 256 |") == sum(
+        1 for _, report in seed for run in report["runs"] if (run["model"], run["batch"]) == ("resnet50", 256))
+
+
+def test_a_changed_claims_report_makes_the_claims_page_stale(tmp_path):
+    root = _copy_sources(tmp_path)
+    path = root / "docs" / "claims" / "cuda-h100.json"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    report["verdicts"]["inference_mode_time"] = "confirmed: 10% to 34%"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert "docs/claims.md" in docs.stale(root)
+
+
+def _span(values):
+    return f"{min(values) * 100:.0f}–{max(values) * 100:.0f}%"
+
+
+def test_the_summaries_say_what_the_reports_say():
+    """The hand-written summaries (README, docs/claims.md) quote figures: they must be the reports'."""
+    readme, claims = (ROOT / "README.md").read_text(encoding="utf-8"), GENERATED["docs/claims.md"]
+    cuda = json.loads((ROOT / "docs" / "evidence" / "cuda-h100.json").read_text(encoding="utf-8"))
+    confirmed = sum(rule["verdict"].startswith("confirmed") for rule in cuda["rules"].values())
+    assert f"{confirmed} of {len(ALL_RULES)} rules were confirmed" in readme
+    cpu = json.loads((ROOT / "docs" / "evidence" / "cpu-2core.json").read_text(encoding="utf-8"))
+    assert all(cpu["rules"][rule.code]["verdict"].startswith("confirmed") for rule in ALL_RULES if rule.default)
+    seed = json.loads((ROOT / "docs" / "claims" / "seed-h100.json").read_text(encoding="utf-8"))
+    big = [run for run in seed["runs"] if run["batch"] in (64, 256)]
+    memory = _span([run["no_grad_memory_saving"] for run in big])
+    gains = [run["no_grad_throughput_gain"] for run in big]
+    assert memory == "68–88%" and f"saves {memory} of the forward's peak at batch 64" in claims
+    assert f"{min(gains) * 100:.1f}% to {max(gains) * 100:.1f}%" == "-0.8% to -0.2%"
+    assert "(−0.8% to −0.2%)" in claims and "(-0.8% to -0.2% at batch 64 and 256)" in readme
+    assert "68-88% of the\nforward's peak at batch 64 and 256" in readme

@@ -16,12 +16,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "torchlint"
 # Lowest first. A module may import its own layer and the ones below it.
 LAYERS = (
     ("__init__", "diagnostic", "text_gate", "links", "noqa", "cst_parse", "torch_version", "declared_torch",
-     "codes", "catalogue", "source", "text_checks"),  # leaves
+     "codes", "catalogue", "source", "text_checks", "measured"),  # leaves
     ("model",),  # the per-file model (package)
     ("positions", "edits", "tree_gate", "rule"),  # what rules build on
     ("rules",),  # the catalogue
     ("engine", "notebook"),  # one file's lint path
-    ("runner", "fixer", "config", "docs"),  # many files; the fix loop; config; rule docs
+    ("runner", "fixer", "config", "docs", "claims_page"),  # many files; the fix loop; config; rule docs
     ("fix_files", "add_noqa", "reporters", "discover"),  # the front ends' helpers
     ("cli", "server", "flake8_plugin", "__main__"),  # front ends
 )

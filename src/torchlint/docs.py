@@ -31,20 +31,38 @@ import textwrap
 from pathlib import Path
 from typing import Optional
 
+from torchlint import measured
+from torchlint.claims_page import claims_results
+from torchlint.measured import (
+    CHARTS_DIR,
+    EVIDENCE_DIR,
+    HARNESS,
+    cell,
+    chart_path,
+    device_kind,
+    device_label,
+    evidence_from_reports,
+    evidence_section,
+    harness_command,
+    load_more_runs,
+    load_reports,
+    load_scale_reports,
+    measured_line,
+    packaged_evidence,
+    status_text,
+    verdict_word,
+)
 from torchlint.rules import ALL_RULES
 
 _FIX = {"none": "no automatic fix", "safe": "safe fix", "unsafe": "unsafe fix (needs --unsafe-fixes)"}
 
 # Where the generated files live, relative to the repository root.
 RULE_PAGES = Path("docs/rules")
-EVIDENCE_DIR = Path("docs/evidence")
-CHARTS_DIR = EVIDENCE_DIR / "charts"
 EVIDENCE_PAGE = Path("docs/evidence.md")
+CLAIMS_PAGE = Path("docs/claims.md")
 README = Path("README.md")
 PACKAGED = Path("src/torchlint/evidence.json")
 CATALOGUE = Path("src/torchlint/catalogue.py")
-HARNESS = "fixtures/harness.py"
-HARNESS_DEFAULTS = {"iterations": 20, "timing_iterations": 100}
 
 # The first line of a rule's "Fix safety" section: what applies the fix.
 _SAFETY_NOTE = {
@@ -61,108 +79,6 @@ _SAFETY_NOTE = {
 _FIX_HEADING = "## Fix safety"
 
 
-# -- evidence: from the harness reports to the entries every surface renders -------------
-
-def load_reports(root: Path) -> list:
-    """[(file stem, report)] for every harness report in docs/evidence/, by name."""
-    reports = []
-    for path in sorted((root / EVIDENCE_DIR).glob("*.json")):
-        try:
-            report = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise SystemExit(f"torchlint.docs: cannot read {path}: {exc}") from None
-        if not isinstance(report, dict) or not isinstance(report.get("rules"), dict):
-            raise SystemExit(f"torchlint.docs: {path} is not a harness report (no 'rules')")
-        broken = [code for code, rule in report["rules"].items()
-                  if not isinstance(rule, dict) or not isinstance(rule.get("verdict"), str)]
-        if broken:
-            raise SystemExit(f"torchlint.docs: {path}: no verdict for {', '.join(sorted(broken))}")
-        reports.append((path.stem, report))
-    return reports
-
-
-def device_label(report: dict) -> str:
-    kind = "CUDA" if report.get("device") == "cuda" else "CPU"
-    details = [report.get("device_name") or "unknown"]
-    if kind == "CPU":
-        details.append(f"{report.get('cpu_cores')} cores, {report.get('torch_threads')} torch thread(s)")
-    else:
-        details.append(f"CUDA {report.get('cuda')}")
-    return f"{kind} ({', '.join(details)})"
-
-
-def harness_command(report: dict, code: Optional[str] = None, json_out: Optional[str] = None) -> str:
-    parts = ["python", HARNESS, "--device", report.get("device", "cpu")]
-    if code:
-        parts += ["--codes", code]
-    for key, default in HARNESS_DEFAULTS.items():
-        value = report.get(key) or 0
-        if value != default:
-            parts += ["--" + key.replace("_", "-"), str(value)]
-    if json_out:
-        parts += ["--json", json_out]
-    return " ".join(parts)
-
-
-def _size_text(sizes: dict) -> str:
-    def value(v):
-        if isinstance(v, list) and v and all(isinstance(x, list) for x in v):  # shapes
-            return ", ".join("x".join(map(str, x)) or "scalar" for x in v)
-        return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
-    return "; ".join(f"{key.replace('_', ' ')} {value(v)}" for key, v in sizes.items())
-
-
-def chart_path(code: str, stem: str) -> Path:
-    return CHARTS_DIR / f"{code}-{stem}.png"
-
-
-def evidence_entry(stem: str, report: dict, code: str) -> dict:
-    rule = report["rules"][code]
-    return {
-        "source": (EVIDENCE_DIR / f"{stem}.json").as_posix(),
-        "device": report.get("device"),
-        "device_label": device_label(report),
-        "torch": report.get("torch"),
-        "fixture": rule.get("fixture"),
-        "claim": rule.get("claim"),
-        "advisory": bool(rule.get("advisory")),
-        "verdict": rule["verdict"],
-        "metrics": [[m["metric"], m.get("bad_text", str(m["bad"])), m.get("good_text", str(m["good"])),
-                     m["verdict"]] for m in rule.get("metrics", [])],
-        "sizes": _size_text(rule.get("sizes") or {}),
-        "chart": chart_path(code, stem).as_posix() if rule.get("series") else None,
-        "command": harness_command(report, code),
-    }
-
-
-def evidence_from_reports(reports: list) -> dict:
-    """What ships in the package: {code: [one entry per device report]}."""
-    rules = {}
-    for stem, report in reports:
-        for code in sorted(report["rules"]):
-            rules.setdefault(code, []).append(evidence_entry(stem, report, code))
-    return {"generated_by": "python -m torchlint.docs", "rules": rules}
-
-
-_PACKAGED_CACHE = {}
-
-
-def packaged_evidence() -> dict:
-    """The evidence shipped beside this module (empty when a build left it out)."""
-    if "data" not in _PACKAGED_CACHE:
-        path = Path(__file__).with_name("evidence.json")
-        try:
-            _PACKAGED_CACHE["data"] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            _PACKAGED_CACHE["data"] = {"rules": {}}
-    return _PACKAGED_CACHE["data"]
-
-
-def measured_line(entry: dict) -> str:
-    """One line for the terminal and the page: where, with what, and the verdict."""
-    return f"**Measured** on {entry['device_label']}, torch {entry['torch']}: {entry['verdict']}"
-
-
 # -- rule pages ---------------------------------------------------------------------------
 
 def render(rule, evidence: Optional[dict] = None) -> str:
@@ -173,11 +89,13 @@ def render(rule, evidence: Optional[dict] = None) -> str:
         f"**Status:** {status} · **Fix:** {_FIX[rule.fix_safety]}\n\n"
         f"Message: `{rule.code} {rule.message}`\n"
     )
-    entries = (evidence if evidence is not None else packaged_evidence()).get("rules", {}).get(rule.code, [])
+    evidence = evidence if evidence is not None else packaged_evidence()
+    entries = evidence.get("rules", {}).get(rule.code, [])
     # the measured verdict up front: `torchlint rule` users read the top of the page
     head += "".join(f"\n{measured_line(entry)}\n" for entry in entries)
     body = fix_safety_section(rule, textwrap.dedent(rule.docs).rstrip())
-    return head + body + "\n\n" + torch_version_section(rule) + "\n\n" + evidence_section(rule, entries)
+    evidence_text = evidence_section(entries, evidence.get("scale", {}).get(rule.code, []))
+    return head + body + "\n\n" + torch_version_section(rule) + "\n\n" + evidence_text
 
 
 _TORCH_VERSION_HEADING = "## Torch version"
@@ -192,48 +110,6 @@ def torch_version_section(rule) -> str:
     or the one line saying it does not."""
     text = textwrap.dedent(rule.torch_version).strip() or _VERSION_INDEPENDENT
     return f"{_TORCH_VERSION_HEADING}\n{text}"
-
-
-def evidence_section(rule, entries: list) -> str:
-    lines = ["## Evidence"]
-    if not entries:
-        lines += ["Not measured yet: this rule has no fixture probe in a harness report.", ""]
-        return "\n".join(lines)
-    fixture = entries[0]["fixture"]
-    lines += [
-        f"The fixture pair [`fixtures/{fixture}/`](../../fixtures/{fixture}/) (`bad.py` has the hazard, "
-        f"`good.py` is the fix) runs under `{HARNESS}` with the same seed, sizes and iterations; "
-        f"`probe.py` beside it says how the claim is measured.",
-        "",
-        f"Claim: {entries[0]['claim']}.",
-    ]
-    if entries[0]["advisory"]:
-        lines += ["", "This rule is opt-in and its claim is about speed: the verdict is advisory, "
-                      "and a run that does not show the claim says so."]
-    for entry in entries:
-        lines += _device_block(entry)
-    if not any(entry["device"] == "cuda" for entry in entries):
-        lines += ["", "No CUDA measurement yet. On a GPU: "
-                      f"`python {HARNESS} --device cuda --json docs/evidence/<gpu>.json`, then "
-                      "`python -m torchlint.docs`."]
-    return "\n".join(lines) + "\n"
-
-
-def _device_block(entry: dict) -> list:
-    lines = ["", f"### {entry['device_label']}, torch {entry['torch']}", "",
-             "| measured | bad | good | verdict |", "|---|---|---|---|"]
-    for name, bad, good, verdict in entry["metrics"]:
-        lines.append(f"| {_cell(name)} | {_cell(bad)} | {_cell(good)} | {_cell(verdict)} |")
-    lines += ["", f"**Verdict:** {entry['verdict']}", "", f"Sizes: {entry['sizes']}."]
-    if entry["chart"]:
-        # pages live in docs/rules/, charts in docs/evidence/charts/
-        lines += ["", f"![{entry['fixture']}: bad against good](../{entry['chart'].split('/', 1)[1]})"]
-    lines += ["", f"Reproduce: `{entry['command']}` (all rules: `{entry['source']}`)."]
-    return lines
-
-
-def _cell(text) -> str:
-    return str(text).replace("|", "\\|")
 
 
 def fix_safety_section(rule, body: str) -> str:
@@ -260,13 +136,6 @@ def _finds(rule) -> str:
     return summary if rule.default else f"opt-in: {summary}"
 
 
-def _verdict_word(entries: list, device: str) -> str:
-    for entry in entries:
-        if entry["device"] == device:
-            return entry["verdict"].split(":")[0]
-    return "not measured"
-
-
 def render_index(evidence: dict) -> str:
     lines = [
         "# Rules\n",
@@ -279,7 +148,7 @@ def render_index(evidence: dict) -> str:
         entries = evidence.get("rules", {}).get(rule.code, [])
         default = "yes" if rule.default else "opt-in"
         lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {default} | {rule.message.split(';')[0]} "
-                     f"| {_verdict_word(entries, 'cpu')} | {_verdict_word(entries, 'cuda')} |")
+                     f"| {verdict_word(entries, 'CPU')} | {verdict_word(entries, 'CUDA')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -293,11 +162,16 @@ def rules_table() -> str:
 
 # -- docs/evidence.md ---------------------------------------------------------------------
 
-def evidence_results(reports: list) -> str:
-    """One results table per device report, then every verdict."""
-    blocks = []
-    for stem, report in reports:
-        blocks.append(_report_block(stem, report))
+def evidence_results(reports: list, evidence: dict) -> str:
+    """Every rule's verdict on every device, then one results table per device report."""
+    rules = evidence.get("rules", {})
+    header = ["rule"] + [f"{device_label(report)}, torch {report.get('torch')}" for _, report in reports]
+    lines = ["## Verdicts by device", "", "| " + " | ".join(cell(h) for h in header) + " |",
+             "|" + "---|" * len(header)]
+    for code in sorted(rules):
+        lines.append(f"| [{code}](rules/{code}.md) | " + " | ".join(verdict_word([e], e["device_kind"]) for e in rules[code]) + " |")
+    blocks = ["\n".join(lines)] + [_report_block(index, stem, report, rules) for index, (stem, report)
+                                   in enumerate(reports)]
     if not any(report.get("device") == "cuda" for _, report in reports):
         blocks.append(
             "## Results: CUDA\n\n**No CUDA numbers exist yet.** The CUDA code path "
@@ -312,10 +186,10 @@ def _load_text(report: dict) -> str:
     return "" if load is None else f", load average {load:g} when it started (times are noisy on a busy machine)"
 
 
-def _report_block(stem: str, report: dict) -> str:
-    kind = "CUDA" if report.get("device") == "cuda" else "CPU"
+def _report_block(index: int, stem: str, report: dict, rules: dict) -> str:
+    """``index``: the report's place in every rule's list of entries."""
     lines = [
-        f"## Results: {kind} (`{EVIDENCE_DIR.as_posix()}/{stem}.json`)", "",
+        f"## Results: {device_kind(report)} (`{EVIDENCE_DIR.as_posix()}/{stem}.json`)", "",
         f"{device_label(report)}, torch {report.get('torch')}, Python {report.get('python')}, "
         f"{report.get('iterations')} iterations{_load_text(report)}. Command: "
         f"`{harness_command(report, json_out=(EVIDENCE_DIR / (stem + '.json')).as_posix())}`.", "",
@@ -323,13 +197,13 @@ def _report_block(stem: str, report: dict) -> str:
     ]
     for code, rule in sorted(report["rules"].items()):
         for m in rule.get("metrics", []):
-            lines.append(f"| [{code}](rules/{code}.md) | {_cell(m['metric'])} | "
-                         f"{_cell(m.get('bad_text', m['bad']))} | {_cell(m.get('good_text', m['good']))} | "
-                         f"{_cell(m['verdict'])} |")
+            lines.append(f"| [{code}](rules/{code}.md) | {cell(m['metric'])} | "
+                         f"{cell(m.get('bad_text', m['bad']))} | {cell(m.get('good_text', m['good']))} | "
+                         f"{cell(m['verdict'])} |")
     lines += ["", "Verdicts:", ""]
-    for code, rule in sorted(report["rules"].items()):
-        note = " (advisory)" if rule.get("advisory") else ""
-        lines.append(f"- {code}{note}: {rule['verdict']}")
+    for code in sorted({*report["rules"], *report["errors"]}):
+        note = " (advisory)" if report["rules"].get(code, {}).get("advisory") else ""
+        lines.append(f"- {code}{note}: {status_text(rules[code][index])}")
     return "\n".join(lines)
 
 
@@ -349,13 +223,14 @@ def between_markers(text: str, name: str, block: str, where: str) -> str:
 def generated(root: Path) -> dict:
     """{path relative to root: text} for every generated text file."""
     reports = load_reports(root)
-    evidence = evidence_from_reports(reports)
+    evidence = evidence_from_reports(root, reports, load_scale_reports(root), load_more_runs(root, reports))
     out = {(RULE_PAGES / f"{rule.code}.md").as_posix(): render(rule, evidence) for rule in ALL_RULES}
     out[(RULE_PAGES / "index.md").as_posix()] = render_index(evidence)
     out[PACKAGED.as_posix()] = json.dumps(evidence, indent=1, ensure_ascii=False) + "\n"
     out[CATALOGUE.as_posix()] = catalogue_source()
     for path, name, block in ((README, "rules-table", rules_table()),
-                              (EVIDENCE_PAGE, "evidence-results", evidence_results(reports))):
+                              (EVIDENCE_PAGE, "evidence-results", evidence_results(reports, evidence)),
+                              (CLAIMS_PAGE, "claims-results", claims_results(root))):
         try:
             text = (root / path).read_text(encoding="utf-8")
         except OSError as exc:
@@ -518,7 +393,7 @@ def write(root: Path, charts: bool = True) -> list:
             full.parent.mkdir(parents=True, exist_ok=True)
             full.write_text(text, encoding="utf-8")
             changed.append(path)
-    _PACKAGED_CACHE.clear()
+    measured.forget_packaged()
     if charts:
         changed += draw_stale_charts(root)
     return changed

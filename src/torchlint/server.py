@@ -774,7 +774,7 @@ async def _resolve(ls: LanguageServer, action: types.CodeAction) -> types.CodeAc
 
 def hover_text(code: str) -> str:
     """A finding's rule in a few lines: its message, what was measured, its page."""
-    from torchlint.docs import measured_line, packaged_evidence
+    from torchlint.measured import measured_line, packaged_evidence
     from torchlint.engine import STATUS_CODES
     from torchlint.rules import RULES_BY_CODE
 

@@ -89,9 +89,18 @@ key. Lightning's `training_step` counts as one iteration.
 
 ## Why is this bad
 A tensor with a `grad_fn` keeps its whole graph reachable. Kept across
-iterations, each iteration adds a graph that is never freed: memory grows
-linearly until the run fails with out-of-memory, often hours in. In
-evaluation without `no_grad` the graphs still hold every activation.
+iterations, each iteration adds a graph that is never freed, and memory grows
+linearly until the run fails with out-of-memory, often hours in. Which memory
+depends on whether `backward()` ran through the graph:
+
+- outputs and metrics nothing backpropagates (evaluation without `no_grad`
+  above all) keep every saved activation on the device: a few dozen kept
+  batches fill any GPU;
+- a training loss kept after `backward()` holds no device memory, because
+  `backward()` freed the tensors its graph saved; its autograd nodes and the
+  loss scalar grow host memory with every step.
+
+The Evidence section below measures both, in the fixture and at scale.
 
 Not reported: `.item()`, `.detach()`, `float()` and `.tolist()` values,
 also when a same-module helper returns them (`losses.append(train_step(...))`

@@ -58,7 +58,11 @@ or kept on `self`).
 `self.sum += val * n` with a graph tensor makes `self.sum` a tensor whose
 graph links to every loss the meter has seen: each iteration's autograd
 graph stays reachable until the meter is reset, so memory grows with every
-batch, exactly like `total_loss += loss` (TL301).
+batch, exactly like `total_loss += loss` (TL301). A meter fed training losses
+after `backward()` keeps the graphs' nodes, not their saved tensors
+(`backward()` freed those): what grows is host memory, not device memory. A
+meter fed a metric that nothing backpropagates keeps its saved activations on
+the device as well.
 
 Not reported, because they do not keep the graph: `.item()`, `.detach()`
 and `float()` values; meters whose `update` calls `.item()` or `float()`
