@@ -36,7 +36,8 @@ def test_committed_file_matches_its_sources(path):
 def test_every_generated_file_is_covered():
     names = set(GENERATED)
     assert {f"docs/rules/{rule.code}.md" for rule in ALL_RULES} <= names
-    assert {"docs/rules/index.md", "README.md", "docs/evidence.md", "src/torchlint/evidence.json"} <= names
+    assert {"docs/rules/index.md", "README.md", "docs/evidence.md", "src/torchlint/evidence.json",
+            "docs/claims.md", "fixtures/README.md", "src/torchlint/catalogue.py"} <= names
 
 
 def test_committed_charts_show_the_committed_series():
@@ -332,3 +333,12 @@ def test_the_summaries_say_what_the_reports_say():
     assert f"{min(gains) * 100:.1f}% to {max(gains) * 100:.1f}%" == "-0.8% to -0.2%"
     assert "(−0.8% to −0.2%)" in claims and "(-0.8% to -0.2% at batch 64 and 256)" in readme
     assert "68-88% of the\nforward's peak at batch 64 and 256" in readme
+
+
+def test_the_fixtures_page_lists_every_rule_and_what_its_bad_py_holds():
+    page = GENERATED["fixtures/README.md"]
+    for rule in ALL_RULES:
+        [folder] = [p for p in (ROOT / "fixtures").iterdir() if p.name.startswith(rule.code + "_")]
+        row = next(line for line in page.splitlines() if line.startswith(f"| [`{folder.name}/`]"))
+        assert f"[{rule.code}](../docs/rules/{rule.code}.md) {rule.name}" in row
+        assert ("(opt-in)" in row) is (not rule.default)

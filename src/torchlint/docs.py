@@ -23,8 +23,10 @@ the linter never imports torch.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
+import re
 import statistics
 import sys
 import textwrap
@@ -60,6 +62,7 @@ _FIX = {"none": "no automatic fix", "safe": "safe fix", "unsafe": "unsafe fix (n
 RULE_PAGES = Path("docs/rules")
 EVIDENCE_PAGE = Path("docs/evidence.md")
 CLAIMS_PAGE = Path("docs/claims.md")
+FIXTURES_PAGE = Path("fixtures/README.md")
 README = Path("README.md")
 PACKAGED = Path("src/torchlint/evidence.json")
 CATALOGUE = Path("src/torchlint/catalogue.py")
@@ -160,6 +163,23 @@ def rules_table() -> str:
     return "\n".join(lines)
 
 
+def fixtures_table(root: Path) -> str:
+    """fixtures/README.md's table: each rule's fixture folder and what its bad.py holds (its docstring's
+    first line), so a rule added with its fixture is listed the moment the docs are generated."""
+    lines = ["| folder | rule | `bad.py` holds |", "|---|---|---|"]
+    for rule in ALL_RULES:
+        folders = sorted((root / "fixtures").glob(f"{rule.code}_*/bad.py"))
+        if not folders:
+            raise SystemExit(f"torchlint.docs: {rule.code} has no fixtures/{rule.code}_<slug>/bad.py")
+        bad = folders[0]
+        summary = (ast.get_docstring(ast.parse(bad.read_text(encoding="utf-8"))) or "").split("\n")[0]
+        summary = re.sub(r"^TL\d+ \([^)]*\):\s*", "", summary)
+        opt_in = "" if rule.default else " (opt-in)"
+        lines.append(f"| [`{bad.parent.name}/`]({bad.parent.name}/) | [{rule.code}](../docs/rules/{rule.code}.md) "
+                     f"{rule.name}{opt_in} | {cell(summary)} |")
+    return "\n".join(lines)
+
+
 # -- docs/evidence.md ---------------------------------------------------------------------
 
 def evidence_results(reports: list, evidence: dict) -> str:
@@ -230,7 +250,8 @@ def generated(root: Path) -> dict:
     out[CATALOGUE.as_posix()] = catalogue_source()
     for path, name, block in ((README, "rules-table", rules_table()),
                               (EVIDENCE_PAGE, "evidence-results", evidence_results(reports, evidence)),
-                              (CLAIMS_PAGE, "claims-results", claims_results(root))):
+                              (CLAIMS_PAGE, "claims-results", claims_results(root)),
+                              (FIXTURES_PAGE, "fixtures-table", fixtures_table(root))):
         try:
             text = (root / path).read_text(encoding="utf-8")
         except OSError as exc:
