@@ -36,7 +36,6 @@ from typing import Optional
 from torchlint import measured
 from torchlint.claims_page import claims_results
 from torchlint.measured import (
-    CHARTS_DIR,
     EVIDENCE_DIR,
     HARNESS,
     cell,

@@ -25,7 +25,7 @@ import functools
 import sys
 from typing import Iterable, Iterator, List, Optional, Pattern, Tuple
 
-from torchlint.model.project import ast_dotted
+from torchlint.model.ast_reading import ast_dotted, bound_names
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.model.vocab import OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
 from torchlint.text_gate import BACKWARD_CALL, text_search
@@ -276,7 +276,7 @@ class TreeIndex:
             for node in loop_statements(loop):
                 targets = (node.targets if isinstance(node, ast.Assign)
                            else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else ())
-                if any(wanted(name) for t in targets for name in _bound_names(t)):
+                if any(wanted(name) for t in targets for name in bound_names(t)):
                     return True
         return False
 
@@ -559,15 +559,6 @@ def iterable_names(loop) -> Tuple[str, ...]:
     return () if node is None else tuple(names_in(node))
 
 
-def flat_targets(target) -> list:
-    """The single targets of ``a, (b, *c) = ...``: ``[a, b, c]``."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [t for element in target.elts for t in flat_targets(element)]
-    if isinstance(target, ast.Starred):
-        return flat_targets(target.value)
-    return [target]
-
-
 _BUILDERS = frozenset(("create_model", "from_pretrained", "compile", "deepcopy", "to", "cuda"))
 
 
@@ -626,16 +617,3 @@ def _spans_any(body: list, lines: List[int]) -> bool:
     last = getattr(body[-1], "end_lineno", None) or 1 << 30
     at = bisect.bisect_left(lines, first)
     return at < len(lines) and lines[at] <= last
-
-
-def _bound_names(target) -> Iterator[str]:
-    """``a``, ``h`` and ``c`` in ``a, (self.h, c) = ...``; nothing for ``d[k]``."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from _bound_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from _bound_names(target.value)
-    elif isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, ast.Attribute):
-        yield target.attr

@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, Iterator, Optional, Tuple
 
+from torchlint.model.ast_reading import assigned_names, ast_dotted
 from torchlint.model.vocab import LOSS_FUNCTIONS, is_eval_function_name, is_loss_name, is_optimizer_name, last_name
 
 _GRAD_OFF = frozenset(("no_grad", "inference_mode"))
@@ -183,18 +184,6 @@ def _false(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value in (False, 0)
 
 
-def ast_dotted(node: ast.AST) -> Optional[str]:
-    """``a.b.c`` for a chain of attributes on a name in a stdlib ``ast`` tree, else None."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def _receiver_param(node: ast.AST) -> Optional[str]:
     """``model`` of ``model``, ``model.module``: the parameter a receiver starts from."""
     path = ast_dotted(node)
@@ -226,23 +215,13 @@ def _labels_of_names(assignments: list, params: set) -> Dict[str, set]:
             if not found:
                 continue
             for target in targets:
-                for name in _target_names(target):
+                for name in assigned_names(target):
                     if not found <= labels.setdefault(name, set()):
                         labels[name] |= found
                         changed = True
         if not changed:
             break
     return labels
-
-
-def _target_names(target: ast.AST) -> Iterator[str]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from _target_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from _target_names(target.value)
-    elif isinstance(target, ast.Name):
-        yield target.id
 
 
 def _labels(node: ast.AST, labels: Dict[str, set], params: set) -> set:
@@ -295,7 +274,7 @@ def _plain(node: ast.AST, assignments: list, seen: set) -> bool:
         seen.add(node.id)
         bindings = [(t, v, aug) for targets, v, _off, aug in assignments for t in targets
                     if isinstance(t, ast.Name) and t.id == node.id]
-        nested = any(node.id in set(_target_names(t)) and not isinstance(t, ast.Name)
+        nested = any(node.id in set(assigned_names(t)) and not isinstance(t, ast.Name)
                      for targets, _v, _off, _aug in assignments for t in targets)
         return bool(bindings) and not nested and all(_plain(v, assignments, seen) for _t, v, _aug in bindings)
     if isinstance(node, ast.Call):
@@ -329,5 +308,5 @@ def _retained_last(backwards: list, params: set, assignments: list) -> bool:
     if create is not None and not _false(create):
         return False
     roots = {n.id for n in ast.walk(call.func.value) if isinstance(n, ast.Name)}
-    local = {name for targets, _v, _off, _aug in assignments for t in targets for name in _target_names(t)}
+    local = {name for targets, _v, _off, _aug in assignments for t in targets for name in assigned_names(t)}
     return bool(roots) and not (roots & params) and roots <= local

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
-from torchlint.model.function_summaries import FunctionSummary, ast_dotted, summarize_functions
+from torchlint.model.ast_reading import ast_dotted
+from torchlint.model.function_summaries import FunctionSummary, summarize_functions
 from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")

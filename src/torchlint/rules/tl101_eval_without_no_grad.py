@@ -10,6 +10,7 @@ from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import FileModel, GradMode, Span, differentiated, modes
+from torchlint.model.ast_reading import flat_targets
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import evaluation_only, guarded_training, raw_parameters, training_flag_switches
 from torchlint.model.project_calls import evaluation_forwards
@@ -243,7 +244,7 @@ def _raw_parameter_paths(nodes: list) -> set:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):  # ``x.requires_grad: bool = True`` too
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if _makes_parameter(node.value, makers):
-                made.update(tree_gate.dotted(t) for target in targets for t in tree_gate.flat_targets(target))
+                made.update(tree_gate.dotted(t) for target in targets for t in flat_targets(target))
             if _may_be_true(node.value):
                 forced.update(tree_gate.dotted(t.value) for t in targets
                               if isinstance(t, ast.Attribute) and t.attr == "requires_grad")
@@ -252,7 +253,7 @@ def _raw_parameter_paths(nodes: list) -> set:
             if flag is None or _may_be_true(flag):
                 forced.add(tree_gate.dotted(node.func.value))
         elif isinstance(node, (ast.For, ast.AsyncFor)):
-            loop_variables.update(map(tree_gate.dotted, tree_gate.flat_targets(node.target)))
+            loop_variables.update(map(tree_gate.dotted, flat_targets(node.target)))
         elif isinstance(node, (ast.List, ast.Tuple)):
             listed.update(map(tree_gate.dotted, node.elts))
     found = made | forced | (listed if forced & loop_variables else set())

@@ -9,7 +9,7 @@ from torchlint.model import FileModel, Span, differentiated
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.edits import without_arg
 from torchlint.model.project_calls import project_function, retains_graph
-from torchlint.model.project import ast_dotted
+from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.vocab import (
     GRAPH_FREE_FACTORIES, OPTIMIZER_WORD, is_loader_name, is_model_name, is_optimizer_name, last_name,
 )

@@ -8,6 +8,7 @@ import libcst as cst
 from torchlint.tree_gate import TreeIndex
 from torchlint.model import FileModel
 from torchlint import tree_gate
+from torchlint.model.ast_reading import flat_targets
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.leaves import is_leaf_factory, produced_by_graph_call, reaching_value, wants_its_gradient
 from torchlint.model.vocab import LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES, is_model_name, tokens
@@ -72,7 +73,7 @@ def _computed_in_tree(nodes: list):
             computes = _may_compute(node.value) or (
                 isinstance(node.value, (ast.Tuple, ast.List)) and any(map(_may_compute, node.value.elts)))
             for target in getattr(node, "targets", [getattr(node, "target", None)]):
-                for t in tree_gate.flat_targets(target):
+                for t in flat_targets(target):
                     bindings.setdefault(tree_gate.dotted(t), []).append((_position(node), computes))
 
     def computed(forcing, target) -> bool:

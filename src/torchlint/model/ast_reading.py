@@ -1,0 +1,42 @@
+"""Readers of Python's own ``ast`` trees, shared by the cheap tree gates (``tree_gate.py``) and the
+summaries of other modules (``function_summaries.py``, ``project.py``): one definition each."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional
+
+
+def ast_dotted(node: ast.AST) -> Optional[str]:
+    """``a.b.c`` for a chain of attributes on a name in a stdlib ``ast`` tree, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def flat_targets(target: ast.AST) -> List[ast.AST]:
+    """The single targets of ``a, (b, *c) = ...``: ``[a, b, c]``."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [t for element in target.elts for t in flat_targets(element)]
+    if isinstance(target, ast.Starred):
+        return flat_targets(target.value)
+    return [target]
+
+
+def assigned_names(target: ast.AST) -> Iterator[str]:
+    """The plain names an assignment target binds: ``a`` and ``c`` in ``a, (self.h, c) = ...``."""
+    return (t.id for t in flat_targets(target) if isinstance(t, ast.Name))
+
+
+def bound_names(target: ast.AST) -> Iterator[str]:
+    """The names and attribute names a target binds: ``a``, ``h`` and ``c`` in ``a, (self.h, c) = ...``;
+    nothing for ``d[k]``."""
+    for t in flat_targets(target):
+        if isinstance(t, ast.Name):
+            yield t.id
+        elif isinstance(t, ast.Attribute):
+            yield t.attr
