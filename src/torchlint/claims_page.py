@@ -40,6 +40,11 @@ def _mib(n) -> str:
     return "n/a" if n is None else f"{n / (1 << 20):,.1f}"
 
 
+def _rate(images_per_s: float) -> str:
+    """Images per second: whole numbers where they are large, a decimal where a CPU is slow."""
+    return f"{images_per_s:,.0f}" if images_per_s >= 100 else f"{images_per_s:.1f}"
+
+
 def _source(stem: str) -> str:
     return f"[`claims/{stem}.json`](claims/{stem}.json)"
 
@@ -89,7 +94,7 @@ def _seed_table(stem: str, report: dict) -> list:
         peak, rate = run["peak_forward_bytes"], run["images_per_s"]
         lines.append(
             f"| {name} | {run['batch']} | {' / '.join(_mib(peak[m]) for m in MODES)} "
-            f"| {_percent(run['no_grad_memory_saving'])} | {' / '.join(f'{rate[m]:,.0f}' for m in MODES)} "
+            f"| {_percent(run['no_grad_memory_saving'])} | {' / '.join(_rate(rate[m]) for m in MODES)} "
             f"| {_percent(run['no_grad_throughput_gain'])} | {_percent(run['inference_mode_vs_no_grad_throughput_gain'])} |")
     return lines
 
