@@ -324,7 +324,8 @@ def test_the_summaries_say_what_the_reports_say():
     claims = " ".join(GENERATED["docs/claims.md"].split())
     cuda = json.loads((ROOT / "docs" / "evidence" / "cuda-h100.json").read_text(encoding="utf-8"))
     confirmed = sum(rule["verdict"].startswith("confirmed") for rule in cuda["rules"].values())
-    assert f"{confirmed} of {len(ALL_RULES)} rules were confirmed" in readme
+    measured = len(cuda["rules"]) + len(cuda["errors"])  # the rules the repository had when it was measured
+    assert f"{confirmed} of {measured} rules were confirmed" in readme
     cpu = json.loads((ROOT / "docs" / "evidence" / "cpu-2core.json").read_text(encoding="utf-8"))
     assert all(cpu["rules"][rule.code]["verdict"].startswith("confirmed") for rule in ALL_RULES if rule.default)
     seed = json.loads((ROOT / "docs" / "claims" / "seed-h100.json").read_text(encoding="utf-8"))

@@ -42,6 +42,7 @@ RULES = {  # code -> (name, on by default)
     "TL703": ("non-public-torch-function", False),
     "TL704": ("log1p-expm1", False),
     "TL705": ("torchvision-pretrained", False),
+    "TL706": ("log-sum-exp", False),
 }
 
 GATES = {  # code -> the regexes that must all match a file for the rule to look at it
@@ -79,6 +80,7 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL703": ('_utils|_LRScheduler|_tensor',),
     "TL704": ('\\blog\\s*\\(|\\bexp\\s*\\(',),
     "TL705": ('torchvision', '\\bpretrained(?:_backbone)?\\s*='),
+    "TL706": ('\\bexp\\b', '\\bsum\\b', '\\blog\\b'),
 }
 
 TEXT_CHECKS = {  # code -> its gate's last question, a function of torchlint.text_checks

@@ -177,6 +177,12 @@ def renamed_reference(file_model: FileModel, scope, written: str, old: str, new:
     return cst.parse_expression(text), imports
 
 
+def as_argument(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """An operand moved into a call's argument list: one pair of parentheses, which only
+    precedence needed, is dropped (``(a + b).exp()`` -> ``f(a + b)``)."""
+    return expr.with_changes(lpar=(), rpar=()) if len(expr.lpar) == 1 else expr
+
+
 def wrap_in_with(stmt: cst.BaseStatement, context: str) -> cst.With:
     """``with <context>:`` around ``stmt``; comments above ``stmt`` stay above the ``with``."""
     inner = stmt.with_changes(leading_lines=())

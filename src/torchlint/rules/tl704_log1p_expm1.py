@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.edits import parent_map, renamed_reference
+from torchlint.edits import as_argument, parent_map, renamed_reference
 from torchlint.model import FileModel
 from torchlint.rule import Fix, Rule
 
@@ -35,11 +35,6 @@ def _log1p_operand(call: cst.Call) -> Optional[cst.BaseExpression]:
     if _is_one(arg.right):
         return arg.left
     return None
-
-
-def _bare(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """An operand as a whole argument: parentheses only precedence needed are dropped."""
-    return expr.with_changes(lpar=(), rpar=()) if len(expr.lpar) == 1 else expr
 
 
 class Log1pExpm1(Rule):
@@ -119,7 +114,7 @@ tolerance.
             return None
         func, imports = renamed
         # A call binds tighter than any operator, so parentheses around ``(exp(x) - 1)`` can go.
-        replacement = cst.Call(func=func, args=(cst.Arg(_bare(operand)),))
+        replacement = cst.Call(func=func, args=(cst.Arg(as_argument(operand)),))
         return Fix(f"call {new}", ((replaced, replacement),), imports=imports)
 
     valid = (
