@@ -73,10 +73,10 @@ def test_verdict_is_confirmed(report, code):
 
 
 def test_only_opt_in_claims_that_cpu_cannot_show_are_advisory():
-    # speed (TL106, TL601), and TL705 where torchvision is not installed
+    # speed (TL106, TL601), and TL705 and TL707 where torchvision is not installed
     opt_in = {rule.code for rule in ALL_RULES if not rule.default}
     vision_missing = importlib.util.find_spec("torchvision") is None
-    assert set(ADVISORY) == {"TL106", "TL601"} | ({"TL705"} if vision_missing else set())
+    assert set(ADVISORY) == {"TL106", "TL601"} | ({"TL705", "TL707"} if vision_missing else set())
     assert set(ADVISORY) <= opt_in
 
 

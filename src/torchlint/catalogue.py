@@ -44,6 +44,7 @@ RULES = {  # code -> (name, on by default)
     "TL704": ("log1p-expm1", False),
     "TL705": ("torchvision-pretrained", False),
     "TL706": ("log-sum-exp", False),
+    "TL707": ("torchvision-v2-to-tensor", False),
 }
 
 GATES = {  # code -> the regexes that must all match a file for the rule to look at it
@@ -83,6 +84,7 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL704": ('\\blog\\s*\\(|\\bexp\\s*\\(',),
     "TL705": ('torchvision', '\\bpretrained(?:_backbone)?\\s*='),
     "TL706": ('\\bexp\\b', '\\bsum\\b', '\\blog\\b'),
+    "TL707": ('torchvision', '\\bv2\\b', 'ToTensor'),
 }
 
 TEXT_CHECKS = {  # code -> its gate's last question, a function of torchlint.text_checks

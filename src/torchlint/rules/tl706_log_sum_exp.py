@@ -87,7 +87,8 @@ def _logsumexp_args(reduction: _Reduction) -> Optional[List[cst.Arg]]:
     dims = [arg for arg in rest if arg.keyword is None or arg.keyword.value == "dim"]
     if not dims or (isinstance(dims[0].value, cst.Name) and dims[0].value.value == "None"):
         return None
-    return [cst.Arg(as_argument(reduction.operand)), *(arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for arg in rest)]
+    rest_args = (arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for arg in rest)
+    return [cst.Arg(as_argument(reduction.operand)), *rest_args]
 
 
 class LogSumExp(Rule):
