@@ -5,6 +5,8 @@ import os
 import sys
 from typing import Dict, Iterable, List, Tuple
 
+from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular
+
 # Never worth linting: VCS data, caches, virtualenvs, build output.
 SKIP_DIRS = frozenset(
     ".git .hg .svn __pycache__ .venv venv .tox .nox node_modules .mypy_cache .pytest_cache "
@@ -104,8 +106,10 @@ def _spec_in(folder: str) -> list:
     """``[(folder, spec)]`` for the folder's own ``.gitignore``; ``[]`` without one."""
     path = os.path.join(folder, ".gitignore")
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+        lines = read_regular(path, SMALL_FILE_LIMIT).decode("utf-8", "replace").splitlines()
+    except NotRegularFile as exc:  # a FIFO would block the walk, /dev/zero fill memory
+        sys.stderr.write(f"torchlint: {path}: {exc.strerror}; nothing is ignored by it\n")
+        return []
     except OSError:  # none, or unreadable: nothing ignored, as git does
         return []
     from pathspec import GitIgnoreSpec

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.codes import PARSE_ERROR, UNUSED_NOQA
+from torchlint.safe_io import NotRegularFile, read_regular, temporary_file
 from torchlint.torch_version import TorchVersion, format_version
 
 CACHE_DIR = ".torchlint_cache"
@@ -32,6 +32,7 @@ _GITIGNORE_HEADER = "# created by torchlint"
 # ~300 bytes an entry: a 15 MB file at most, read in well under a second; room
 # for a large monorepo under a few sets of enabled codes.
 MAX_ENTRIES = 50_000
+_CACHE_LIMIT = 128 * 2**20  # far beyond MAX_ENTRIES of ours; a link to /dev/zero must not fill memory
 _SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
 
@@ -43,13 +44,12 @@ def _rules(codes: Iterable[str]) -> list:
 
 
 def _read(path: str):
-    # O_NONBLOCK and a regular-file check: a FIFO or a device named *.py in the
-    # tree would otherwise block the run forever on open() or read().
+    # A FIFO or a device named *.py in the tree would otherwise block the run
+    # forever on open() or read().
     try:
-        with open(path, "rb", opener=_open_nonblocking) as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None, "not a regular file; skipped"
-            return fh.read(), None
+        return read_regular(path), None
+    except NotRegularFile:
+        return None, "not a regular file; skipped"
     except OSError as exc:
         return None, f"cannot read file: {exc.strerror or exc}"
 
@@ -64,10 +64,6 @@ def _is_python(path: str, data: bytes) -> bool:
         return True
     first = data[:200].split(b"\n", 1)[0]
     return first.startswith(b"#!") and b"python" in first
-
-
-def _open_nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
 
 
 def _code_fingerprint() -> str:
@@ -212,13 +208,20 @@ class ResultCache:
         self.limit = MAX_ENTRIES if limit is None else limit
         self.entries: dict = {}
         self.used: dict = {}  # this run's hits and new results, in order of use
-        try:
-            entries = json.loads((self.folder / _CACHE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            entries = {}
+        entries = self._read()
         # Anything but a table of entries (a damaged or foreign file) is an empty
         # cache; this run's save replaces it.
         self.entries = entries if isinstance(entries, dict) else {}
+
+    def _read(self):
+        path = self.folder / _CACHE_FILE
+        try:
+            return json.loads(read_regular(path, _CACHE_LIMIT).decode("utf-8"))
+        except NotRegularFile as exc:  # a FIFO would block the run, /dev/zero fill memory
+            sys.stderr.write(f"torchlint: {path}: {exc.strerror}; the cache was not read\n")
+        except (OSError, ValueError):  # none yet, or damaged: a miss
+            pass
+        return {}
 
     def get(self, key: str) -> Optional[FileResult]:
         """The cached result, or None: a missing entry and a damaged one are both misses."""
@@ -276,12 +279,11 @@ class ResultCache:
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text(f"{_GITIGNORE_HEADER}\n*\n")
-            import tempfile  # here: a run answered wholly from the cache writes nothing
-
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".results-")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.kept(), fh)
-            os.replace(tmp, self.folder / _CACHE_FILE)
+            data = json.dumps(self.kept()).encode("utf-8")
+            with temporary_file(str(self.folder), ".results-") as (fh, tmp):
+                fh.write(data)
+                fh.close()
+                os.replace(tmp, self.folder / _CACHE_FILE)  # fails where a folder holds the name
         except OSError:
             pass  # a read-only checkout still gets its results
 
