@@ -31,7 +31,7 @@ def _fix(path: Path, capsys) -> tuple:
 USER_SAVE = "# the user's own edit, saved while torchlint was fixing\n"
 
 
-@pytest.mark.parametrize("moment", ["fix_data", "_temporary_copy"], ids=["while computing the fix",
+@pytest.mark.parametrize("moment", ["fix_data", "_owned_as"], ids=["while computing the fix",
                                                                       "after the new file is written"])
 def test_a_save_made_while_fixing_is_kept(tmp_path, monkeypatch, capsys, moment):
     """The file is checked after the fix is computed and again just before the rename."""
@@ -97,6 +97,74 @@ def test_an_owner_that_cannot_be_kept_means_writing_in_place(tmp_path, monkeypat
     assert FIXED_LINE in path.read_text()
     assert path.stat().st_ino == inode
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".torchlint-")]
+
+
+@pytest.fixture
+def own_signal_handlers():
+    """``main`` installs its handlers in this process: the next tests get pytest's back."""
+    saved = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="POSIX signals")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("step", ["tempfile.mkstemp", "os.fsync", "os.chmod", "os.replace"])
+def test_a_signal_while_the_temporary_file_exists_leaves_none(tmp_path, monkeypatch, capsys, own_signal_handlers,
+                                                              step, signum):
+    """The signal arrives right after each step of the write (the process signals itself,
+    so the moment is exact); the run stops as it would have, the file is old or new, and
+    no ``.torchlint-*.tmp`` is left. Right after ``mkstemp`` it once was."""
+    import importlib
+
+    path = tmp_path / "train.py"
+    path.write_text(STORED)
+    module_name, name = step.split(".")
+    module = importlib.import_module(module_name)
+    real, sent = getattr(module, name), []
+
+    def then_signal(*args, **kwargs):
+        done = real(*args, **kwargs)
+        if not sent:
+            sent.append(signum)
+            os.kill(os.getpid(), signum)
+        return done
+
+    monkeypatch.setattr(module, name, then_signal)
+    code, _, err = _fix(path, capsys)
+    assert sent and code == 128 + signum and "torchlint: interrupted" in err, (code, err)
+    assert path.read_text() in (STORED, STORED.replace("losses.append(loss)", FIXED_LINE))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".torchlint-")]
+
+
+def test_a_writable_file_in_a_read_only_folder_is_fixed_in_place(tmp_path, monkeypatch, capsys):
+    """No temporary file can be made beside it: the file is rewritten in place, with the
+    checks a file with several links gets, instead of being refused."""
+    import tempfile
+
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    path = folder / "train.py"
+    path.write_text(STORED)
+    inode = path.stat().st_ino
+    if os.geteuid() == 0:  # root creates files in any folder: refuse as the folder's mode would
+        real = tempfile.mkstemp
+
+        def refuse(*args, dir=None, **kwargs):
+            if dir is not None and os.path.realpath(dir) == os.path.realpath(folder):
+                raise PermissionError(13, "Permission denied", dir)
+            return real(*args, dir=dir, **kwargs)
+
+        monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    folder.chmod(0o555)
+    try:
+        code, _, err = _fix(path, capsys)
+    finally:
+        folder.chmod(0o755)
+    assert code == 0, err
+    assert FIXED_LINE in path.read_text() and path.stat().st_ino == inode
+    assert [p.name for p in folder.iterdir()] == ["train.py"]
 
 
 # -- workers die with their parent --------------------------------------------------
