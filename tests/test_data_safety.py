@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from test_robustness import STORED, _alive, busy_run
+from test_robustness import STORED, _alive, _descendants, as_from_a_terminal, busy_run
 from torchlint.cli import main
 
 FIXED_LINE = "losses.append(loss.detach())"
@@ -109,7 +110,8 @@ def own_signal_handlers():
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="POSIX signals")
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=lambda s: signal.Signals(s).name)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=lambda s: signal.Signals(s).name)
 @pytest.mark.parametrize("step", ["tempfile.mkstemp", "os.fsync", "os.chmod", "os.replace"])
 def test_a_signal_while_the_temporary_file_exists_leaves_none(tmp_path, monkeypatch, capsys, own_signal_handlers,
                                                               step, signum):
@@ -204,6 +206,110 @@ def test_sigterm_shuts_the_pool_down_like_ctrl_c(tmp_path):
     assert proc.returncode == 143, (proc.returncode, err[-2000:])
     assert "torchlint: interrupted" in err and "Traceback" not in err
     assert _gone(workers) == []
+
+
+def _cpu_time(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _no_core_dump() -> None:
+    import resource
+
+    as_from_a_terminal()
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGQUIT: no core file to write
+
+
+def _run_with_an_idle_worker(tmp_path: Path) -> tuple:
+    """A ``--jobs 2`` check in which one worker parses a big file for seconds while the other
+    has nothing left to do: (the process, its workers), returned once a worker is seen idle
+    (its CPU time still) beside a busy one. An idle worker is where a parent-death signal
+    used to raise, and print a traceback, most reliably."""
+    (tmp_path / "big.py").write_text((STORED.replace("losses", "kept") + "\n") * 400)
+    for index in range(20):
+        (tmp_path / f"small{index:02d}.py").write_text("x = 1\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "torchlint", "check", "--no-cache", "--jobs", "2", "."],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=_no_core_dump,
+    )
+    deadline, still = time.monotonic() + 60, {}
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = _descendants(proc.pid)
+        times = {pid: _cpu_time(pid) for pid in workers}
+        busy = [pid for pid in workers if times[pid] > still.get(pid, (-1, 0))[0]]
+        still = {pid: (times[pid], 0 if pid in busy else still[pid][1] + 1) for pid in workers}
+        if len(workers) == 2 and busy and any(count >= 4 for _, count in still.values()):
+            return proc, workers
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    pytest.fail("no idle worker beside a busy one")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGQUIT], ids=lambda s: signal.Signals(s).name)
+def test_workers_that_lose_their_parent_exit_quietly(tmp_path, signum):
+    proc, workers = _run_with_an_idle_worker(tmp_path)
+    try:
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=20)  # EOF once every worker has let go of stderr
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == -signum
+    # Not a line: a worker's traceback could be cut short by its watching thread's exit.
+    assert err == "", err[-3000:]
+    assert _gone(workers) == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_sighup_stops_a_run_like_sigterm(tmp_path):
+    """A closed terminal: the run is interrupted, exit 128 + SIGHUP, the workers quietly gone."""
+    proc, workers = _run_with_an_idle_worker(tmp_path)
+    try:
+        proc.send_signal(signal.SIGHUP)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 129, (proc.returncode, err[-3000:])
+    assert err == "torchlint: interrupted\n", err[-3000:]
+    assert _gone(workers) == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                         ids=lambda s: signal.Signals(s).name)
+def test_a_signal_to_the_whole_process_group_stops_the_run_quietly(tmp_path, signum):
+    """Ctrl-C in a terminal, a closed terminal, a service manager's stop: every process gets
+    the signal, and a worker waiting for work printed a KeyboardInterrupt traceback."""
+    proc, workers = _run_with_an_idle_worker(tmp_path)
+    try:
+        os.killpg(proc.pid, signum)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert (proc.returncode, err) == (128 + signum, "torchlint: interrupted\n"), err[-3000:]
+    assert _gone(workers) == []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_worker_killed_on_its_own_is_an_error_not_a_traceback(tmp_path):
+    """The OOM killer or a kill of one pid: the run cannot be complete (exit 2, one line)."""
+    proc, workers = _run_with_an_idle_worker(tmp_path)
+    try:
+        os.kill(min(workers, key=_cpu_time), signal.SIGTERM)  # the idle one: the parent once waited forever
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert (proc.returncode, err) == (2, "torchlint: error: a worker process was killed; the run is incomplete\n")
+    assert "All checks passed" not in out
 
 
 # -- a damaged cache ---------------------------------------------------------------

@@ -5,6 +5,7 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -12,16 +13,29 @@ from typing import List, Optional
 from torchlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-EXIT_TERMINATED = 143  # 128 + SIGTERM
+# A run stopped by a signal exits 128 + its number, as shells report it: 130 for Ctrl-C.
+_STOPPING = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, taken the way Ctrl-C is: the worker pool is shut down, files stay old or new."""
+    """SIGTERM or SIGHUP (a closed terminal), taken the way Ctrl-C is: the worker pool is
+    shut down, files stay old or new."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
-def _on_sigterm(signum, frame) -> None:
-    raise Terminated()
+def _on_stop_signal(signum, frame) -> None:
+    raise Terminated(signum)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    try:
+        sys.stderr.write("torchlint: interrupted\n")
+    except OSError:  # SIGHUP: the terminal may be gone
+        pass
+    return 128 + (exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
 
 
 def _split(values: Optional[List[str]], option: str) -> List[str]:
@@ -147,9 +161,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "check":
-        import signal
-
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        for signum in _STOPPING:
+            signal.signal(signum, _on_stop_signal)
     try:
         if args.command == "check":
             return _check(args)
@@ -162,8 +175,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except BrokenPipeError:  # `torchlint check | head`
         return EXIT_CLEAN
     except KeyboardInterrupt as exc:  # Ctrl-C anywhere (checking, fixing): no traceback; files are old or new
-        sys.stderr.write("torchlint: interrupted\n")
-        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        return _interrupted(exc)
     parser.print_help()
     return EXIT_ERROR
 
@@ -378,12 +390,14 @@ def _check_all(args, settings, stdin_name, files):
 
 def _lint(args, settings, stdin_name, files, missing, out) -> int:
     from torchlint.codes import INTERNAL_ERROR
+    from torchlint.runner import WorkerLost
 
     try:
         results, data, sources = _check_all(args, settings, stdin_name, files)
     except KeyboardInterrupt as exc:
-        sys.stderr.write("torchlint: interrupted\n")
-        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        return _interrupted(exc)
+    except WorkerLost as exc:
+        return _error(str(exc))
     fix_run = None
     if args.fix or args.diff or args.fix_only:
         if stdin_name is not None:

@@ -373,22 +373,47 @@ def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
     if jobs == 1 or len(work) < _SERIAL_BELOW:
         return [_lint_path(args) for args in work]
     from concurrent.futures import ProcessPoolExecutor  # ~25 ms of imports a cached or small run skips
+    from concurrent.futures.process import BrokenProcessPool
 
     # Biggest files first, in small chunks: a worker that draws the last chunk
     # then holds small files, not a library's largest module while the other
     # cores wait (chunks of a path-sorted list differ in cost tenfold).
     order = sorted(range(len(work)), key=lambda i: -_size(work[i][0]))
-    results: list = [None] * len(work)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_watch_parent,
+    size = max(1, len(work) // (jobs * 32))
+    chunks = [[work[i] for i in order[start:start + size]] for start in range(0, len(order), size)]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_start_worker,
                              initargs=(os.getpid(),)) as pool:
+        # Futures of our own, not pool.map: on an interrupt map cancels the pending ones,
+        # and on Python 3.11 the pool, broken by its workers' exit, then sets an error on
+        # a cancelled future: an InvalidStateError traceback from its manager thread.
+        futures = [pool.submit(_lint_chunk, chunk) for chunk in chunks]
         try:
-            done = pool.map(_lint_path, [work[i] for i in order], chunksize=max(1, len(work) // (jobs * 32)))
-            for i, outcome in zip(order, done):
-                results[i] = outcome
+            done = [outcome for future in futures for outcome in future.result()]
         except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
+            _stop_workers()
             raise
+        except BrokenProcessPool:  # a worker killed on its own (the OOM killer, a kill of its pid)
+            raise WorkerLost("a worker process was killed; the run is incomplete") from None
+    results: list = [None] * len(work)
+    for i, outcome in zip(order, done):
+        results[i] = outcome
     return results
+
+
+def _lint_chunk(chunk: list) -> list:
+    return [_lint_path(args) for args in chunk]
+
+
+def _stop_workers() -> None:
+    """End the pool's workers now (SIGTERM ends one silently), not after the files they hold."""
+    import multiprocessing
+
+    for worker in multiprocessing.active_children():
+        worker.terminate()
+
+
+class WorkerLost(Exception):
+    """A worker process died before the run was done: an error (exit 2), not a crash."""
 
 
 def _size(path: str) -> int:
@@ -396,6 +421,20 @@ def _size(path: str) -> int:
         return os.stat(path).st_size
     except OSError:  # the worker reports it
         return 0
+
+
+def _start_worker(parent: int) -> None:
+    """In each worker: SIGINT, SIGTERM and SIGHUP end it at once and quietly. It inherited
+    the front end's handlers, which raise to shut a pool down: a worker waiting for work
+    printed a traceback when its parent was killed (the parent-death signal is SIGTERM)
+    or when Ctrl-C reached the whole process group. Only the parent reports an
+    interrupted run."""
+    import signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    _watch_parent(parent)
 
 
 def _watch_parent(parent: int) -> None:
