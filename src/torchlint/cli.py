@@ -13,6 +13,7 @@ from typing import List, Optional
 from torchlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_BROKEN_PIPE = 128 + 13  # SIGPIPE's number: what a shell shows for `cat big | head -1`
 # A run stopped by a signal exits 128 + its number, as shells report it: 130 for Ctrl-C.
 _STOPPING = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
 
@@ -164,20 +165,36 @@ def main(argv: Optional[List[str]] = None) -> int:
         for signum in _STOPPING:
             signal.signal(signum, _on_stop_signal)
     try:
-        if args.command == "check":
-            return _check(args)
-        if args.command == "rule":
-            return _rule(args, parser)
-        if args.command == "server":
-            return _server()
-        if args.command == "clean":
-            return _clean(args)
-    except BrokenPipeError:  # `torchlint check | head`
-        return EXIT_CLEAN
+        code = _command(args, parser)
+        sys.stdout.flush()  # here, not at exit: a reader gone is known before the code is returned
+        return code
+    except BrokenPipeError:  # `torchlint check | head -1`
+        return _reader_gone()
     except KeyboardInterrupt as exc:  # Ctrl-C anywhere (checking, fixing): no traceback; files are old or new
         return _interrupted(exc)
+
+
+def _command(args, parser) -> int:
+    if args.command == "check":
+        return _check(args)
+    if args.command == "rule":
+        return _rule(args, parser)
+    if args.command == "server":
+        return _server()
+    if args.command == "clean":
+        return _clean(args)
     parser.print_help()
     return EXIT_ERROR
+
+
+def _reader_gone() -> int:
+    """The reader of stdout stopped first: exit as a process killed by SIGPIPE does (141 in a
+    shell), never 0, so that ``set -o pipefail`` cannot take an unread report for a clean run.
+    stdout goes to /dev/null: the flush at exit must not fail again."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
 
 
 def _error(message: str) -> int:
