@@ -84,6 +84,23 @@ def test_hard_links_still_share_the_fixed_file(tmp_path, capsys):
     assert FIXED_LINE in second.read_text()
 
 
+@pytest.mark.parametrize("second_name", ["symlink", "hard link", "./a.py"])
+def test_one_file_named_twice_is_fixed_once_and_reported_clean(tmp_path, monkeypatch, capsys, second_name):
+    """``--fix a.py link.py``: the file was fixed once, then a stale finding was reported
+    under the other name and the exit was 1, while a new check was clean."""
+    monkeypatch.chdir(tmp_path)
+    Path("a.py").write_text(STORED)
+    other = {"symlink": "link.py", "hard link": "hard.py", "./a.py": "./a.py"}[second_name]
+    if second_name == "symlink":
+        os.symlink("a.py", other)
+    elif second_name == "hard link":
+        os.link("a.py", other)
+    code = main(["check", "--fix", "--unsafe-fixes", "--no-cache", "a.py", other])
+    out, err = capsys.readouterr()
+    assert (code, out) == (0, "Found 1 finding (1 fixed, 0 remaining).\n"), err
+    assert FIXED_LINE in Path("a.py").read_text()
+
+
 def test_an_owner_that_cannot_be_kept_means_writing_in_place(tmp_path, monkeypatch, capsys):
     path = tmp_path / "train.py"
     path.write_text(STORED)

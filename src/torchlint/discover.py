@@ -37,11 +37,22 @@ def discover(paths: Iterable[str], settings, force_exclude: bool = False) -> Tup
             missing.append(path)
     seen, unique = set(), []
     for f in files:
-        key = os.path.normpath(f)
+        key = _identity(f)
         if key not in seen:
             seen.add(key)
             unique.append(f)
     return unique, missing
+
+
+def _identity(path: str):
+    """One file reached by two names (``a.py`` and ``./a.py``, a symbolic or a hard link to it)
+    is one file, checked and fixed once under the first name: its device and inode, or the
+    normalised name where it cannot be looked at (the runner reports why)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return os.path.normpath(path)
+    return st.st_dev, st.st_ino
 
 
 def _unreadable(exc: OSError) -> None:
