@@ -44,6 +44,7 @@ _ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine
 _ALL_CODES = frozenset(RULES) | _STATUS_CODES | _ENGINE_CHECKS
 _OPT_IN = frozenset(code for code, (_, default) in RULES.items() if not default) | _ENGINE_CHECKS
 _FAMILY = "TL"  # the broadest prefix; it does not name opt-in rules
+MAX_EXTEND_CHAIN = 32  # config files in one chain of ``extend``, the first included (docs/configuration.md)
 
 
 class ConfigError(Exception):
@@ -341,6 +342,9 @@ def _extended(path: Path, value: str, extending: Tuple[Path, ...]) -> Config:
     if target in chain:
         cycle = " -> ".join(str(p) for p in (*chain[chain.index(target):], target))
         raise ConfigError(f"{path}: extend: configs extend each other in a cycle: {cycle}")
+    if len(chain) >= MAX_EXTEND_CHAIN:  # each link costs stack frames: 500 ended in RecursionError
+        raise ConfigError(f"{path}: extend: more than {MAX_EXTEND_CHAIN} config files extend one another, "
+                          f"starting at {chain[0]}; shorten the chain")
     if not target.is_file():
         why = "is not a file" if target.exists() else "does not exist"
         raise ConfigError(f"{path}: extend = {value!r}: {target} {why}")
