@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "dependencies, else the newest torchlint knows)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
-                       help="worker processes (default: all cores; 1 = no pool; at most the core count)")
+                       help="worker processes (default: the CPUs this process may use, after taskset and "
+                            "cgroup quotas; 1 = no pool; at most that many)")
     check.add_argument("--no-cache", action="store_true",
                        help="ignore and do not write the .torchlint_cache of unchanged files")
     check.add_argument("--cache-dir", type=Path, metavar="DIR",
@@ -114,13 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _jobs(value: str) -> int:
-    """``--jobs``: a whole number, 0 (all cores) or more."""
+    """``--jobs``: a whole number, 0 (every CPU this process may use) or more."""
     try:
         jobs = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of worker processes, got {value!r}") from None
     if jobs < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (all cores) or more, got {jobs}")
+        raise argparse.ArgumentTypeError(f"must be 0 (every usable CPU) or more, got {jobs}")
     return jobs
 
 

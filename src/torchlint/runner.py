@@ -368,7 +368,7 @@ def check_files(files: List[str], codes_for: Callable[[str], Iterable[str]], *, 
 
 
 def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
-    cores = os.cpu_count() or 1
+    cores = usable_cpu_count()
     jobs = min(jobs or cores, cores)  # more workers than cores only adds processes
     if jobs == 1 or len(work) < _SERIAL_BELOW:
         return [_lint_path(args) for args in work]
@@ -398,6 +398,60 @@ def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
     for i, outcome in zip(order, done):
         results[i] = outcome
     return results
+
+
+def usable_cpu_count() -> int:
+    """The CPUs this process may use: those it may run on (``taskset``, a container's cpuset),
+    capped by a cgroup CPU quota (``docker --cpus 2``). ``os.cpu_count()`` counts the
+    machine's; Python 3.13's ``os.process_cpu_count()`` does the first half of this."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity outside Linux
+        cpus = os.cpu_count() or 1
+    quotas = [quota for quota in map(_cpu_quota, _cgroup_quota_files()) if quota is not None]
+    return max(1, min([cpus, *quotas]))
+
+
+_CGROUP_ROOT = "/sys/fs/cgroup"
+_OWN_CGROUP = "/proc/self/cgroup"
+
+
+def _cgroup_quota_files() -> Iterable[Tuple[str, ...]]:
+    """The CPU quota files of this process's cgroup and of each folder above it (a limit
+    set higher up holds too; inside a container the path may be the host's): cgroup v2's
+    ``cpu.max``, v1's ``cpu.cfs_quota_us`` and ``cpu.cfs_period_us``."""
+    try:
+        with open(_OWN_CGROUP, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        fields = line.split(":", 2)  # hierarchy:controllers:path; v2's controllers are ""
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
+        if controllers == "":
+            base, names = _CGROUP_ROOT, ("cpu.max",)
+        elif "cpu" in controllers.split(","):
+            base, names = os.path.join(_CGROUP_ROOT, "cpu"), ("cpu.cfs_quota_us", "cpu.cfs_period_us")
+        else:
+            continue
+        parts = [part for part in path.split("/") if part]
+        for depth in range(len(parts), -1, -1):
+            yield tuple(os.path.join(base, *parts[:depth], name) for name in names)
+
+
+def _cpu_quota(files: Tuple[str, ...]) -> Optional[int]:
+    """Whole CPUs a quota allows, rounded up; None without a quota (``max``, ``-1``) or a file."""
+    try:
+        values = []
+        for name in files:
+            with open(name, encoding="utf-8") as fh:
+                values += fh.read().split()
+        quota, period = int(values[0]), int(values[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return -(-quota // period) if quota > 0 and period > 0 else None
 
 
 def _lint_chunk(chunk: list) -> list:
