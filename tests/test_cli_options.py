@@ -114,7 +114,20 @@ def test_fix_only_reports_the_fixes_and_exits_zero(project, capsys):
     assert "losses.append(loss.detach())" in path.read_text()
     # Nothing fixable (no --unsafe-fixes): still exit 0, and the finding is not listed.
     write(project, "b.py", STORED)
-    assert check("--fix-only", "b.py", capsys=capsys)[:2] == (0, "No findings fixed.\n")
+    assert check("--fix-only", "b.py", capsys=capsys)[:2] == (0, "No findings fixed.\n"
+                                                                "1 fix available with --unsafe-fixes.\n")
+
+
+def test_fix_only_says_how_many_unsafe_fixes_were_held_back(project, capsys):
+    """It printed only "No findings fixed.", with no hint that an unsafe fix was waiting."""
+    write(project, "b.py", STORED)
+    write(project, "c.py", STORED.replace("losses", "kept"))
+    code, out, _ = check("--fix-only", "b.py", "c.py", capsys=capsys)
+    assert (code, out) == (0, "No findings fixed.\n2 fixes available with --unsafe-fixes.\n")
+    code, out, _ = check("--fix-only", "--show-fixes", "b.py", capsys=capsys)
+    assert (code, out) == (0, "No findings fixed.\n1 fix available with --unsafe-fixes.\n")
+    assert check("--fix-only", "--quiet", "b.py", capsys=capsys)[:2] == (0, "")
+    assert check("--fix-only", "--unsafe-fixes", "b.py", capsys=capsys)[:2] == (0, "Fixed 1 finding in 1 file.\n")
 
 
 def test_show_fixes_lists_each_files_fixes(project, capsys):

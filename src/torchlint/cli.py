@@ -439,7 +439,7 @@ def _lint(args, settings, stdin_name, files, missing, out) -> int:
     if fix_run is not None and args.diff:
         return _report_diff(fix_run, diagnostics, args, failed=failed)
     if args.fix_only:
-        return _report_fix_only(fix_run, args, out, failed=failed)
+        return _report_fix_only(fix_run, _hidden_fixes(diagnostics, args), args, out, failed=failed)
     if args.add_noqa:
         return _report_add_noqa(diagnostics, out, failed=failed)
     unchecked = len(missing) + sum(1 for result in results if any(not e.internal for e in result.errors))
@@ -475,13 +475,17 @@ def _fixable(args) -> frozenset:
     return frozenset(allowed_fixes(args.unsafe_fixes))
 
 
-def _report_fix_only(fix_run, args, out, failed: bool) -> int:
+def _report_fix_only(fix_run, hidden: int, args, out, failed: bool) -> int:
+    """What was fixed, and how many unsafe fixes were held back (as ruff says it)."""
+    from torchlint.reporters import hidden_fixes_line
     from torchlint.reporters import statistics as summaries
 
     if args.show_fixes:
         summaries.show_fixes(fix_run.fixes, out)
     elif not args.quiet:
         summaries.fix_only_summary(fix_run.fixes, out)
+    if not args.quiet:
+        out.write(hidden_fixes_line(hidden))
     return EXIT_ERROR if failed or any(fix.error for fix in fix_run.fixes) else EXIT_CLEAN
 
 
@@ -508,6 +512,7 @@ def _hidden_fixes(diagnostics, args) -> int:
 def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
     """``--diff``: the changes on stdout, a count on stderr; exit 1 when there is something to fix."""
     from torchlint.fix_files import decode_file, unified_diff
+    from torchlint.reporters import hidden_fixes_line
 
     count = 0
     for fixed in fix_run.changed:
@@ -517,9 +522,7 @@ def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
     noun = "fix" if count == 1 else "fixes"
     sys.stderr.write(f"Would apply {count} {noun} in {len(fix_run.changed)} file"
                      f"{'s' if len(fix_run.changed) != 1 else ''}.\n" if count else "No fixes to apply.\n")
-    hidden = _hidden_fixes(diagnostics, args)
-    if hidden:
-        sys.stderr.write(f"{hidden} fix{'es' if hidden != 1 else ''} available with --unsafe-fixes.\n")
+    sys.stderr.write(hidden_fixes_line(_hidden_fixes(diagnostics, args)))
     if failed:
         return EXIT_ERROR
     return EXIT_FINDINGS if fix_run.changed else EXIT_CLEAN
