@@ -1,11 +1,17 @@
 """Sentences the tool could contradict, checked where it is cheap: the flags docs/cli.md
-names, the codes the docs name, the README's count of opt-in rules.
+names, the codes the docs name, the README's count of opt-in rules, what docs/ci.md says
+happens to notebooks that cannot be checked.
 
 (The generated docs have their own checks in tests/test_docs.py.)
 """
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+
+import pytest
 
 from conftest import ROOT, run_cli
 from torchlint.codes import STATUS_CODES
@@ -57,3 +63,47 @@ def test_the_readme_counts_the_opt_in_rules_of_the_registry():
     assert said is not None, "the README no longer says how many rules are opt-in"
     assert said.group(1) == NUMBER_WORDS[len(opt_in)], opt_in
     assert readme.count("| opt-in: ") == len(opt_in)  # the rule table marks the same ones
+
+
+# -- docs/ci.md: notebooks that cannot be checked ------------------------------------------
+
+def _notebook(cells, **fields) -> str:
+    return json.dumps({"cells": cells, "metadata": fields.pop("metadata", {}), "nbformat": 4,
+                       "nbformat_minor": 5, **fields})
+
+
+PROSE = {"cell_type": "markdown", "metadata": {}, "source": ["# Notes\n"]}
+NOTEBOOKS = {  # the table's first column -> a notebook of that kind
+    "not JSON": "{not json",
+    "JSON without a `cells` list": json.dumps({"metadata": {}, "nbformat": 4, "nbformat_minor": 5}),
+    "nbformat 3": json.dumps({"worksheets": [{"cells": []}], "metadata": {}, "nbformat": 3, "nbformat_minor": 0}),
+    "another kernel language (R, Julia, ...)": _notebook(
+        [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": ["x <- 1\n"]}],
+        metadata={"kernelspec": {"language": "R", "name": "ir", "display_name": "R"}}),
+    "markdown cells only, or no cells at all": _notebook([PROSE]),
+}
+
+
+def _notebook_table() -> dict:
+    """{notebook: (what torchlint reports, exit code)} from docs/ci.md's Notebooks section."""
+    section = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8").split("## Notebooks", 1)[1]
+    rows = re.findall(r"^\| (.+?) \| (.+?) \| (\d) \|$", section, re.M)
+    return {name: (said, int(code)) for name, said, code in rows if name != "notebook"}
+
+
+@pytest.mark.parametrize("kind", sorted(NOTEBOOKS))
+def test_the_ci_docs_say_what_happens_to_a_notebook_that_cannot_be_checked(tmp_path, kind):
+    """They said every such notebook was only noted on stderr with the exit code left
+    alone; a bad one is a TL001 finding (exit 1), and a notebook of prose gets no note."""
+    table = _notebook_table()
+    assert set(table) == set(NOTEBOOKS)
+    said, code = table[kind]
+    (tmp_path / "nb.ipynb").write_text(NOTEBOOKS[kind])
+    proc = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "nb.ipynb"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == code, (kind, proc.stdout, proc.stderr)
+    assert ("TL001" in said) == (": TL001 " in proc.stdout), (kind, proc.stdout)
+    assert ("note on stderr" in said) == proc.stderr.startswith("torchlint: nb.ipynb: "), (kind, proc.stderr)
+    assert ("not checked" in said) == ("1 path not checked" in proc.stdout), (kind, proc.stdout)
+    if said.startswith("nothing"):
+        assert (proc.stdout, proc.stderr) == ("All checks passed!\n", "")
