@@ -267,65 +267,50 @@ def _run_with_an_idle_worker(tmp_path: Path) -> tuple:
     pytest.fail("no idle worker beside a busy one")
 
 
+def _signalled(tmp_path: Path, send) -> tuple:
+    """``send(proc, workers)`` to a run with an idle worker; (exit status, stdout, stderr,
+    workers) once stdout and stderr are closed, which is when every worker has let go."""
+    proc, workers = _run_with_an_idle_worker(tmp_path)
+    try:
+        send(proc, workers)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    return proc.returncode, out, err, workers
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGQUIT], ids=lambda s: signal.Signals(s).name)
 def test_workers_that_lose_their_parent_exit_quietly(tmp_path, signum):
-    proc, workers = _run_with_an_idle_worker(tmp_path)
-    try:
-        proc.send_signal(signum)
-        _, err = proc.communicate(timeout=20)  # EOF once every worker has let go of stderr
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == -signum
+    code, _, err, workers = _signalled(tmp_path, lambda proc, workers: proc.send_signal(signum))
     # Not a line: a worker's traceback could be cut short by its watching thread's exit.
-    assert err == "", err[-3000:]
+    assert (code, err) == (-signum, ""), err[-3000:]
     assert _gone(workers) == []
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
-def test_sighup_stops_a_run_like_sigterm(tmp_path):
-    """A closed terminal: the run is interrupted, exit 128 + SIGHUP, the workers quietly gone."""
-    proc, workers = _run_with_an_idle_worker(tmp_path)
-    try:
-        proc.send_signal(signal.SIGHUP)
-        _, err = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 129, (proc.returncode, err[-3000:])
-    assert err == "torchlint: interrupted\n", err[-3000:]
-    assert _gone(workers) == []
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+@pytest.mark.parametrize("group", [False, True], ids=["torchlint alone", "its process group"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
                          ids=lambda s: signal.Signals(s).name)
-def test_a_signal_to_the_whole_process_group_stops_the_run_quietly(tmp_path, signum):
-    """Ctrl-C in a terminal, a closed terminal, a service manager's stop: every process gets
-    the signal, and a worker waiting for work printed a KeyboardInterrupt traceback."""
-    proc, workers = _run_with_an_idle_worker(tmp_path)
-    try:
-        os.killpg(proc.pid, signum)
-        _, err = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert (proc.returncode, err) == (128 + signum, "torchlint: interrupted\n"), err[-3000:]
+def test_a_signal_that_stops_the_run_is_one_line(tmp_path, signum, group):
+    """SIGHUP (a closed terminal) stops a run as SIGTERM does; sent to the whole group
+    (Ctrl-C in a terminal, a service manager's stop), a worker waiting for work printed
+    a KeyboardInterrupt or Terminated traceback."""
+    code, _, err, workers = _signalled(
+        tmp_path, lambda proc, workers: (os.killpg if group else os.kill)(proc.pid, signum))
+    assert (code, err) == (128 + signum, "torchlint: interrupted\n"), err[-3000:]
     assert _gone(workers) == []
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_a_worker_killed_on_its_own_is_an_error_not_a_traceback(tmp_path):
     """The OOM killer or a kill of one pid: the run cannot be complete (exit 2, one line)."""
-    proc, workers = _run_with_an_idle_worker(tmp_path)
-    try:
-        os.kill(min(workers, key=_cpu_time), signal.SIGTERM)  # the idle one: the parent once waited forever
-        out, err = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert (proc.returncode, err) == (2, "torchlint: error: a worker process was killed; the run is incomplete\n")
+    def kill_the_idle_worker(proc, workers):  # the parent once waited for it forever
+        os.kill(min(workers, key=_cpu_time), signal.SIGTERM)
+
+    code, out, err, _ = _signalled(tmp_path, kill_the_idle_worker)
+    assert (code, err) == (2, "torchlint: error: a worker process was killed; the run is incomplete\n")
     assert "All checks passed" not in out
 
 
