@@ -111,13 +111,13 @@ def test_the_ci_docs_say_what_happens_to_a_notebook_that_cannot_be_checked(tmp_p
 
 # -- CONTRIBUTING.md: how long the suite takes ---------------------------------------------
 
-# The whole suite, measured (issue 29: 11 minutes on 2 cores; trust-round-two's final run is
-# in its report). A duration is said with the machine it was measured on.
-SLOWEST_MEASURED = (11, 2)  # minutes, cores
+# The whole suite, measured: 11 minutes on 2 cores (issue 29), 12 min 15 s on 2 cores at
+# the end of trust-round-two (2,604 tests). A duration is said with the machine it was measured on.
+SLOWEST_MEASURED = (13, 2)  # minutes (rounded up), cores
 
 
 def test_contributing_states_the_suite_time_measured():
-    """It said "about 5 minutes"; runs took 7 to 11 on 2 cores."""
+    """It said "about 5 minutes"; runs took 7 to 12 on 2 cores."""
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     said = re.search(r"the whole suite: (\d+) to (\d+) minutes on (\d+) cores", text)
     assert said is not None, "CONTRIBUTING.md no longer says how long the suite takes, and where"
