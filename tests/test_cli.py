@@ -217,3 +217,45 @@ def test_unreadable_file_is_reported_and_others_still_checked(project, capsys, m
     # like flake8's E902: a file that cannot be read is a finding, not a quiet pass
     assert code == 1 and "bad.py:10:9: TL301" in out
     assert "secret.py:1:1: TL001 cannot read file: Permission denied" in out
+
+
+# -- a reader that stops first ------------------------------------------------------
+
+def _check_into_a_closed_pipe(folder, *args):
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write: EPIPE every time
+    try:
+        return subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", *args], cwd=folder,
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("args", [[], ["--exit-zero"], ["--output-format", "json"], ["--statistics"],
+                                  ["--diff", "--unsafe-fixes"]])
+def test_a_reader_that_stops_first_is_never_a_clean_exit(tmp_path, args):
+    """``torchlint check | head -1`` exited 0 with findings: a broken pipe was taken for a
+    clean run. It is now 141, as for a command killed by SIGPIPE (docs/cli.md)."""
+    write(tmp_path, "train.py", STORED.format(suffix=""))
+    proc = _check_into_a_closed_pipe(tmp_path, *args, "train.py")
+    assert (proc.returncode, proc.stderr) == (141, "")
+
+
+def test_head_of_a_long_report_under_pipefail_fails(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None or shutil.which("head") is None:
+        pytest.skip("needs bash and head")
+    # 2,000 findings (~350 KB of report): far more than a pipe holds, so head -1 has
+    # exited while torchlint is still writing.
+    stores = "".join(f"        kept{i}.append(loss)\n" for i in range(2000))
+    write(tmp_path, "train.py", STORED.format(suffix="").replace("        losses.append(loss)\n", stores))
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", "torchlint check --no-cache train.py | head -1"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.stdout.startswith("train.py:") and proc.stdout.count("\n") == 1
+    assert (proc.returncode, proc.stderr) == (141, "")

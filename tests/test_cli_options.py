@@ -114,7 +114,20 @@ def test_fix_only_reports_the_fixes_and_exits_zero(project, capsys):
     assert "losses.append(loss.detach())" in path.read_text()
     # Nothing fixable (no --unsafe-fixes): still exit 0, and the finding is not listed.
     write(project, "b.py", STORED)
-    assert check("--fix-only", "b.py", capsys=capsys)[:2] == (0, "No findings fixed.\n")
+    assert check("--fix-only", "b.py", capsys=capsys)[:2] == (0, "No findings fixed.\n"
+                                                                "1 fix available with --unsafe-fixes.\n")
+
+
+def test_fix_only_says_how_many_unsafe_fixes_were_held_back(project, capsys):
+    """It printed only "No findings fixed.", with no hint that an unsafe fix was waiting."""
+    write(project, "b.py", STORED)
+    write(project, "c.py", STORED.replace("losses", "kept"))
+    code, out, _ = check("--fix-only", "b.py", "c.py", capsys=capsys)
+    assert (code, out) == (0, "No findings fixed.\n2 fixes available with --unsafe-fixes.\n")
+    code, out, _ = check("--fix-only", "--show-fixes", "b.py", capsys=capsys)
+    assert (code, out) == (0, "No findings fixed.\n1 fix available with --unsafe-fixes.\n")
+    assert check("--fix-only", "--quiet", "b.py", capsys=capsys)[:2] == (0, "")
+    assert check("--fix-only", "--unsafe-fixes", "b.py", capsys=capsys)[:2] == (0, "Fixed 1 finding in 1 file.\n")
 
 
 def test_show_fixes_lists_each_files_fixes(project, capsys):
@@ -237,52 +250,48 @@ def test_jobs_rejects_bad_values_with_a_message(value, message, capsys):
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
 
 
-def test_jobs_is_capped_at_the_core_count(monkeypatch):
-    started = []
+class _InlinePool:
+    """A ProcessPoolExecutor stand-in that runs each submitted chunk at once, in order,
+    noting how many workers it was asked for and the paths it was handed."""
+    started: list = []
+    handed: list = []
 
-    class Pool:
-        def __init__(self, max_workers, **kwargs):
-            started.append(max_workers)
+    def __init__(self, max_workers, **kwargs):
+        self.started.append(max_workers)
 
-        def __enter__(self):
-            return self
+    def __enter__(self):
+        return self
 
-        def __exit__(self, *exc):
-            return False
+    def __exit__(self, *exc):
+        return False
 
-        def map(self, fn, work, chunksize=1):
-            return map(fn, work)
+    def submit(self, fn, chunk):
+        import concurrent.futures
 
+        self.handed.extend(path for path, _, _ in chunk)
+        future = concurrent.futures.Future()
+        future.set_result(fn(chunk))
+        return future
+
+
+@pytest.fixture
+def inline_pool(monkeypatch):
     import concurrent.futures  # the runner imports its pool only when it starts one
 
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
-    monkeypatch.setattr(runner.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _InlinePool)
+    monkeypatch.setattr(_InlinePool, "started", [])
+    monkeypatch.setattr(_InlinePool, "handed", [])
+    return _InlinePool
+
+
+def test_jobs_is_capped_at_the_core_count(monkeypatch, inline_pool):
+    monkeypatch.setattr(runner, "usable_cpu_count", lambda: 4)
     runner._run([("missing.py", (), None)] * 100, jobs=1000)  # (path, codes, target torch)
-    assert started == [4]
+    assert inline_pool.started == [4]
 
 
-
-def test_workers_get_the_biggest_files_first_and_results_keep_the_input_order(tmp_path, monkeypatch):
-    handed = []
-
-    class Pool:
-        def __init__(self, max_workers, **kwargs):
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-        def map(self, fn, work, chunksize=1):
-            handed.extend(path for path, _, _ in work)
-            return map(fn, work)
-
-    import concurrent.futures
-
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
-    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+def test_workers_get_the_biggest_files_first_and_results_keep_the_input_order(tmp_path, monkeypatch, inline_pool):
+    monkeypatch.setattr(runner, "usable_cpu_count", lambda: 2)
     sizes = [3, 40, 1, 500, 20] * 4
     paths = []
     for i, size in enumerate(sizes):
@@ -292,8 +301,8 @@ def test_workers_get_the_biggest_files_first_and_results_keep_the_input_order(tm
     work = [(path, ("TL301",), None) for path in paths] + [(str(tmp_path / "gone.py"), ("TL301",), None)]
     outcomes = runner._run(work, jobs=2)
     assert [result.path for result, _ in outcomes] == [path for path, _, _ in work]
-    assert handed[:4] == [paths[i] for i in (3, 8, 13, 18)]  # the 500-byte files
-    assert handed[-1].endswith("gone.py")  # unreadable: size 0, last
+    assert inline_pool.handed[:4] == [paths[i] for i in (3, 8, 13, 18)]  # the 500-byte files
+    assert inline_pool.handed[-1].endswith("gone.py")  # unreadable: size 0, last
 
 
 @pytest.mark.parametrize("line, expected", [

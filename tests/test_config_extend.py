@@ -121,3 +121,29 @@ def test_extend_per_file_ignores_without_extend_are_per_file_ignores(project):
     write(project, "torchlint.toml", 'extend-per-file-ignores = { "gen/*" = ["TL301"] }\n')
     assert "TL301" not in resolve(project / "gen" / "g.py").codes
     assert "TL301" in resolve(project / "g.py").codes
+
+
+def _chain(folder, length: int):
+    """c0.toml extends c1.toml ... up to c{length-1}.toml, which extends nothing."""
+    for index in range(length):
+        line = f'extend = "c{index + 1}.toml"\n' if index < length - 1 else ""
+        (folder / f"c{index}.toml").write_text(line + 'ignore = ["TL302"]\n')
+    return folder / "c0.toml"
+
+
+def test_a_chain_of_extends_up_to_the_limit_is_followed(project, capsys):
+    first = _chain(project, config_mod.MAX_EXTEND_CHAIN)
+    write(project, "a.py", "x = 1\n")
+    assert main(["check", "--no-cache", "--config", str(first), "a.py"]) == 0, capsys.readouterr().err
+
+
+def test_a_chain_of_500_extends_is_one_config_error(project, capsys):
+    """It ended in a RecursionError traceback and exit 1."""
+    first = _chain(project, 500)
+    write(project, "a.py", "x = 1\n")
+    code = main(["check", "--no-cache", "--config", str(first), "a.py"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "c31.toml: extend: more than 32 config files extend one another, starting at" in err
+    assert f"{first}; shorten the chain" in err

@@ -5,6 +5,7 @@ Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -12,16 +13,30 @@ from typing import List, Optional
 from torchlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-EXIT_TERMINATED = 143  # 128 + SIGTERM
+EXIT_BROKEN_PIPE = 128 + 13  # SIGPIPE's number: what a shell shows for `cat big | head -1`
+# A run stopped by a signal exits 128 + its number, as shells report it: 130 for Ctrl-C.
+_STOPPING = (signal.SIGTERM, signal.SIGHUP) if hasattr(signal, "SIGHUP") else (signal.SIGTERM,)
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, taken the way Ctrl-C is: the worker pool is shut down, files stay old or new."""
+    """SIGTERM or SIGHUP (a closed terminal), taken the way Ctrl-C is: the worker pool is
+    shut down, files stay old or new."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
-def _on_sigterm(signum, frame) -> None:
-    raise Terminated()
+def _on_stop_signal(signum, frame) -> None:
+    raise Terminated(signum)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    try:
+        sys.stderr.write("torchlint: interrupted\n")
+    except OSError:  # SIGHUP: the terminal may be gone
+        pass
+    return 128 + (exc.signum if isinstance(exc, Terminated) else signal.SIGINT)
 
 
 def _split(values: Optional[List[str]], option: str) -> List[str]:
@@ -68,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "dependencies, else the newest torchlint knows)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--jobs", "-j", type=_jobs, default=0, metavar="N",
-                       help="worker processes (default: all cores; 1 = no pool; at most the core count)")
+                       help="worker processes (default: the CPUs this process may use, after taskset and "
+                            "cgroup quotas; 1 = no pool; at most that many)")
     check.add_argument("--no-cache", action="store_true",
                        help="ignore and do not write the .torchlint_cache of unchanged files")
     check.add_argument("--cache-dir", type=Path, metavar="DIR",
@@ -99,13 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _jobs(value: str) -> int:
-    """``--jobs``: a whole number, 0 (all cores) or more."""
+    """``--jobs``: a whole number, 0 (every CPU this process may use) or more."""
     try:
         jobs = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of worker processes, got {value!r}") from None
     if jobs < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (all cores) or more, got {jobs}")
+        raise argparse.ArgumentTypeError(f"must be 0 (every usable CPU) or more, got {jobs}")
     return jobs
 
 
@@ -147,25 +163,39 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "check":
-        import signal
-
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        for signum in _STOPPING:
+            signal.signal(signum, _on_stop_signal)
     try:
-        if args.command == "check":
-            return _check(args)
-        if args.command == "rule":
-            return _rule(args, parser)
-        if args.command == "server":
-            return _server()
-        if args.command == "clean":
-            return _clean(args)
-    except BrokenPipeError:  # `torchlint check | head`
-        return EXIT_CLEAN
+        code = _command(args, parser)
+        sys.stdout.flush()  # here, not at exit: a reader gone is known before the code is returned
+        return code
+    except BrokenPipeError:  # `torchlint check | head -1`
+        return _reader_gone()
     except KeyboardInterrupt as exc:  # Ctrl-C anywhere (checking, fixing): no traceback; files are old or new
-        sys.stderr.write("torchlint: interrupted\n")
-        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        return _interrupted(exc)
+
+
+def _command(args, parser) -> int:
+    if args.command == "check":
+        return _check(args)
+    if args.command == "rule":
+        return _rule(args, parser)
+    if args.command == "server":
+        return _server()
+    if args.command == "clean":
+        return _clean(args)
     parser.print_help()
     return EXIT_ERROR
+
+
+def _reader_gone() -> int:
+    """The reader of stdout stopped first: exit as a process killed by SIGPIPE does (141 in a
+    shell), never 0, so that ``set -o pipefail`` cannot take an unread report for a clean run.
+    stdout goes to /dev/null: the flush at exit must not fail again."""
+    import os
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_BROKEN_PIPE
 
 
 def _error(message: str) -> int:
@@ -378,12 +408,14 @@ def _check_all(args, settings, stdin_name, files):
 
 def _lint(args, settings, stdin_name, files, missing, out) -> int:
     from torchlint.codes import INTERNAL_ERROR
+    from torchlint.runner import WorkerLost
 
     try:
         results, data, sources = _check_all(args, settings, stdin_name, files)
     except KeyboardInterrupt as exc:
-        sys.stderr.write("torchlint: interrupted\n")
-        return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+        return _interrupted(exc)
+    except WorkerLost as exc:
+        return _error(str(exc))
     fix_run = None
     if args.fix or args.diff or args.fix_only:
         if stdin_name is not None:
@@ -407,7 +439,7 @@ def _lint(args, settings, stdin_name, files, missing, out) -> int:
     if fix_run is not None and args.diff:
         return _report_diff(fix_run, diagnostics, args, failed=failed)
     if args.fix_only:
-        return _report_fix_only(fix_run, args, out, failed=failed)
+        return _report_fix_only(fix_run, _hidden_fixes(diagnostics, args), args, out, failed=failed)
     if args.add_noqa:
         return _report_add_noqa(diagnostics, out, failed=failed)
     unchecked = len(missing) + sum(1 for result in results if any(not e.internal for e in result.errors))
@@ -443,13 +475,17 @@ def _fixable(args) -> frozenset:
     return frozenset(allowed_fixes(args.unsafe_fixes))
 
 
-def _report_fix_only(fix_run, args, out, failed: bool) -> int:
+def _report_fix_only(fix_run, hidden: int, args, out, failed: bool) -> int:
+    """What was fixed, and how many unsafe fixes were held back (as ruff says it)."""
+    from torchlint.reporters import hidden_fixes_line
     from torchlint.reporters import statistics as summaries
 
     if args.show_fixes:
         summaries.show_fixes(fix_run.fixes, out)
     elif not args.quiet:
         summaries.fix_only_summary(fix_run.fixes, out)
+    if not args.quiet:
+        out.write(hidden_fixes_line(hidden))
     return EXIT_ERROR if failed or any(fix.error for fix in fix_run.fixes) else EXIT_CLEAN
 
 
@@ -476,6 +512,7 @@ def _hidden_fixes(diagnostics, args) -> int:
 def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
     """``--diff``: the changes on stdout, a count on stderr; exit 1 when there is something to fix."""
     from torchlint.fix_files import decode_file, unified_diff
+    from torchlint.reporters import hidden_fixes_line
 
     count = 0
     for fixed in fix_run.changed:
@@ -485,9 +522,7 @@ def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
     noun = "fix" if count == 1 else "fixes"
     sys.stderr.write(f"Would apply {count} {noun} in {len(fix_run.changed)} file"
                      f"{'s' if len(fix_run.changed) != 1 else ''}.\n" if count else "No fixes to apply.\n")
-    hidden = _hidden_fixes(diagnostics, args)
-    if hidden:
-        sys.stderr.write(f"{hidden} fix{'es' if hidden != 1 else ''} available with --unsafe-fixes.\n")
+    sys.stderr.write(hidden_fixes_line(_hidden_fixes(diagnostics, args)))
     if failed:
         return EXIT_ERROR
     return EXIT_FINDINGS if fix_run.changed else EXIT_CLEAN

@@ -27,6 +27,7 @@ else:  # pragma: no cover
 from torchlint import declared_torch
 from torchlint.catalogue import RULES
 from torchlint.codes import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA
+from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion, parse_version
 
 # Looked for in each folder, first found wins: ruff's order (.ruff.toml, ruff.toml, pyproject.toml).
@@ -43,6 +44,7 @@ _ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine
 _ALL_CODES = frozenset(RULES) | _STATUS_CODES | _ENGINE_CHECKS
 _OPT_IN = frozenset(code for code, (_, default) in RULES.items() if not default) | _ENGINE_CHECKS
 _FAMILY = "TL"  # the broadest prefix; it does not name opt-in rules
+MAX_EXTEND_CHAIN = 32  # config files in one chain of ``extend``, the first included (docs/configuration.md)
 
 
 class ConfigError(Exception):
@@ -229,11 +231,8 @@ def _matches(rel: str, pattern: str) -> bool:
 # -- reading config files ------------------------------------------------------
 
 def _read_toml(path: Path) -> dict:
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: cannot read: is a directory") from None
+    try:  # a regular file only: a FIFO would block the run, a link to /dev/zero fill memory
+        return tomllib.loads(read_regular(path, SMALL_FILE_LIMIT).decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -343,6 +342,9 @@ def _extended(path: Path, value: str, extending: Tuple[Path, ...]) -> Config:
     if target in chain:
         cycle = " -> ".join(str(p) for p in (*chain[chain.index(target):], target))
         raise ConfigError(f"{path}: extend: configs extend each other in a cycle: {cycle}")
+    if len(chain) >= MAX_EXTEND_CHAIN:  # each link costs stack frames: 500 ended in RecursionError
+        raise ConfigError(f"{path}: extend: more than {MAX_EXTEND_CHAIN} config files extend one another, "
+                          f"starting at {chain[0]}; shorten the chain")
     if not target.is_file():
         why = "is not a file" if target.exists() else "does not exist"
         raise ConfigError(f"{path}: extend = {value!r}: {target} {why}")
@@ -381,7 +383,7 @@ def _config_in(folder: str) -> Optional[Config]:
     counts only when it holds ``[tool.torchlint]``."""
     for name in CONFIG_NAMES:
         candidate = Path(folder, name)
-        if not candidate.is_file():
+        if not candidate.exists() or candidate.is_dir():  # a FIFO or a device is read, and refused
             continue
         section = _section(candidate)
         if section is not None:
@@ -506,7 +508,11 @@ class Settings:
         if project is None:
             return None
         if project not in self._declared:
-            self._declared[project] = declared_torch.declared_in(project)
+            try:
+                self._declared[project] = declared_torch.declared_in(project)
+            except NotRegularFile as exc:
+                raise ConfigError(f"{exc.filename}: cannot read: {exc.strerror} (torchlint reads it for the "
+                                  f"target torch version; --target-torch-version skips that)") from None
         return self._declared[project]
 
     def codes_for(self, path: str) -> frozenset:

@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple
 
+from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular
 from torchlint.torch_version import TorchVersion
 
 if TYPE_CHECKING:
@@ -94,15 +95,28 @@ def _lowest(found: Iterable[Tuple[str, Optional[TorchVersion]]], file: str) -> O
     return Declared(version, file, text)
 
 
+def _read(path: str) -> Optional[bytes]:
+    """A dependency list's bytes, None when it cannot be opened. A FIFO, a device or a huge
+    file raises ``NotRegularFile``: the run cannot tell its target, and ``config`` says so."""
+    try:
+        return read_regular(path, SMALL_FILE_LIMIT)
+    except NotRegularFile:
+        raise
+    except OSError:
+        return None
+
+
 # -- pyproject.toml ---------------------------------------------------------------
 
 def from_pyproject(path: str) -> Optional[Declared]:
     """The torch lower bound of a pyproject.toml's dependencies; None when it names none
     (or cannot be read: a broken pyproject is reported by whatever reads it as a config)."""
+    raw = _read(path)
+    if raw is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
     lines = list(_project_lines(data.get("project")))
     lines += _poetry_lines(data.get("tool"))
@@ -169,12 +183,10 @@ def _poetry_constraint(constraint: str) -> Optional[str]:
 
 def from_requirements(path: str) -> Optional[Declared]:
     """The torch lower bound in a pip requirements file; None when it names none."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
+    raw = _read(path)
+    if raw is None:
         return None
-    return _lowest(_torch_requirements(_requirement_lines(text)), path)
+    return _lowest(_torch_requirements(_requirement_lines(raw.decode("utf-8", "replace"))), path)
 
 
 def _requirement_lines(text: str) -> Iterator[str]:

@@ -5,6 +5,8 @@ import os
 import sys
 from typing import Dict, Iterable, List, Tuple
 
+from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular
+
 # Never worth linting: VCS data, caches, virtualenvs, build output.
 SKIP_DIRS = frozenset(
     ".git .hg .svn __pycache__ .venv venv .tox .nox node_modules .mypy_cache .pytest_cache "
@@ -35,11 +37,22 @@ def discover(paths: Iterable[str], settings, force_exclude: bool = False) -> Tup
             missing.append(path)
     seen, unique = set(), []
     for f in files:
-        key = os.path.normpath(f)
+        key = _identity(f)
         if key not in seen:
             seen.add(key)
             unique.append(f)
     return unique, missing
+
+
+def _identity(path: str):
+    """One file reached by two names (``a.py`` and ``./a.py``, a symbolic or a hard link to it)
+    is one file, checked and fixed once under the first name: its device and inode, or the
+    normalised name where it cannot be looked at (the runner reports why)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return os.path.normpath(path)
+    return st.st_dev, st.st_ino
 
 
 def _unreadable(exc: OSError) -> None:
@@ -104,8 +117,10 @@ def _spec_in(folder: str) -> list:
     """``[(folder, spec)]`` for the folder's own ``.gitignore``; ``[]`` without one."""
     path = os.path.join(folder, ".gitignore")
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+        lines = read_regular(path, SMALL_FILE_LIMIT).decode("utf-8", "replace").splitlines()
+    except NotRegularFile as exc:  # a FIFO would block the walk, /dev/zero fill memory
+        sys.stderr.write(f"torchlint: {path}: {exc.strerror}; nothing is ignored by it\n")
+        return []
     except OSError:  # none, or unreadable: nothing ignored, as git does
         return []
     from pathspec import GitIgnoreSpec

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import io
 import os
-import signal
 import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from torchlint.engine import UNUSED_NOQA
 from torchlint.fixer import FixOutcome, allowed_fixes, fix_text
+from torchlint.safe_io import FolderNotWritable, read_regular, signals_deferred, temporary_file
 from torchlint.torch_version import TorchVersion
 
 
@@ -42,27 +42,18 @@ def write_fixed(path: str, old: bytes, new: bytes) -> None:
     and the file stays as the other writer left it. The new file keeps the
     permission bits, owner and group; a read-only file is refused
     (``PermissionError``), as an editor would. A file with other hard links,
-    or whose owner this process cannot give a new file, is rewritten in place
-    (same inode) with Ctrl-C and SIGTERM held off, so it is still old or new.
+    whose owner this process cannot give a new file, or in a folder where no
+    new file can be made, is rewritten in place (same inode). Either way the
+    signals that end a run wait until the file is old or new, and no
+    temporary file is left.
     """
     target = os.path.realpath(path)  # write through a symlink, never over it
     st = os.stat(target)
     if not os.access(target, os.W_OK) or not st.st_mode & 0o222:  # read-only, even for root
         raise PermissionError(13, "Permission denied (the file is read-only)", path)
     _still_holds(target, old, path)
-    if st.st_nlink > 1:
+    if st.st_nlink > 1 or not _replaced(target, old, new, st, path):
         _write_in_place(target, old, new, path)
-        return
-    tmp = _temporary_copy(target, new, st)
-    if tmp is None:  # the owner cannot be kept on a new file: keep the inode instead
-        _write_in_place(target, old, new, path)
-        return
-    try:
-        _still_holds(target, old, path)  # again: the temporary copy took time
-        os.replace(tmp, target)
-    except BaseException:
-        _remove(tmp)
-        raise
 
 
 def _still_holds(target: str, old: bytes, path: str) -> None:
@@ -71,28 +62,34 @@ def _still_holds(target: str, old: bytes, path: str) -> None:
             raise ChangedWhileFixing(0, "the file changed while it was being fixed; left as it is", path)
 
 
-def _temporary_copy(target: str, data: bytes, st: os.stat_result):
-    """A fsynced file beside ``target`` holding ``data`` with its mode, owner and group;
-    None when the owner or group cannot be given to it."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".", prefix=".torchlint-", suffix=".tmp")
+def _replaced(target: str, old: bytes, new: bytes, st: os.stat_result, path: str) -> bool:
+    """Rename a fsynced copy holding ``new``, with ``target``'s mode, owner and group, over
+    ``target``; False when the folder takes no new file or the owner cannot be given to it."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with temporary_file(os.path.dirname(target) or ".", ".torchlint-", ".tmp") as (fh, tmp):
+            fh.write(new)
             fh.flush()
             os.fsync(fh.fileno())
-        if hasattr(os, "chown") and (st.st_uid, st.st_gid) != _owner(tmp):
-            try:
-                os.chown(tmp, st.st_uid, st.st_gid)
-            except PermissionError:
-                _remove(tmp)
-                return None
-        os.chmod(tmp, st.st_mode & 0o7777)  # after chown, which clears set-id bits
-    except BaseException:
-        _remove(tmp)
-        raise
-    return tmp
+            fh.close()
+            if not _owned_as(tmp, st):
+                return False
+            os.chmod(tmp, st.st_mode & 0o7777)  # after chown, which clears set-id bits
+            _still_holds(target, old, path)  # again: the copy took time
+            os.replace(tmp, target)
+            return True
+    except FolderNotWritable:
+        return False
+
+
+def _owned_as(tmp: str, st: os.stat_result) -> bool:
+    """Give ``tmp`` the owner and group of ``st``; False when this process cannot."""
+    if not hasattr(os, "chown") or (st.st_uid, st.st_gid) == _owner(tmp):
+        return True
+    try:
+        os.chown(tmp, st.st_uid, st.st_gid)
+    except PermissionError:
+        return False
+    return True
 
 
 def _owner(path: str) -> tuple:
@@ -101,7 +98,7 @@ def _owner(path: str) -> tuple:
 
 
 def _write_in_place(target: str, old: bytes, new: bytes, path: str) -> None:
-    with _signals_held(), open(target, "r+b") as fh:
+    with signals_deferred(), open(target, "r+b") as fh:
         if fh.read() != old:
             raise ChangedWhileFixing(0, "the file changed while it was being fixed; left as it is", path)
         fh.seek(0)
@@ -109,28 +106,6 @@ def _write_in_place(target: str, old: bytes, new: bytes, path: str) -> None:
         fh.truncate()
         fh.flush()
         os.fsync(fh.fileno())
-
-
-class _signals_held:
-    """Ctrl-C and SIGTERM wait until an in-place write is complete (POSIX; elsewhere a no-op)."""
-
-    _SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name)}
-
-    def __enter__(self):
-        if hasattr(signal, "pthread_sigmask"):
-            self._old = signal.pthread_sigmask(signal.SIG_BLOCK, self._SIGNALS)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if hasattr(signal, "pthread_sigmask"):
-            signal.pthread_sigmask(signal.SIG_SETMASK, self._old)
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
@@ -229,8 +204,7 @@ def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool
         # Every enabled rule runs: a fix must not bring in a finding of another rule.
         rules = [rule for rule in ALL_RULES if rule.code in codes]
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data = read_regular(path)
         except OSError as exc:
             run.errors.append(f"{path}: cannot read file: {exc.strerror or exc}")
             continue

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.codes import PARSE_ERROR, UNUSED_NOQA
+from torchlint.safe_io import NotRegularFile, read_regular, temporary_file
 from torchlint.torch_version import TorchVersion, format_version
 
 CACHE_DIR = ".torchlint_cache"
@@ -32,6 +32,7 @@ _GITIGNORE_HEADER = "# created by torchlint"
 # ~300 bytes an entry: a 15 MB file at most, read in well under a second; room
 # for a large monorepo under a few sets of enabled codes.
 MAX_ENTRIES = 50_000
+_CACHE_LIMIT = 128 * 2**20  # far beyond MAX_ENTRIES of ours; a link to /dev/zero must not fill memory
 _SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
 
 
@@ -43,13 +44,12 @@ def _rules(codes: Iterable[str]) -> list:
 
 
 def _read(path: str):
-    # O_NONBLOCK and a regular-file check: a FIFO or a device named *.py in the
-    # tree would otherwise block the run forever on open() or read().
+    # A FIFO or a device named *.py in the tree would otherwise block the run
+    # forever on open() or read().
     try:
-        with open(path, "rb", opener=_open_nonblocking) as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                return None, "not a regular file; skipped"
-            return fh.read(), None
+        return read_regular(path), None
+    except NotRegularFile:
+        return None, "not a regular file; skipped"
     except OSError as exc:
         return None, f"cannot read file: {exc.strerror or exc}"
 
@@ -64,10 +64,6 @@ def _is_python(path: str, data: bytes) -> bool:
         return True
     first = data[:200].split(b"\n", 1)[0]
     return first.startswith(b"#!") and b"python" in first
-
-
-def _open_nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
 
 
 def _code_fingerprint() -> str:
@@ -212,13 +208,20 @@ class ResultCache:
         self.limit = MAX_ENTRIES if limit is None else limit
         self.entries: dict = {}
         self.used: dict = {}  # this run's hits and new results, in order of use
-        try:
-            entries = json.loads((self.folder / _CACHE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            entries = {}
+        entries = self._read()
         # Anything but a table of entries (a damaged or foreign file) is an empty
         # cache; this run's save replaces it.
         self.entries = entries if isinstance(entries, dict) else {}
+
+    def _read(self):
+        path = self.folder / _CACHE_FILE
+        try:
+            return json.loads(read_regular(path, _CACHE_LIMIT).decode("utf-8"))
+        except NotRegularFile as exc:  # a FIFO would block the run, /dev/zero fill memory
+            sys.stderr.write(f"torchlint: {path}: {exc.strerror}; the cache was not read\n")
+        except (OSError, ValueError):  # none yet, or damaged: a miss
+            pass
+        return {}
 
     def get(self, key: str) -> Optional[FileResult]:
         """The cached result, or None: a missing entry and a damaged one are both misses."""
@@ -276,12 +279,11 @@ class ResultCache:
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text(f"{_GITIGNORE_HEADER}\n*\n")
-            import tempfile  # here: a run answered wholly from the cache writes nothing
-
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".results-")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.kept(), fh)
-            os.replace(tmp, self.folder / _CACHE_FILE)
+            data = json.dumps(self.kept()).encode("utf-8")
+            with temporary_file(str(self.folder), ".results-") as (fh, tmp):
+                fh.write(data)
+                fh.close()
+                os.replace(tmp, self.folder / _CACHE_FILE)  # fails where a folder holds the name
         except OSError:
             pass  # a read-only checkout still gets its results
 
@@ -366,27 +368,106 @@ def check_files(files: List[str], codes_for: Callable[[str], Iterable[str]], *, 
 
 
 def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
-    cores = os.cpu_count() or 1
+    cores = usable_cpu_count()
     jobs = min(jobs or cores, cores)  # more workers than cores only adds processes
     if jobs == 1 or len(work) < _SERIAL_BELOW:
         return [_lint_path(args) for args in work]
     from concurrent.futures import ProcessPoolExecutor  # ~25 ms of imports a cached or small run skips
+    from concurrent.futures.process import BrokenProcessPool
 
     # Biggest files first, in small chunks: a worker that draws the last chunk
     # then holds small files, not a library's largest module while the other
     # cores wait (chunks of a path-sorted list differ in cost tenfold).
     order = sorted(range(len(work)), key=lambda i: -_size(work[i][0]))
-    results: list = [None] * len(work)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_watch_parent,
+    size = max(1, len(work) // (jobs * 32))
+    chunks = [[work[i] for i in order[start:start + size]] for start in range(0, len(order), size)]
+    with ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_start_worker,
                              initargs=(os.getpid(),)) as pool:
+        # Futures of our own, not pool.map: on an interrupt map cancels the pending ones,
+        # and on Python 3.11 the pool, broken by its workers' exit, then sets an error on
+        # a cancelled future: an InvalidStateError traceback from its manager thread.
+        futures = [pool.submit(_lint_chunk, chunk) for chunk in chunks]
         try:
-            done = pool.map(_lint_path, [work[i] for i in order], chunksize=max(1, len(work) // (jobs * 32)))
-            for i, outcome in zip(order, done):
-                results[i] = outcome
+            done = [outcome for future in futures for outcome in future.result()]
         except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
+            _stop_workers()
             raise
+        except BrokenProcessPool:  # a worker killed on its own (the OOM killer, a kill of its pid)
+            raise WorkerLost("a worker process was killed; the run is incomplete") from None
+    results: list = [None] * len(work)
+    for i, outcome in zip(order, done):
+        results[i] = outcome
     return results
+
+
+def usable_cpu_count() -> int:
+    """The CPUs this process may use: those it may run on (``taskset``, a container's cpuset),
+    capped by a cgroup CPU quota (``docker --cpus 2``). ``os.cpu_count()`` counts the
+    machine's; Python 3.13's ``os.process_cpu_count()`` does the first half of this."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity outside Linux
+        cpus = os.cpu_count() or 1
+    quotas = [quota for quota in map(_cpu_quota, _cgroup_quota_files()) if quota is not None]
+    return max(1, min([cpus, *quotas]))
+
+
+_CGROUP_ROOT = "/sys/fs/cgroup"
+_OWN_CGROUP = "/proc/self/cgroup"
+
+
+def _cgroup_quota_files() -> Iterable[Tuple[str, ...]]:
+    """The CPU quota files of this process's cgroup and of each folder above it (a limit
+    set higher up holds too; inside a container the path may be the host's): cgroup v2's
+    ``cpu.max``, v1's ``cpu.cfs_quota_us`` and ``cpu.cfs_period_us``."""
+    try:
+        with open(_OWN_CGROUP, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        fields = line.split(":", 2)  # hierarchy:controllers:path; v2's controllers are ""
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
+        if controllers == "":
+            base, names = _CGROUP_ROOT, ("cpu.max",)
+        elif "cpu" in controllers.split(","):
+            base, names = os.path.join(_CGROUP_ROOT, "cpu"), ("cpu.cfs_quota_us", "cpu.cfs_period_us")
+        else:
+            continue
+        parts = [part for part in path.split("/") if part]
+        for depth in range(len(parts), -1, -1):
+            yield tuple(os.path.join(base, *parts[:depth], name) for name in names)
+
+
+def _cpu_quota(files: Tuple[str, ...]) -> Optional[int]:
+    """Whole CPUs a quota allows, rounded up; None without a quota (``max``, ``-1``) or a file."""
+    try:
+        values = []
+        for name in files:
+            with open(name, encoding="utf-8") as fh:
+                values += fh.read().split()
+        quota, period = int(values[0]), int(values[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return -(-quota // period) if quota > 0 and period > 0 else None
+
+
+def _lint_chunk(chunk: list) -> list:
+    return [_lint_path(args) for args in chunk]
+
+
+def _stop_workers() -> None:
+    """End the pool's workers now (SIGTERM ends one silently), not after the files they hold."""
+    import multiprocessing
+
+    for worker in multiprocessing.active_children():
+        worker.terminate()
+
+
+class WorkerLost(Exception):
+    """A worker process died before the run was done: an error (exit 2), not a crash."""
 
 
 def _size(path: str) -> int:
@@ -394,6 +475,20 @@ def _size(path: str) -> int:
         return os.stat(path).st_size
     except OSError:  # the worker reports it
         return 0
+
+
+def _start_worker(parent: int) -> None:
+    """In each worker: SIGINT, SIGTERM and SIGHUP end it at once and quietly. It inherited
+    the front end's handlers, which raise to shut a pool down: a worker waiting for work
+    printed a traceback when its parent was killed (the parent-death signal is SIGTERM)
+    or when Ctrl-C reached the whole process group. Only the parent reports an
+    interrupted run."""
+    import signal
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    _watch_parent(parent)
 
 
 def _watch_parent(parent: int) -> None:

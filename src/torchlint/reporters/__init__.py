@@ -36,8 +36,12 @@ def summary(diagnostics, out, fixed: int = 0, hidden_fixes: int = 0, unchecked: 
         out.write("No findings in the files checked.\n")
     if unchecked:
         out.write(f"{unchecked} path{'s' if unchecked != 1 else ''} not checked (see the notes above).\n")
-    if hidden_fixes:
-        out.write(f"{hidden_fixes} fix{'es' if hidden_fixes != 1 else ''} available with --unsafe-fixes.\n")
+    out.write(hidden_fixes_line(hidden_fixes))
+
+
+def hidden_fixes_line(count: int) -> str:
+    """How many unsafe fixes were held back and how to apply them; "" for none."""
+    return f"{count} fix{'es' if count != 1 else ''} available with --unsafe-fixes.\n" if count else ""
 
 
 def text(diagnostics, out, **context) -> None:
