@@ -15,6 +15,7 @@ from test_cli import CLEAN, write
 from torchlint import runner
 from torchlint.cli import main
 from torchlint.reporters._common import wants_color
+from torchlint.request import LintRequest
 
 STORED = STORED_LOSS.format(suffix="")
 
@@ -268,7 +269,7 @@ class _InlinePool:
     def submit(self, fn, chunk):
         import concurrent.futures
 
-        self.handed.extend(path for path, _, _ in chunk)
+        self.handed.extend(path for path, _ in chunk)
         future = concurrent.futures.Future()
         future.set_result(fn(chunk))
         return future
@@ -286,7 +287,7 @@ def inline_pool(monkeypatch):
 
 def test_jobs_is_capped_at_the_core_count(monkeypatch, inline_pool):
     monkeypatch.setattr(runner, "usable_cpu_count", lambda: 4)
-    runner._run([("missing.py", (), None)] * 100, jobs=1000)  # (path, codes, target torch)
+    runner._run([("missing.py", LintRequest.of(()))] * 100, jobs=1000)  # (path, request)
     assert inline_pool.started == [4]
 
 
@@ -298,9 +299,10 @@ def test_workers_get_the_biggest_files_first_and_results_keep_the_input_order(tm
         path = tmp_path / f"m{i}.py"
         path.write_text("x = 1\n" + "#" * size + "\n")
         paths.append(str(path))
-    work = [(path, ("TL301",), None) for path in paths] + [(str(tmp_path / "gone.py"), ("TL301",), None)]
+    request = LintRequest.of({"TL301"})
+    work = [(path, request) for path in paths] + [(str(tmp_path / "gone.py"), request)]
     outcomes = runner._run(work, jobs=2)
-    assert [result.path for result, _ in outcomes] == [path for path, _, _ in work]
+    assert [result.path for result, _ in outcomes] == [path for path, _ in work]
     assert inline_pool.handed[:4] == [paths[i] for i in (3, 8, 13, 18)]  # the 500-byte files
     assert inline_pool.handed[-1].endswith("gone.py")  # unreadable: size 0, last
 

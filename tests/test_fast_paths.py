@@ -9,6 +9,7 @@ import pytest
 from conftest import CORPUS, FIXTURES, run_cli, without_gates
 from torchlint.engine import lint_source
 from torchlint.rules import ALL_RULES
+from torchlint.request import LintRequest
 
 SOURCES = sorted(FIXTURES.glob("*/*.py")) + sorted(CORPUS.glob("*/*.py"))
 
@@ -72,7 +73,7 @@ def _through_the_engine(monkeypatch, path, data, codes):
 
     with monkeypatch.context() as patched:
         patched.setattr(runner, "_checked_without_rules", lambda *args: None)
-        return runner.lint_data(path, data, codes)
+        return runner.lint_data(path, data, LintRequest.of(codes))
 
 
 @pytest.mark.parametrize("codes", ["default", "all", "all but TL001"])
@@ -86,7 +87,7 @@ def test_the_light_path_answers_as_the_engine_does(monkeypatch, codes):
               "all but TL001": set(RULES)}[codes]
     sources = dict(QUIET_SOURCES, **{p.name: p.read_bytes() for p in SOURCES})
     for name, data in sources.items():
-        light = runner.lint_data(name, data, chosen)
+        light = runner.lint_data(name, data, LintRequest.of(chosen))
         assert light == _through_the_engine(monkeypatch, name, data, chosen), name
 
 
@@ -98,12 +99,12 @@ def test_quiet_sources_never_reach_the_engine_and_gated_ones_do(monkeypatch):
 
     monkeypatch.setattr(engine, "lint_source", refuse)
     codes = {"TL001", "TL101", "TL301"}
-    assert runner.lint_data("broken.py", QUIET_SOURCES["broken.py"], codes).diagnostics[0].code == "TL001"
-    assert runner.lint_data("library.py", QUIET_SOURCES["library.py"], codes).diagnostics == []
+    assert runner.lint_data("broken.py", QUIET_SOURCES["broken.py"], LintRequest.of(codes)).diagnostics[0].code == "TL001"
+    assert runner.lint_data("library.py", QUIET_SOURCES["library.py"], LintRequest.of(codes)).diagnostics == []
     with pytest.raises(AssertionError, match="engine was asked"):  # TL010 must judge the comment
-        runner.lint_data("noqa.py", QUIET_SOURCES["noqa.py"], codes | {"TL010"})
+        runner.lint_data("noqa.py", QUIET_SOURCES["noqa.py"], LintRequest.of(codes | {"TL010"}))
     with pytest.raises(AssertionError, match="engine was asked"):  # TL301's gate admits it
-        runner.lint_data("loop.py", b"for x in loader:\n    loss.backward()\n    total += loss\n", codes)
+        runner.lint_data("loop.py", b"for x in loader:\n    loss.backward()\n    total += loss\n", LintRequest.of(codes))
 
 
 def test_a_run_on_a_file_no_rule_can_apply_to_never_imports_libcst(tmp_path):
@@ -134,7 +135,7 @@ def test_a_text_check_sends_what_it_turns_down_down_the_light_path(monkeypatch):
     real = engine.lint_source
     monkeypatch.setattr(engine, "lint_source", lambda source, path, *a, **k: asked.append(path) or real(
         source, path, *a, **k))
-    found = {name: [d.code for d in runner.lint_data(name, data, {"TL001", "TL506"}).diagnostics]
+    found = {name: [d.code for d in runner.lint_data(name, data, LintRequest.of({"TL001", "TL506"})).diagnostics]
              for name, data in GRAD_MENTIONS.items()}
     assert asked == ["docstring.py", "typo.py"]  # the docstring's example: the tree gate's business
     assert found == {"reads.py": [], "real_flag.py": [], "docstring.py": [], "typo.py": ["TL506"]}

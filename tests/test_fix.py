@@ -24,6 +24,7 @@ from torchlint.cli import main
 from torchlint.fixer import fix_text
 from torchlint.rule import Fix, Rule
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
+from torchlint.request import LintRequest
 
 FIXED_BY_US = ("TL101", "TL201", "TL301", "TL302")
 
@@ -531,7 +532,7 @@ class _Breaks(Rule):
 ])
 def test_a_fix_that_fails_verification_is_dropped_and_reported(make, reason, monkeypatch):
     monkeypatch.setattr(_Breaks, "make", staticmethod(make))
-    outcome = fix_text("x = 1\ny = 3\n", "t.py", [_Breaks], {"safe"})
+    outcome = fix_text("x = 1\ny = 3\n", "t.py", LintRequest.for_rules([_Breaks]), {"safe"})
     assert outcome.text is None
     assert [(code, line) for code, line, _ in outcome.rejected] == [("TL999", 1)]
     assert reason in outcome.rejected[0][2]
@@ -550,9 +551,9 @@ def test_a_fix_that_adds_a_finding_is_dropped(monkeypatch):
                 if isinstance(a.value, cst.Integer) and a.value.value == "2":
                     yield self.report(a.node)
 
-    outcome = fix_text("x = 1\n", "t.py", [_Breaks, Twos], {"safe"})
+    outcome = fix_text("x = 1\n", "t.py", LintRequest.for_rules([_Breaks, Twos]), {"safe"})
     assert outcome.text is None and "TL998" in outcome.rejected[0][2]
-    outcome = fix_text("x = 1\n", "t.py", [_Breaks], {"safe"})
+    outcome = fix_text("x = 1\n", "t.py", LintRequest.for_rules([_Breaks]), {"safe"})
     assert outcome.text == "x = 2\n"
 
 
@@ -608,8 +609,10 @@ def test_precommit_fix_hook(tmp_path):
 
 def test_fix_source_for_the_language_server():
     from torchlint.fixer import fix_source
+    from torchlint.rules import DEFAULT_CODES
 
+    DEFAULTS = LintRequest.of(DEFAULT_CODES)  # noqa: N806 - what a file with no config is linted for
     fixed = ODD.replace("losses.append(loss)", "losses.append(loss.detach())")
-    assert fix_source(ODD, "odd.py", ["TL301"], unsafe=True) == fixed
-    assert fix_source(ODD, "odd.py", ["TL301"], unsafe=False) == ODD  # the fix is unsafe
-    assert fix_source(ODD, "odd.py", ["TL302"], unsafe=True) == ODD  # only the codes asked for
+    assert fix_source(ODD, "odd.py", DEFAULTS, ["TL301"], unsafe=True) == fixed
+    assert fix_source(ODD, "odd.py", DEFAULTS, ["TL301"], unsafe=False) == ODD  # the fix is unsafe
+    assert fix_source(ODD, "odd.py", DEFAULTS, ["TL302"], unsafe=True) == ODD  # only the codes asked for

@@ -12,6 +12,7 @@ import pytest
 from torchlint.engine import lint_source
 from torchlint.fixer import allowed_fixes, fix_text
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
+from torchlint.request import LintRequest
 
 
 def _codes(source: str) -> list:
@@ -21,7 +22,7 @@ def _codes(source: str) -> list:
 
 
 def _fixed(source: str) -> str:
-    outcome = fix_text(textwrap.dedent(source), "train.py", ALL_RULES, allowed_fixes(True))
+    outcome = fix_text(textwrap.dedent(source), "train.py", LintRequest.for_rules(ALL_RULES), allowed_fixes(True))
     assert not outcome.rejected
     return outcome.text
 
@@ -230,6 +231,6 @@ def train(model, loader, optimizer, criterion):
 """
     found = [(d.line, d.col) for d in lint_source(source, "t.py", ALL_RULES).diagnostics if d.code == "TL301"]
     assert found == [(10, 9), (11, 9)]
-    fixed = fix_text(source, "t.py", ALL_RULES, allowed_fixes(True), only=["TL301"], at=(11, 9)).text
+    fixed = fix_text(source, "t.py", LintRequest.for_rules(ALL_RULES), allowed_fixes(True), only=["TL301"], at=(11, 9)).text
     assert "second.append(loss.detach())" in fixed and "first.append(loss)\n" in fixed
-    assert fix_text(source, "t.py", ALL_RULES, allowed_fixes(True), at=(3, 1)).text is None
+    assert fix_text(source, "t.py", LintRequest.for_rules(ALL_RULES), allowed_fixes(True), at=(3, 1)).text is None

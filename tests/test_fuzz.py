@@ -39,6 +39,7 @@ from torchlint.fixer import allowed_fixes
 from torchlint.engine import INTERNAL_ERROR, PARSE_ERROR, lint_source, with_room
 from torchlint.flake8_plugin import TorchlintChecker
 from torchlint.rules import ALL_RULES
+from torchlint.request import LintRequest
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
           HealthCheck.large_base_example]
@@ -136,7 +137,7 @@ def _ungated(text: str, target=None) -> list:
 def _check_fixer(text: str, before: list) -> None:
     if not any(getattr(d, "fix", None) for d in before):
         return
-    fixed = fix_files.fix_data("fuzz.py", text.encode("utf-8"), ALL_RULES, allowed_fixes(True))
+    fixed = fix_files.fix_data("fuzz.py", text.encode("utf-8"), LintRequest.for_rules(ALL_RULES), allowed_fixes(True))
     assert fixed.error is None or "internal error" not in fixed.error, fixed.error
     if fixed.new is None:
         return

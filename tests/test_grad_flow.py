@@ -10,6 +10,7 @@ from torchlint.fixer import allowed_fixes, fix_text
 from torchlint.model import FileModel
 from torchlint.model.grad_flow import exclusive, iteration_events, iteration_of
 from torchlint.rules import ALL_RULES
+from torchlint.request import LintRequest
 
 
 def _codes(source: str) -> list:
@@ -21,7 +22,7 @@ def _codes(source: str) -> list:
 def _fixed(source: str) -> str:
     """The source after every fix that applies (unchanged when none does)."""
     source = textwrap.dedent(source)
-    return fix_text(source, "train.py", ALL_RULES, allowed_fixes(True)).text or source
+    return fix_text(source, "train.py", LintRequest.for_rules(ALL_RULES), allowed_fixes(True)).text or source
 
 
 def _model(source: str) -> FileModel:

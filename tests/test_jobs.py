@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from torchlint import runner
+from torchlint.request import LintRequest
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ def test_jobs_0_with_one_usable_cpu_starts_no_pool(machine, monkeypatch, tmp_pat
         path = tmp_path / f"m{index}.py"
         path.write_text("x = 1\n")
         files.append(str(path))
-    results = runner.check_files(files, lambda path: {"TL301"}, jobs=0)
+    results = runner.check_files(files, lambda path: LintRequest.of({"TL301"}), jobs=0)
     assert [result.path for result in results] == files
 
 

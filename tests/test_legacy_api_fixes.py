@@ -9,10 +9,11 @@ from torchlint.fixer import allowed_fixes, fix_text
 from torchlint.model import FileModel
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
 from torchlint.rules.tl506_misspelled_grad_attribute import intended_attribute
+from torchlint.request import LintRequest
 
 
 def _fixed(source: str, unsafe: bool) -> str:
-    outcome = fix_text(textwrap.dedent(source), "train.py", ALL_RULES, allowed_fixes(unsafe))
+    outcome = fix_text(textwrap.dedent(source), "train.py", LintRequest.for_rules(ALL_RULES), allowed_fixes(unsafe))
     assert not outcome.rejected
     return outcome.text
 

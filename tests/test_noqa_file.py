@@ -14,12 +14,13 @@ from torchlint.cli import main
 from torchlint.engine import lint_source
 from torchlint.rules import ALL_RULES
 from torchlint.runner import lint_data
+from torchlint.request import LintRequest
 
 ALL_CODES = {rule.code for rule in ALL_RULES}
 
 
 def found(source: str, codes=ALL_CODES) -> set:
-    return {(d.line, d.code) for d in lint_data("m.py", source, codes).diagnostics}
+    return {(d.line, d.code) for d in lint_data("m.py", source, LintRequest.of(codes)).diagnostics}
 
 
 def with_line(source: str, number: int, comment: str) -> str:
@@ -83,7 +84,7 @@ def test_a_noqa_code_that_suppressed_a_finding_is_used():
 
 def test_unused_and_unknown_tl_codes_are_reported_other_tools_codes_are_not():
     source = with_line(TWO_FAMILIES, 11, "# noqa: TL301, E501, TL101, TL999, F401")
-    result = lint_data("m.py", source, WITH_TL010).diagnostics
+    result = lint_data("m.py", source, LintRequest.of(WITH_TL010)).diagnostics
     tl010 = sorted(d.message for d in result if d.code == "TL010")
     assert tl010 == ["unused noqa code TL101: suppressed nothing on this line",
                      "unused noqa code TL999: unknown code"]
@@ -189,6 +190,6 @@ def test_fix_leaves_noqa_comments_alone_unless_tl010_is_enabled(project, capsys)
 
 
 def test_tl010_findings_offer_a_safe_fix():
-    result = lint_data("m.py", UNUSED, WITH_TL010).diagnostics
+    result = lint_data("m.py", UNUSED, LintRequest.of(WITH_TL010)).diagnostics
     tl010 = [d for d in result if d.code == "TL010"]
     assert len(tl010) == 5 and all(d.fix is not None and d.fix.value == "safe" for d in tl010)

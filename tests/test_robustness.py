@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import STORED_LOSS, run_cli
+from torchlint.request import LintRequest
 
 STORED = STORED_LOSS.format(suffix="")
 SIBLING = "bad.py:10:9: TL301"
@@ -498,7 +499,7 @@ def test_ctrl_c_during_fix_leaves_every_file_old_or_new(tmp_path):
 
     tree = _tree(tmp_path)
     old = (STORED.replace("losses", "kept") + "\n") * 30  # over 8 KB: fixed on the big-stack thread
-    new = fix_files.fix_data("x.py", old.encode(), ALL_RULES, allowed_fixes(True)).new
+    new = fix_files.fix_data("x.py", old.encode(), LintRequest.for_rules(ALL_RULES), allowed_fixes(True)).new
     assert new is not None and new != old.encode()
     paths = []
     for index in range(40):

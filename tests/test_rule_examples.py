@@ -20,6 +20,7 @@ from conftest import expected
 from torchlint.rules import ALL_RULES
 from torchlint.runner import lint_data
 from torchlint.torch_version import parse_version
+from torchlint.request import LintRequest
 
 MIN_EXAMPLES = 2
 _TARGET = re.compile(r"# target-torch-version: (\S+)\n")
@@ -44,7 +45,7 @@ def _lint(source: str, tmp_path) -> tuple:
     path = tmp_path / "example.py"
     path.write_text(source, encoding="utf-8")
     target = _TARGET.match(source)
-    result = lint_data(str(path), source, ALL_CODES, parse_version(target.group(1)) if target else None)
+    result = lint_data(str(path), source, LintRequest.of(ALL_CODES, parse_version(target.group(1)) if target else None))
     assert not result.errors, [error.message for error in result.errors]
     return {(d.line, d.code) for d in result.diagnostics}, expected(path)
 

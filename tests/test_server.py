@@ -112,8 +112,8 @@ def test_fix_action_uses_the_fixer(monkeypatch):
 
     calls = []
 
-    def fix_source(source, path, codes, unsafe, enabled, at, target_torch):
-        calls.append((path, tuple(codes), unsafe, at, target_torch))
+    def fix_source(source, path, request, codes, unsafe, at):
+        calls.append((path, tuple(codes), unsafe, at, request.target_torch))
         return source.replace("losses.append(loss)", "losses.append(loss.item())")
 
     import torchlint.fixer

@@ -21,6 +21,7 @@ from torchlint.fixer import fix_text
 from torchlint.rules import ALL_RULES
 from torchlint.runner import lint_data
 from torchlint.torch_version import parse_version
+from torchlint.request import LintRequest
 
 _TARGET = re.compile(r"# target-torch-version: (\S+)\n")
 
@@ -39,7 +40,7 @@ def _cases(rule, tmp_path):
 
 
 def _findings(rule, path, text, target) -> list:
-    result = lint_data(str(path), text, {rule.code}, target)
+    result = lint_data(str(path), text, LintRequest.of({rule.code}, target))
     assert not result.errors, [error.message for error in result.errors]
     lines = []
     for d in sorted(result.diagnostics, key=lambda d: (d.line, d.col)):
@@ -49,7 +50,7 @@ def _findings(rule, path, text, target) -> list:
 
 
 def _fix_diff(rule, path, text, target) -> list:
-    outcome = fix_text(text, str(path), [rule], allowed_fixes(True), only={rule.code}, target_torch=target)
+    outcome = fix_text(text, str(path), LintRequest.for_rules([rule], target), allowed_fixes(True), only={rule.code})
     lines = [f"refused: line {line}: {reason}" for _, line, reason in outcome.rejected]
     if outcome.text is None:
         return lines + ["(no fix applied)"]

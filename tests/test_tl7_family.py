@@ -9,6 +9,7 @@ import pytest
 from torchlint.fixer import fix_source
 from torchlint.model import FileModel
 from torchlint.rules import RULES_BY_CODE
+from torchlint.request import LintRequest
 
 AMP = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
 SOLVE = "import torch\nx = torch.solve(b, A)\n"
@@ -39,7 +40,7 @@ def test_reported_from_the_release_that_changed_it(code, source, target, expecte
 
 
 def fixed(code: str, source: str) -> str:
-    return fix_source(textwrap.dedent(source), "train.py", {code}, unsafe=True, enabled={code})
+    return fix_source(textwrap.dedent(source), "train.py", LintRequest.of({code}), {code}, unsafe=True)
 
 
 @pytest.mark.parametrize("code, before, after", [

@@ -357,8 +357,9 @@ def _check(args) -> int:
             files, missing = ([] if settings.is_excluded(stdin_name) else [stdin_name]), []
         else:
             files, missing = discover(args.paths, settings, force_exclude=args.force_exclude)
-        for path in files:
-            settings.resolve(path)  # every config that applies is read and checked before linting
+        # Every config that applies is read and checked before linting; each file's request is
+        # resolved here, once, for the check and the fix alike.
+        requests = {path: settings.resolve(path).request for path in files}
     except ConfigError as exc:
         return _error(str(exc))
     if args.show_files:
@@ -366,22 +367,22 @@ def _check(args) -> int:
         return EXIT_CLEAN
     for path in missing:
         _error(f"{path}: no such file or directory")
-    return _report_to_file(args, settings, stdin_name, files, missing)
+    return _report_to_file(args, settings, requests, stdin_name, files, missing)
 
 
-def _report_to_file(args, settings, stdin_name, files, missing) -> int:
+def _report_to_file(args, settings, requests, stdin_name, files, missing) -> int:
     """``-o FILE``: the report goes there instead of stdout."""
     if args.output_file is None:
-        return _lint(args, settings, stdin_name, files, missing, sys.stdout)
+        return _lint(args, settings, requests, stdin_name, files, missing, sys.stdout)
     try:
         out = open(args.output_file, "w", encoding="utf-8")
     except OSError as exc:
         return _error(f"{args.output_file}: cannot write: {exc.strerror or exc}")
     with out:
-        return _lint(args, settings, stdin_name, files, missing, out)
+        return _lint(args, settings, requests, stdin_name, files, missing, out)
 
 
-def _check_all(args, settings, stdin_name, files):
+def _check_all(args, settings, requests, stdin_name, files):
     """(results, stdin's bytes or None, sources for reporters)."""
     import time
 
@@ -393,11 +394,9 @@ def _check_all(args, settings, stdin_name, files):
         from torchlint.runner import lint_data
 
         data = sys.stdin.buffer.read()
-        resolved = settings.resolve(stdin_name)
-        results = [lint_data(stdin_name, data, resolved.codes, resolved.target_torch) for _ in files]
+        results = [lint_data(stdin_name, data, requests[stdin_name]) for _ in files]
         return results, data, {stdin_name: _as_text(data)}
-    results = check_files(files, settings.codes_for, jobs=args.jobs, cache_dir=cache_dir,
-                          target_for=lambda path: settings.resolve(path).target_torch)
+    results = check_files(files, requests.__getitem__, jobs=args.jobs, cache_dir=cache_dir)
     if args.verbose:
         for path in files:
             sys.stderr.write(f"torchlint: checked {path}\n")
@@ -406,12 +405,12 @@ def _check_all(args, settings, stdin_name, files):
     return results, None, {}
 
 
-def _lint(args, settings, stdin_name, files, missing, out) -> int:
+def _lint(args, settings, requests, stdin_name, files, missing, out) -> int:
     from torchlint.codes import INTERNAL_ERROR
     from torchlint.runner import WorkerLost
 
     try:
-        results, data, sources = _check_all(args, settings, stdin_name, files)
+        results, data, sources = _check_all(args, settings, requests, stdin_name, files)
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
     except WorkerLost as exc:
@@ -419,12 +418,12 @@ def _lint(args, settings, stdin_name, files, missing, out) -> int:
     fix_run = None
     if args.fix or args.diff or args.fix_only:
         if stdin_name is not None:
-            resolved = settings.resolve(stdin_name)
-            return _fix_stdin(args, stdin_name, data, resolved.codes, bool(files), resolved.target_torch)
+            request = requests[stdin_name] if files else settings.resolve(stdin_name).request  # excluded: unchecked
+            return _fix_stdin(args, stdin_name, data, request, bool(files))
         from torchlint.fix_files import fix_files
 
         before = sum(len(result.diagnostics) for result in results)
-        fix_run = fix_files(files, results, settings, unsafe=args.unsafe_fixes, write=not args.diff)
+        fix_run = fix_files(files, results, requests.__getitem__, unsafe=args.unsafe_fixes, write=not args.diff)
         for line in fix_run.errors:
             sys.stderr.write(f"torchlint: {line}\n")
         results = fix_run.results
@@ -528,25 +527,22 @@ def _report_diff(fix_run, diagnostics, args, failed: bool) -> int:
     return EXIT_FINDINGS if fix_run.changed else EXIT_CLEAN
 
 
-def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool, target_torch=None) -> int:
+def _fix_stdin(args, name: str, data: bytes, request, checked: bool) -> int:
     """``--fix`` on stdin writes the fixed source to stdout (``--diff``: the diff) and the
     findings that remain to stderr, as editors expect."""
-    from torchlint.engine import UNUSED_NOQA
     from torchlint.fix_files import decode_file, fix_data, unified_diff
     from torchlint.fixer import allowed_fixes
-    from torchlint.rules import ALL_RULES
     from torchlint.runner import lint_data
 
-    new = None
+    new, remaining_result = None, None
     if checked and not name.endswith(".ipynb"):
-        rules = [rule for rule in ALL_RULES if rule.code in codes]
-        fixed = fix_data(name, data, rules, allowed_fixes(args.unsafe_fixes), unused_noqa=UNUSED_NOQA in codes,
-                         target_torch=target_torch)
+        fixed = fix_data(name, data, request, allowed_fixes(args.unsafe_fixes))
         for code, line, reason in fixed.outcome.rejected:
             sys.stderr.write(f"torchlint: {name}:{line}: {code} fix not applied: {reason}\n")
         if fixed.error is not None:
             sys.stderr.write(f"torchlint: {name}: {fixed.error}\n")
         new = fixed.new if fixed.error is None else None
+        remaining_result = fixed.outcome.remaining if new is not None else None
     if args.diff:
         if new is not None:
             old, encoding = decode_file(data)
@@ -555,7 +551,10 @@ def _fix_stdin(args, name: str, data: bytes, codes: frozenset, checked: bool, ta
     final = new if new is not None else data
     sys.stdout.buffer.write(final)
     sys.stdout.flush()
-    remaining = lint_data(name, final, codes, target_torch).diagnostics if checked else []
+    if not checked:
+        remaining = []
+    else:  # the fix loop linted the fixed text last; an unfixed one is linted as the check did
+        remaining = (remaining_result or lint_data(name, final, request)).diagnostics
     if args.output_format == "text":  # one line per finding, as editors read them
         for d in remaining:
             sys.stderr.write(d.as_text() + "\n")

@@ -27,6 +27,7 @@ else:  # pragma: no cover
 from torchlint import declared_torch
 from torchlint.catalogue import RULES
 from torchlint.codes import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA
+from torchlint.request import LintRequest
 from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion, parse_version
 
@@ -405,6 +406,11 @@ class FileSettings:
     # follows it) and where that came from, for --show-settings.
     target_torch: TorchVersion = NEWEST_KNOWN
     target_origin: str = NOTHING_SAYS
+
+    @property
+    def request(self) -> LintRequest:
+        """What the file is linted for, as every front end hands it on."""
+        return LintRequest(self.codes, self.target_torch)
 
 
 class Settings:

@@ -12,12 +12,12 @@ import io
 import os
 import tokenize
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from torchlint.engine import UNUSED_NOQA
 from torchlint.fixer import FixOutcome, allowed_fixes, fix_text
 from torchlint.safe_io import FolderNotWritable, read_regular, signals_deferred, temporary_file
-from torchlint.torch_version import TorchVersion
+from torchlint.request import LintRequest
 
 
 def decode_file(data: bytes) -> Tuple[str, str]:
@@ -130,9 +130,8 @@ class FileFix:
     error: Optional[str] = None
 
 
-def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str],
-             unused_noqa: bool = False, target_torch: Optional[TorchVersion] = None) -> FileFix:
-    """Fix one file's bytes; the result keeps the file's encoding, BOM and line endings."""
+def fix_data(path: str, data: bytes, request: LintRequest, allowed: Iterable[str]) -> FileFix:
+    """Fix one file's bytes as ``request`` says; the result keeps the file's encoding, BOM and line endings."""
     result = FileFix(path, old=data)
     try:
         text, encoding = decode_file(data)
@@ -140,7 +139,7 @@ def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[st
         result.error = f"cannot decode file: {exc}"
         return result
     try:
-        outcome = fix_text(text, path, rules, allowed, unused_noqa=unused_noqa, target_torch=target_torch)
+        outcome = fix_text(text, path, request, allowed)
     except Exception as exc:  # a bug of ours: the file stays as it was
         result.error = f"internal error while fixing: {type(exc).__name__}: {exc}"
         return result
@@ -153,15 +152,16 @@ def fix_data(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[st
     return result
 
 
-def fix_notebook(path: str, data: bytes, rules: Sequence[type], allowed: Iterable[str],
-                 target_torch: Optional[TorchVersion] = None) -> FileFix:
-    """Fix a notebook's code cells as one program; only the cells that change are rewritten."""
+def fix_notebook(path: str, data: bytes, request: LintRequest, allowed: Iterable[str]) -> FileFix:
+    """Fix a notebook's code cells as one program; only the cells that change are rewritten.
+    TL010's fix is offered for .py files only: a notebook's noqa comments are judged cell by cell."""
     from torchlint import notebook
 
     result = FileFix(path, old=data)
+    request = request.with_codes(request.codes - {UNUSED_NOQA})
 
     def transform(text: str) -> Optional[str]:
-        result.outcome = fix_text(text, path, rules, allowed, target_torch=target_torch)
+        result.outcome = fix_text(text, path, request, allowed)
         return result.outcome.text
 
     try:
@@ -184,34 +184,31 @@ class FixRun:
         return [f for f in self.fixes if f.new is not None and f.error is None]
 
 
-def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool, write: bool) -> FixRun:
+def fix_files(files: Sequence[str], results: Sequence, request_for: Callable[[str], LintRequest], *,
+              unsafe: bool, write: bool) -> FixRun:
     """Fix the files whose check results hold an allowed fix; write them unless ``write`` is False.
 
-    A notebook gets only its changed cells rewritten. A file that cannot be
-    read, fixed or written is reported in ``errors``; the others go on.
+    Each file is fixed for its request (``request_for(path)``: the one ``check`` used). A
+    notebook gets only its changed cells rewritten. A file that cannot be read, fixed or
+    written is reported in ``errors``; the others go on.
     """
-    from torchlint.rules import ALL_RULES
     from torchlint.runner import lint_data
 
     allowed = allowed_fixes(unsafe)
     run = FixRun(results=list(results))
     for index, (path, result) in enumerate(zip(files, results)):
-        resolved = settings.resolve(path)  # the resolver `check` used (config.Settings)
-        codes, target = resolved.codes, resolved.target_torch
-        wanted = [d for d in result.diagnostics if d.code in codes and d.fix in allowed]
+        request = request_for(path)
+        wanted = [d for d in result.diagnostics if d.code in request.codes and d.fix in allowed]
         if not wanted:
             continue
-        # Every enabled rule runs: a fix must not bring in a finding of another rule.
-        rules = [rule for rule in ALL_RULES if rule.code in codes]
         try:
             data = read_regular(path)
         except OSError as exc:
             run.errors.append(f"{path}: cannot read file: {exc.strerror or exc}")
             continue
-        if path.endswith(".ipynb"):  # TL010's fix is offered for .py files only
-            fixed = fix_notebook(path, data, rules, allowed, target)
-        else:
-            fixed = fix_data(path, data, rules, allowed, UNUSED_NOQA in codes, target)  # unused_noqa
+        # Every enabled rule runs: a fix must not bring in a finding of another rule.
+        notebook = path.endswith(".ipynb")
+        fixed = (fix_notebook if notebook else fix_data)(path, data, request, allowed)
         for code, line, reason in fixed.outcome.rejected:
             run.errors.append(f"{path}:{line}: {code} fix not applied: {reason}")
         if fixed.error is not None:
@@ -225,7 +222,8 @@ def fix_files(files: Sequence[str], results: Sequence, settings, *, unsafe: bool
             except OSError as exc:
                 fixed.error = f"cannot write fixed file: {exc.strerror or exc}"
                 run.errors.append(f"{path}: {fixed.error}")
-            else:  # what remains is what the file now holds, checked the way `check` does
-                run.results[index] = lint_data(path, fixed.new, codes, target)
+            else:  # what remains is what the file now holds: the fix loop's last lint of it
+                remaining = None if notebook else fixed.outcome.remaining
+                run.results[index] = remaining if remaining is not None else lint_data(path, fixed.new, request)
         run.fixes.append(fixed)
     return run

@@ -21,52 +21,54 @@ Reading, writing and diffing files is the front end's (``fix_files.py``).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.diagnostic import Applicability, Diagnostic, allowed_fixes  # noqa: F401 (callers import it here)
+from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult
+from torchlint.diagnostic import allowed_fixes  # noqa: F401 (callers import it here)
 from torchlint.edits import FixError, add_imports, apply_edits, parents_of
 from torchlint.engine import lint_module, with_room
-from torchlint.torch_version import TorchVersion
+from torchlint.request import LintRequest
 
 MAX_PASSES = 10
 
 
 @dataclass
 class FixOutcome:
-    """What fixing one text did: the new text (or None) and which fixes went in or were refused."""
+    """What fixing one text did: the new text (or None) and which fixes went in or were refused.
+
+    ``remaining``: where the text changed, the findings on the new text, from the fix loop's
+    last lint of it (what ``torchlint check`` reports there), so that nobody lints it again.
+    """
 
     text: Optional[str] = None
     applied: List[Tuple[str, str]] = field(default_factory=list)  # (code, description)
     rejected: List[Tuple[str, int, str]] = field(default_factory=list)  # (code, line, reason)
+    remaining: Optional[FileResult] = None
 
 
-def fix_text(text: str, path: str, rules: Sequence[type], allowed: Iterable[str] = (Applicability.SAFE,),
-             only: Optional[Iterable[str]] = None, unused_noqa: bool = False,
-             at: Optional[Tuple[int, int]] = None, target_torch: Optional[TorchVersion] = None) -> FixOutcome:
-    """Apply every allowed fix the rules offer for ``text``; ``outcome.text`` is None when nothing changed.
+def fix_text(text: str, path: str, request: LintRequest, allowed: Iterable[str] = (Applicability.SAFE,),
+             only: Optional[Iterable[str]] = None, at: Optional[Tuple[int, int]] = None) -> FixOutcome:
+    """Apply every allowed fix the request's rules offer for ``text``; ``outcome.text`` is None when
+    nothing changed.
 
-    Every rule in ``rules`` checks the result; ``only`` (codes) limits which rules' fixes
+    Every rule of ``request`` checks the result, with its target torch version and, where it
+    enables TL010, that check and its fix too; ``only`` (codes) limits which rules' fixes
     apply, and ``at`` (1-based line and column in ``text``, as reported) to the one finding
     there, an editor's fix for one diagnostic: lines move once it is in, so it is the last.
-    ``unused_noqa``: TL010 is enabled, and its fix (dropping unused noqa codes) applies too.
-    ``target_torch``: the file's target torch version, as ``torch check`` used (None: the newest known).
     """
     allowed = frozenset(Applicability(a) for a in allowed)
     only = frozenset(only) if only is not None else None
-    checking = _Checking(path, rules, unused_noqa, target_torch)
-    return with_room(len(text), _fix_text, text, checking, allowed, only, at)
+    return with_room(len(text), _fix_text, text, _Checking(path, request), allowed, only, at)
 
 
 @dataclass(frozen=True)
 class _Checking:
-    """How every pass lints: the file's path, rules, TL010 and target torch version, as the check did."""
+    """How every pass lints: the file's path and request, as the check did."""
     path: str
-    rules: Sequence[type]
-    unused_noqa: bool = False
-    target_torch: Optional[TorchVersion] = None
+    request: LintRequest
 
 
 def _fix_text(text: str, checking: _Checking, allowed: frozenset, only,
@@ -85,7 +87,7 @@ def _fix_text(text: str, checking: _Checking, allowed: frozenset, only,
     tail = text[len(module.code):]
     current = module.code
     refused: set = set()
-    found = _lint(module, current, checking)
+    found, errors = _lint(module, current, checking)
     for _ in range(MAX_PASSES):
         lines = current.splitlines()
         candidates = [d for d in found if d.edit is not None and d.fix in allowed
@@ -95,7 +97,7 @@ def _fix_text(text: str, checking: _Checking, allowed: frozenset, only,
             break
         batch = _choose(module, candidates)
         try:
-            module, current, found = _verify(module, found, batch, checking)
+            module, current, found, errors = _verify(module, found, batch, checking)
             outcome.applied.extend((d.code, d.edit.description) for d in batch)
             if at is not None:
                 break
@@ -106,7 +108,7 @@ def _fix_text(text: str, checking: _Checking, allowed: frozenset, only,
         # ones that fail alone, apply the first good one, and look again.
         for d in batch:
             try:
-                module, after_text, found_now = _verify(module, found, [d], checking)
+                module, after_text, found_now, errors = _verify(module, found, [d], checking)
             except (FixError, RecursionError) as exc:
                 refused.add(_key(d, lines))
                 outcome.rejected.append((d.code, d.line, str(exc)))
@@ -119,16 +121,19 @@ def _fix_text(text: str, checking: _Checking, allowed: frozenset, only,
     current += tail
     if current != text:
         outcome.text = current
+        # The last pass linted exactly this text (the tail is a final line end): its findings are
+        # the check's, without the fixes' tree edits.
+        outcome.remaining = FileResult(checking.path, diagnostics=[replace(d, edit=None) for d in found],
+                                       errors=errors)
     return outcome
 
 
-def _lint(module: cst.Module, text: str, checking: _Checking) -> List[Diagnostic]:
-    """The findings ``torchlint check`` reports on this tree, each with its fix's edits.
-    A rule that raises is left out here: the check run reports it."""
-    applicable = [rule for rule in checking.rules if rule.may_apply(text)]
-    diagnostics, _ = lint_module(module, text, checking.path, applicable, keep_edits=True,
-                                 unused_noqa=checking.unused_noqa, target_torch=checking.target_torch)
-    return diagnostics
+def _lint(module: cst.Module, text: str, checking: _Checking) -> Tuple[List[Diagnostic], List[FileError]]:
+    """The findings ``torchlint check`` reports on this tree, each with its fix's edits, and the
+    errors met (a rule that raised: it offers no fix)."""
+    request = checking.request
+    applicable = [rule for rule in request.rules if rule.may_apply(text)]
+    return lint_module(module, text, checking.path, applicable, keep_edits=True, **request.engine_options)
 
 
 def _key(d: Diagnostic, lines: List[str]) -> tuple:
@@ -204,7 +209,7 @@ def _verify(module, before, batch, checking: _Checking):
         parsed = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"the fixed code does not parse ({exc.message})") from exc
-    after = _lint(parsed, text, checking)
+    after, errors = _lint(parsed, text, checking)
     old_counts = Counter(d.code for d in before)
     new_counts = Counter(d.code for d in after)
     fixed = Counter(d.code for d in batch)
@@ -223,23 +228,18 @@ def _verify(module, before, batch, checking: _Checking):
             for f in after:
                 if f.code == d.code and any(s.start.line <= f.line <= s.end.line for s in spans):
                     raise FixError(f"{d.code} is still reported where the fix changed the code")
-    return parsed, text, after
+    return parsed, text, after, errors
 
 
-def fix_source(source: str, path: str, codes: Iterable[str], unsafe: bool = False,
-               enabled: Optional[Iterable[str]] = None, at: Optional[Tuple[int, int]] = None,
-               target_torch: Optional[TorchVersion] = None) -> str:
+def fix_source(source: str, path: str, request: LintRequest, codes: Iterable[str], unsafe: bool = False,
+               at: Optional[Tuple[int, int]] = None) -> str:
     """The language server's quick fix: ``source`` with the fixes of ``codes`` applied
     (only the finding at ``at``, 1-based line and column, when given).
 
-    The rules enabled for the file (``enabled``: the config's codes for it, as
-    ``--fix`` uses; the default rules when not given) and ``codes`` check the
-    result; the text comes back unchanged when nothing applies.
+    The rules the file is linted for (``request``, as ``--fix`` uses) and those of
+    ``codes`` check the result; the text comes back unchanged when nothing applies.
     """
-    from torchlint.rules import ALL_RULES, DEFAULT_CODES
-
     codes = frozenset(codes)
-    checking = codes | frozenset(DEFAULT_CODES if enabled is None else enabled)
-    rules = [rule for rule in ALL_RULES if rule.code in checking]
-    outcome = fix_text(source, path, rules, allowed_fixes(unsafe), only=codes, at=at, target_torch=target_torch)
+    checking = request.with_codes(request.codes | codes)
+    outcome = fix_text(source, path, checking, allowed_fixes(unsafe), only=codes, at=at)
     return outcome.text if outcome.text is not None else source

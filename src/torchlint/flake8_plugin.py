@@ -24,8 +24,7 @@ from typing import Optional
 
 from torchlint import __version__
 from torchlint import config as config_mod
-from torchlint.engine import INTERNAL_ERROR, UNUSED_NOQA, lint_source
-from torchlint.rules import RULES_BY_CODE
+from torchlint.engine import INTERNAL_ERROR, lint_source
 from torchlint.torch_version import TorchVersion
 
 _TARGET_OPTION = "--target-torch-version"
@@ -118,13 +117,12 @@ class TorchlintChecker:
             raise ExecutionError(f"torchlint: {exc}") from None
         if resolved.excluded:
             return
-        rules = [RULES_BY_CODE[code] for code in sorted(resolved.codes) if code in RULES_BY_CODE]
+        request = resolved.request
         source = "".join(self.lines)
         if source.startswith("\ufeff"):
             source = source[1:]
-        result = lint_source(source, self.filename, rules, apply_noqa=False,
-                             report_syntax_errors=False, tree=self.tree,
-                             unused_noqa=UNUSED_NOQA in resolved.codes, target_torch=resolved.target_torch)
+        result = lint_source(source, self.filename, request.rules, apply_noqa=False,
+                             report_syntax_errors=False, tree=self.tree, **request.engine_options)
         for d in result.diagnostics:
             yield d.line, d.col - 1, f"{d.code} {d.message}", type(self)
         for error in result.errors:

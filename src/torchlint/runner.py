@@ -22,6 +22,7 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
 from torchlint.codes import PARSE_ERROR, UNUSED_NOQA
+from torchlint.request import LintRequest
 from torchlint.safe_io import NotRegularFile, read_regular, temporary_file
 from torchlint.torch_version import TorchVersion, format_version
 
@@ -34,13 +35,6 @@ _GITIGNORE_HEADER = "# created by torchlint"
 MAX_ENTRIES = 50_000
 _CACHE_LIMIT = 128 * 2**20  # far beyond MAX_ENTRIES of ours; a link to /dev/zero must not fill memory
 _SERIAL_BELOW = 16  # a pool costs more than it saves on a handful of files
-
-
-def _rules(codes: Iterable[str]) -> list:
-    from torchlint.rules import ALL_RULES
-
-    wanted = set(codes)
-    return [rule for rule in ALL_RULES if rule.code in wanted]
 
 
 def _read(path: str):
@@ -98,14 +92,12 @@ def _content(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
-              target_torch: Optional[TorchVersion] = None, **engine_options) -> FileResult:
+def lint_data(path: str, data: Union[bytes, str], request: LintRequest, **engine_options) -> FileResult:
     """One file's content, already read (bytes from disk or stdin, or an editor's
-    text), linted for ``codes`` with ``target_torch`` (``Settings.resolve(path)``'s
-    ``codes`` and ``target_torch``); notebooks are recognised by their suffix.
-    ``engine_options`` (``memory``, ``cancelled``: see ``engine.lint_source``) apply
-    to Python sources."""
-    codes = frozenset(codes)
+    text), linted as ``request`` says (``Settings.resolve(path).request``); notebooks
+    are recognised by their suffix. ``engine_options`` (``memory``, ``cancelled``:
+    see ``engine.lint_source``) apply to Python sources."""
+    codes = request.codes
     if not engine_options and not path.endswith(".ipynb"):
         result = _checked_without_rules(path, data, codes)
         if isinstance(result, FileResult):
@@ -113,18 +105,16 @@ def lint_data(path: str, data: Union[bytes, str], codes: Iterable[str],
         # The decoded text, when the light path decoded it: the engine's gates
         # then find the verdicts the light path's left in the memo.
         data = result or data
-    options = {"unused_noqa": True} if UNUSED_NOQA in codes else {}
-    if target_torch is not None:
-        options["target_torch"] = target_torch
+    options = request.engine_options
     from torchlint.engine import lint_source  # here: a run answered from the cache never imports libcst
 
     if path.endswith(".ipynb"):
         from torchlint.notebook import lint_notebook
 
         data = data.encode("utf-8") if isinstance(data, str) else data
-        result = lint_notebook(data, path, _rules(codes), **options)
+        result = lint_notebook(data, path, request.rules, **options)
     else:
-        result = lint_source(data, path, _rules(codes), **options, **engine_options)
+        result = lint_source(data, path, request.rules, **options, **engine_options)
     return _without_ignored(result, codes)
 
 
@@ -177,7 +167,8 @@ def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
 
     Workers read files themselves, so that the parent never holds the whole
     tree's bytes (nor hands a copy to every worker it forks)."""
-    path, codes, target_torch = args
+    path, request = args
+    codes = request.codes
     data, problem = _read(path)
     if data is None:  # reported like flake8's E902: a file that was not checked is a finding
         if PARSE_ERROR not in codes:  # ignored by the config: still said, as a note
@@ -185,7 +176,7 @@ def _lint_path(args) -> Tuple[FileResult, Optional[str]]:
         return FileResult(path, diagnostics=[Diagnostic(path, 1, 1, PARSE_ERROR, problem)]), None
     if not _is_python(path, data):
         return FileResult(path, errors=[FileError(path, _NOT_PYTHON)]), None
-    return lint_data(path, data, codes, target_torch), _content(data)
+    return lint_data(path, data, request), _content(data)
 
 
 def cache_folder(flag: Optional[Path], default_root: Path) -> Path:
@@ -334,34 +325,32 @@ def _written_by_us(entry: Path) -> bool:
     return (name.startswith("results-v") and name.endswith(".json")) or name.startswith(".results-")
 
 
-def check_files(files: List[str], codes_for: Callable[[str], Iterable[str]], *, jobs: int = 0,
-                cache_dir: Optional[Path] = None,
-                target_for: Optional[Callable[[str], Optional[TorchVersion]]] = None) -> List[FileResult]:
-    """Lint ``files``, each for its own codes (``codes_for(path)``, from ``config.Settings``)
-    and target torch version (``target_for(path)``; without it, the newest known);
-    with ``cache_dir``, unchanged files are answered from the cache kept there."""
+def check_files(files: List[str], request_for: Callable[[str], LintRequest], *, jobs: int = 0,
+                cache_dir: Optional[Path] = None) -> List[FileResult]:
+    """Lint ``files``, each as its own request says (``request_for(path)``, from
+    ``config.Settings``); with ``cache_dir``, unchanged files are answered from the cache kept there."""
     keys: dict = {}  # frozenset of codes -> its sorted tuple: few distinct sets, many files
     cache = ResultCache(cache_dir) if cache_dir is not None else None
     results: List[Optional[FileResult]] = [None] * len(files)
     todo = []
     for index, path in enumerate(files):
-        wanted = frozenset(codes_for(path))
-        codes = keys.setdefault(wanted, tuple(sorted(wanted)))
-        target = target_for(path) if target_for is not None else None
+        request = request_for(path)
         if cache is not None:
+            codes = keys.setdefault(request.codes, tuple(sorted(request.codes)))
             data, _ = _read(path)  # unreadable files are reported by the worker
-            hit = cache.get(_key(path, _content(data), codes, target)) if data is not None else None
+            hit = cache.get(_key(path, _content(data), codes, request.target_torch)) if data is not None else None
             if hit is not None:
                 results[index] = hit
                 continue
-        todo.append((index, codes, target))
-    outcomes = _run([(files[index], codes, target) for index, codes, target in todo], jobs)
-    for (index, codes, target), (result, content) in zip(todo, outcomes):
+        todo.append((index, request))
+    outcomes = _run([(files[index], request) for index, request in todo], jobs)
+    for (index, request), (result, content) in zip(todo, outcomes):
         results[index] = result
         if cache is not None and content is not None:
             # The hash of what the worker read: a file edited meanwhile is
             # remembered with the content its result belongs to.
-            cache.put(_key(files[index], content, codes, target), result)
+            codes = keys.setdefault(request.codes, tuple(sorted(request.codes)))
+            cache.put(_key(files[index], content, codes, request.target_torch), result)
     if cache is not None:
         cache.save()
     return results

@@ -152,7 +152,7 @@ def lint_with_config_message(path: str, source: str, **options) -> LintResult:
     if path.endswith(".ipynb"):
         options = {}  # a notebook's cells are joined anew each time: nothing to reuse
     # text, not bytes: no coding-line re-decoding
-    result = lint_data(path, source, settings.codes, settings.target_torch, **options)
+    result = lint_data(path, source, settings.request, **options)
     for error in result.errors:
         log.warning("%s: %s", error.path, error.message)
     return LintResult(result.diagnostics, message, result.dependencies)
@@ -605,11 +605,9 @@ def _fixed_text(path: str, source: str, code: str, at: Optional[Tuple[int, int]]
     finding when ``at`` is unknown); None when that changes nothing."""
     from torchlint.fixer import fix_source
 
-    settings = _settings(path)[0]
-    enabled = settings.codes
+    request = _settings(path)[0].request
     try:
-        fixed = fix_source(source, path, codes=[code], unsafe=unsafe, enabled=enabled, at=at,
-                           target_torch=settings.target_torch)
+        fixed = fix_source(source, path, request, codes=[code], unsafe=unsafe, at=at)
     except Exception:
         log.exception("fixing %s in %s failed", code, path)
         return None
@@ -620,11 +618,9 @@ def _fixed_all(path: str, source: str) -> Optional[str]:
     """The document with every safe fix its enabled rules offer applied; None when none applies."""
     from torchlint.fixer import fix_source
 
-    settings = _settings(path)[0]
-    enabled = settings.codes
+    request = _settings(path)[0].request
     try:
-        fixed = fix_source(source, path, codes=enabled, unsafe=False, enabled=enabled,
-                           target_torch=settings.target_torch)
+        fixed = fix_source(source, path, request, codes=request.codes, unsafe=False)
     except Exception:
         log.exception("fixing %s failed", path)
         return None
