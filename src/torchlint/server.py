@@ -422,7 +422,7 @@ def _request_lint(ls: LanguageServer, uri: str) -> None:
         else:
             log.warning("not linting %s: the editor never opened it", uri)
         return
-    path = to_fs_path(uri) or uri
+    path = _text_path(uri)
     if not _is_python(document, path):  # a Markdown file, a text file, a config file...
         return
     if ls.workspace.get_notebook_document(cell_uri=uri) is not None:
@@ -586,6 +586,14 @@ def to_lsp(d, document, with_fix: bool = True,
         # fix finds its finding by this, whatever units the editor counts in
         data={"fix": _fix_record(d) if with_fix else None, "at": [d.line, d.col]},
     )
+
+
+def _text_path(uri: str) -> str:
+    """The path a text document is linted as. A text document named like a notebook holds
+    Python, not the notebook's JSON: jupyterlab-lsp sends a notebook's code cells joined,
+    as ``.virtual_documents/nb.ipynb`` (notebooks sent as notebooks never come here)."""
+    path = to_fs_path(uri) or uri
+    return path + ".py" if path.endswith(".ipynb") else path
 
 
 def _is_python(document, path: str) -> bool:
@@ -892,7 +900,7 @@ async def _resolve(ls: LanguageServer, action: types.CodeAction) -> types.CodeAc
     if document is None or document.version != data.get("version"):
         return action  # the document changed since: no edit, the editor asks again
     uri, source = data["uri"], document.source
-    path = to_fs_path(uri) or uri
+    path = _text_path(uri)
     loop = asyncio.get_running_loop()
     if data.get("all"):
         fixed = await loop.run_in_executor(None, _fixed_all, path, source, bool(data.get("unsafe")))
