@@ -150,7 +150,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (RESTART_SETTINGS.some((name) => event.affectsConfiguration(name))) {
         void restart();
       } else if (RULE_SETTINGS.some((name) => event.affectsConfiguration(name)) && client?.state === State.Running) {
-        void client.sendNotification(DidChangeConfigurationNotification.type, changedSettings(ruleSettings()));
+        const changed = changedSettings(ruleSettings());
+        output.info(`settings: ${JSON.stringify(changed.settings.torchlint)}`);
+        void client.sendNotification(DidChangeConfigurationNotification.type, changed);
       }
     }),
     vscode.workspace.onWillSaveTextDocument((event) => {
