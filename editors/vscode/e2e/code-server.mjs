@@ -28,20 +28,8 @@ const VSIX = path.resolve(process.env.VSIX ?? "torchlint.vsix");
 const OUT = path.resolve(process.env.E2E_OUT ?? "e2e-out");
 fs.mkdirSync(OUT, { recursive: true });
 
-const STORED_LOSS = `import torch
-
-def train(model, loader, optimizer, criterion):
-    losses = []
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss)
-    return losses
-`;
-// .numpy() on a model output: TL402, whose fix is safe (fix on save applies it)
-const NUMPY_ON_OUTPUT = "import torch\n\nmodel = torch.nn.Linear(4, 2)\nout = model(torch.randn(8, 4))\nprint(out.numpy())\n";
+// the same programs the Node tests lint (test/harness.ts, built by `npm run package`)
+const { STORED_LOSS, NUMPY_ON_OUTPUT } = createRequire(import.meta.url)("../out/test/harness.js");
 const cell = (type, source) => ({
   cell_type: type, metadata: {}, source,
   ...(type === "code" ? { outputs: [], execution_count: null } : {}),
