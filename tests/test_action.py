@@ -158,8 +158,8 @@ def test_fix_version_paths_and_args(job_python, repository, tmp_path):
     already in the job's Python is kept (pip says so) rather than fetched again."""
     from torchlint import __version__
 
-    job = run_action(_action(), {"python": job_python, "fix": "true", "version": __version__, "paths": "src",
-                                 "args": "--ignore TL301"}, repository, tmp_path)
+    job = run_action(_action(), {"python": job_python, "fix": "true", "version": __version__,
+                                 "paths": "src/infer.py\nsrc/train.py\n", "args": "--ignore TL301"}, repository, tmp_path)
     assert not job.failed, job.steps[-1].output
     assert f"Requirement already satisfied: torchlint=={__version__}" in job.step("install").output
     check = job.step("check")
@@ -167,6 +167,15 @@ def test_fix_version_paths_and_args(job_python, repository, tmp_path):
     assert not [line for line in check.output.splitlines() if line.startswith("::")]
     assert "out.detach().numpy()" in (repository / "src" / "infer.py").read_text()
     assert not (repository / "torchlint.sarif").exists() and job.outputs == {"sarif": ""}
+
+
+def test_arguments_are_split_but_never_expanded(job_python, repository, tmp_path):
+    """A glob or ``$(...)`` in an input is passed to torchlint as written, not run or expanded."""
+    job = run_action(_action(), {"python": job_python, "version": "0.1.0", "paths": "src/*.py",
+                                 "args": "--select $(touch pwned)"}, repository, tmp_path)
+    check = job.step("check")
+    assert check.returncode == 2, check.output  # torchlint's usage error for those words
+    assert not (repository / "pwned").exists() and not (tmp_path / "pwned").exists()
 
 
 def test_a_wrong_fix_value_fails_with_an_annotation(job_python, repository, tmp_path):
