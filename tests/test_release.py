@@ -12,8 +12,10 @@ from importlib.metadata import version
 
 import pytest
 
-from conftest import ROOT, run_cli
-from torchlint import __version__
+yaml = pytest.importorskip("yaml")
+
+from conftest import ROOT, run_cli  # noqa: E402
+from torchlint import __version__  # noqa: E402
 
 # `uses: torchlint/torchlint@<sha>` and `github.com/torchlint/torchlint@<sha>`
 PINNED = re.compile(r"torchlint/torchlint@([0-9a-f]+)\b")
@@ -51,5 +53,8 @@ def test_pins_name_full_commits_that_hold_the_action():
     for name, sha in pins:
         # a full SHA: GitHub resolves short ones ambiguously and they are not immutable pins
         assert len(sha) == 40, f"{name}: {sha} is not a full commit SHA"
-        found = subprocess.run([git, "cat-file", "-e", f"{sha}:action.yml"], cwd=ROOT, capture_output=True)
+        found = subprocess.run([git, "show", f"{sha}:action.yml"], cwd=ROOT, capture_output=True, text=True)
         assert found.returncode == 0, f"{name}: commit {sha} does not exist here or holds no action.yml"
+        # the inputs docs/ci.md describes are the ones the pinned action takes
+        pinned = yaml.safe_load(found.stdout)["inputs"]
+        assert pinned.keys() == yaml.safe_load((ROOT / "action.yml").read_text())["inputs"].keys(), name
