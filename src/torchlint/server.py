@@ -608,6 +608,9 @@ _PYTHON_IDS = frozenset(("python", "python3", "py"))
 
 # -- the document lifecycle --------------------------------------------------------
 
+EDITOR_PROBLEM: List[str] = []  # a message about the editor's settings, still to be shown
+
+
 @server.feature(types.INITIALIZE)
 def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
     """Take the editor's settings from ``initializationOptions``; a mistake in them is
@@ -616,11 +619,9 @@ def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
     _take_editor_settings(params.initialization_options)
 
 
-EDITOR_PROBLEM: List[str] = []  # a message about the editor's settings, still to be shown
-
-
-def _take_editor_settings(values: object) -> bool:
-    """Use the editor's settings; False (and the message in EDITOR_PROBLEM) when they are wrong."""
+def _take_editor_settings(values: object) -> None:
+    """Use the editor's settings; when they are wrong, the defaults, and the message
+    saying why in EDITOR_PROBLEM."""
     from torchlint import config as config_mod
 
     try:
@@ -629,7 +630,6 @@ def _take_editor_settings(values: object) -> bool:
         EDITOR_PROBLEM[:] = [f"torchlint: {exc}; the editor's torchlint settings are not used"]
         editor = EditorSettings()
     CONFIGS.set_editor(editor)
-    return not EDITOR_PROBLEM
 
 
 def _show_editor_problem(ls: LanguageServer) -> None:
