@@ -23,7 +23,7 @@ LAYERS = (
     ("engine", "notebook", "request"),  # one file's lint path; what a file is linted for
     ("runner", "fixer", "config", "docs", "claims_page"),  # many files; the fix loop; config; rule docs
     ("fix_files", "add_noqa", "reporters", "discover"),  # the front ends' helpers
-    ("cli", "server", "flake8_plugin", "__main__"),  # front ends
+    ("cli", "server", "flake8_plugin", "jupyter_lsp_spec", "__main__"),  # front ends
 )
 LAYER_OF = {unit: depth for depth, units in enumerate(LAYERS) for unit in units}
 

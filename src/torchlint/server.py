@@ -21,7 +21,14 @@ unchanged parts of its text (``engine.LintMemory``), and a text linted lately
 
 Code actions, per finding: apply that finding's fix only, when the rule has
 one (an unsafe fix says so in its title), and "suppress with # noqa: CODE";
-per document, ``source.fixAll.torchlint`` applies every safe fix. Hovering a
+per document, ``source.fixAll.torchlint`` applies every safe fix (and the unsafe
+ones too when the editor's settings say ``unsafe-fixes``).
+
+The editor may send the command line's ``select``, ``extend-select``, ``ignore``
+and ``unsafe-fixes`` as ``initializationOptions`` or, later, in
+``workspace/didChangeConfiguration`` under ``"torchlint"``. The rule selection
+applies to files that no torchlint config file covers: where a project has a
+config, it decides, so the editor shows what the project's CI shows. Hovering a
 finding shows its rule's message, the measured evidence line and a link to
 the rule page. Errors outside a request are logged, never shown as pop-ups.
 
@@ -89,13 +96,63 @@ server = TorchlintServer("torchlint", __version__, notebook_document_sync=NOTEBO
 
 # -- what applies to a file ------------------------------------------------------
 
+@dataclasses.dataclass(frozen=True)
+class EditorSettings:
+    """What the editor's settings ask for: a selection layer (``config.Selection``,
+    None when they name no rule) and whether fix-all may apply unsafe fixes."""
+
+    selection: object = None
+    unsafe_fixes: bool = False
+
+
+# The settings an editor may send, spelled as in [tool.torchlint] and on the command line.
+EDITOR_LISTS = ("select", "extend-select", "ignore")
+EDITOR_FLAGS = ("unsafe-fixes",)
+EDITOR_WHERE = "editor settings: "
+
+
+def editor_settings(values: object) -> EditorSettings:
+    """``{"select": [...], "extend-select": [...], "ignore": [...], "unsafe-fixes": bool}``
+    (a key left out or null: not set) checked as a config file is: a wrong key, type or
+    rule code raises ``config.ConfigError`` naming it."""
+    from torchlint import config as config_mod
+
+    if values is None:
+        return EditorSettings()
+    if not isinstance(values, dict):
+        raise config_mod.ConfigError(f"{EDITOR_WHERE}expected an object, got {values!r}")
+    unknown = sorted(set(values) - set(EDITOR_LISTS) - set(EDITOR_FLAGS))
+    if unknown:
+        raise config_mod.ConfigError(f"{EDITOR_WHERE}unknown setting {unknown[0]!r} "
+                                     f"(known: {', '.join(EDITOR_LISTS + EDITOR_FLAGS)})")
+    lists = {}
+    for key in EDITOR_LISTS:
+        value = values.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise config_mod.ConfigError(f"{EDITOR_WHERE}{key}: expected a list of rule codes, got {value!r}")
+        lists[key] = value
+    unsafe = values.get("unsafe-fixes")
+    if unsafe is not None and not isinstance(unsafe, bool):
+        raise config_mod.ConfigError(f"{EDITOR_WHERE}unsafe-fixes: expected true or false, got {unsafe!r}")
+    layer = config_mod.Selection(
+        select=tuple(lists["select"]) if lists["select"] else None,
+        extend_select=tuple(lists["extend-select"] or ()), ignore=tuple(lists["ignore"] or ()),
+        where=EDITOR_WHERE)
+    layer.validate()
+    named = layer != config_mod.Selection(where=EDITOR_WHERE)
+    return EditorSettings(layer if named else None, bool(unsafe))
+
+
 class _Configs:
-    """One ``config.Settings`` (it caches parsed config files) until a config file
-    changes; then a fresh one, and a new generation, so documents are linted again."""
+    """One ``config.Settings`` (it caches parsed config files) until a config file or
+    the editor's settings change; then a fresh one, and a new generation, so documents
+    are linted again."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._settings = None
+        self._editor_settings = None
+        self.editor = EditorSettings()
         self.generation = 0
 
     def settings(self):
@@ -106,10 +163,28 @@ class _Configs:
                 self._settings = config_mod.Settings()
             return self._settings
 
+    def editor_layered(self, isolated: bool = False):
+        """The editor's selection on top of the defaults, as ``--select`` and friends are:
+        for files no config file covers (``isolated``: no config file at all)."""
+        from torchlint import config as config_mod
+
+        if isolated:
+            return config_mod.Settings(overrides=self.editor.selection, isolated=True)
+        with self._lock:
+            if self._editor_settings is None:
+                self._editor_settings = config_mod.Settings(overrides=self.editor.selection)
+            return self._editor_settings
+
     def forget(self) -> None:
         with self._lock:
             self._settings = None
+            self._editor_settings = None
             self.generation += 1
+
+    def set_editor(self, editor: EditorSettings) -> None:
+        with self._lock:
+            self.editor = editor
+        self.forget()
 
 
 CONFIGS = _Configs()
@@ -117,13 +192,18 @@ CONFIGS = _Configs()
 
 def _settings(path: str) -> Tuple[object, Optional[str]]:
     """What applies to a file (``config.FileSettings``) and, when its config is
-    broken, the message saying so (the defaults apply then)."""
+    broken, the message saying so (the defaults, with the editor's settings, apply then).
+    A file that no config file covers gets the editor's settings; one that a config
+    covers gets the config alone, as ``torchlint check`` in the project's CI does."""
     from torchlint import config as config_mod
 
     try:
-        return CONFIGS.settings().resolve(path), None
+        resolved = CONFIGS.settings().resolve(path)
     except config_mod.ConfigError as exc:
-        return config_mod.Settings(isolated=True).resolve(path), f"torchlint: {exc}; using the defaults"
+        return CONFIGS.editor_layered(isolated=True).resolve(path), f"torchlint: {exc}; using the defaults"
+    if resolved.config.source is None and CONFIGS.editor.selection is not None:
+        resolved = CONFIGS.editor_layered().resolve(path)
+    return resolved, None
 
 
 # -- linting a document ------------------------------------------------------
@@ -342,7 +422,7 @@ def _request_lint(ls: LanguageServer, uri: str) -> None:
         else:
             log.warning("not linting %s: the editor never opened it", uri)
         return
-    path = to_fs_path(uri) or uri
+    path = _text_path(uri)
     if not _is_python(document, path):  # a Markdown file, a text file, a config file...
         return
     if ls.workspace.get_notebook_document(cell_uri=uri) is not None:
@@ -508,6 +588,14 @@ def to_lsp(d, document, with_fix: bool = True,
     )
 
 
+def _text_path(uri: str) -> str:
+    """The path a text document is linted as. A text document named like a notebook holds
+    Python, not the notebook's JSON: jupyterlab-lsp sends a notebook's code cells joined,
+    as ``.virtual_documents/nb.ipynb`` (notebooks sent as notebooks never come here)."""
+    path = to_fs_path(uri) or uri
+    return path + ".py" if path.endswith(".ipynb") else path
+
+
 def _is_python(document, path: str) -> bool:
     """What the editor says the document is; its name where the editor does not say."""
     if document.language_id:
@@ -520,9 +608,55 @@ _PYTHON_IDS = frozenset(("python", "python3", "py"))
 
 # -- the document lifecycle --------------------------------------------------------
 
+EDITOR_PROBLEM: List[str] = []  # a message about the editor's settings, still to be shown
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: LanguageServer, params: types.InitializeParams) -> None:
+    """Take the editor's settings from ``initializationOptions``; a mistake in them is
+    shown once the session starts (``initialized``), and the settings are left out."""
+    EDITOR_PROBLEM.clear()
+    _take_editor_settings(params.initialization_options)
+
+
+def _take_editor_settings(values: object) -> None:
+    """Use the editor's settings; when they are wrong, the defaults, and the message
+    saying why in EDITOR_PROBLEM."""
+    from torchlint import config as config_mod
+
+    try:
+        editor = editor_settings(values)
+    except config_mod.ConfigError as exc:
+        EDITOR_PROBLEM[:] = [f"torchlint: {exc}; the editor's torchlint settings are not used"]
+        editor = EditorSettings()
+    CONFIGS.set_editor(editor)
+
+
+def _show_editor_problem(ls: LanguageServer) -> None:
+    while EDITOR_PROBLEM:
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error,
+                                                       message=EDITOR_PROBLEM.pop()))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def did_change_configuration(ls: LanguageServer, params: types.DidChangeConfigurationParams) -> None:
+    """New settings under ``"torchlint"`` replace the old ones and every open document is
+    linted again. A notification without that key (``settings: null``, as clients that
+    expect the server to pull send) changes nothing."""
+    settings = params.settings
+    if not (isinstance(settings, dict) and "torchlint" in settings):
+        return
+    EDITOR_PROBLEM.clear()
+    _take_editor_settings(settings["torchlint"])
+    _show_editor_problem(ls)
+    _relint_everything(ls)
+
+
 @server.feature(types.INITIALIZED)
 async def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
-    """Ask the editor to report config files changing on disk, where it can."""
+    """Say what was wrong with the editor's settings, if anything; ask the editor to report
+    config files changing on disk, where it can."""
+    _show_editor_problem(ls)
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace else None
     if not (watched and watched.dynamic_registration):
@@ -592,6 +726,10 @@ def _is_config(uri: str) -> bool:
 def _config_changed(ls: LanguageServer) -> None:
     """A config file changed: read configs afresh and lint every open document again."""
     CONFIGS.forget()
+    _relint_everything(ls)
+
+
+def _relint_everything(ls: LanguageServer) -> None:
     for uri in list(ls.workspace.text_documents):
         _request_lint(ls, uri)
     for uri in list(ls.workspace.notebook_documents):
@@ -614,13 +752,14 @@ def _fixed_text(path: str, source: str, code: str, at: Optional[Tuple[int, int]]
     return fixed if fixed != source else None
 
 
-def _fixed_all(path: str, source: str) -> Optional[str]:
-    """The document with every safe fix its enabled rules offer applied; None when none applies."""
+def _fixed_all(path: str, source: str, unsafe: bool = False) -> Optional[str]:
+    """The document with every safe fix its enabled rules offer applied (the unsafe ones
+    too when ``unsafe``); None when none applies."""
     from torchlint.fixer import fix_source
 
     request = _settings(path)[0].request
     try:
-        fixed = fix_source(source, path, request, codes=request.codes, unsafe=False)
+        fixed = fix_source(source, path, request, codes=request.codes, unsafe=unsafe)
     except Exception:
         log.exception("fixing %s failed", path)
         return None
@@ -711,8 +850,10 @@ def _quick_fixes(uri: str, document, diagnostic: types.Diagnostic) -> List[types
     return actions
 
 
-def _has_safe_fix(uri: str) -> bool:
-    return any(isinstance(d.data, dict) and (d.data.get("fix") or {}).get("safety") == "safe"
+def _has_fix(uri: str, unsafe: bool) -> bool:
+    """Whether a finding published for ``uri`` has a fix fix-all would apply."""
+    wanted = ("safe", "unsafe") if unsafe else ("safe",)
+    return any(isinstance(d.data, dict) and (d.data.get("fix") or {}).get("safety") in wanted
                for d in DOCUMENTS.published.get(uri, ()))
 
 
@@ -731,10 +872,12 @@ async def code_action(ls: LanguageServer, params: types.CodeActionParams) -> Lis
         for diagnostic in params.context.diagnostics:
             if diagnostic.source == SOURCE and isinstance(diagnostic.code, str):
                 actions.extend(_quick_fixes(uri, document, diagnostic))
-    if _wanted(only, FIX_ALL) and _has_safe_fix(uri):
+    unsafe = CONFIGS.editor.unsafe_fixes
+    if _wanted(only, FIX_ALL) and _has_fix(uri, unsafe):
         actions.append(types.CodeAction(
-            title="Fix all safe torchlint findings", kind=FIX_ALL,
-            data={"uri": uri, "version": document.version, "all": True}))
+            title="Fix all torchlint findings (unsafe fixes included)" if unsafe
+            else "Fix all safe torchlint findings", kind=FIX_ALL,
+            data={"uri": uri, "version": document.version, "all": True, "unsafe": unsafe}))
     if not _resolves_edits(ls):  # an editor that cannot resolve gets every edit now
         actions = [await _resolve(ls, action) if action.edit is None else action for action in actions]
         actions = [action for action in actions if action.edit is not None]
@@ -753,10 +896,10 @@ async def _resolve(ls: LanguageServer, action: types.CodeAction) -> types.CodeAc
     if document is None or document.version != data.get("version"):
         return action  # the document changed since: no edit, the editor asks again
     uri, source = data["uri"], document.source
-    path = to_fs_path(uri) or uri
+    path = _text_path(uri)
     loop = asyncio.get_running_loop()
     if data.get("all"):
-        fixed = await loop.run_in_executor(None, _fixed_all, path, source)
+        fixed = await loop.run_in_executor(None, _fixed_all, path, source, bool(data.get("unsafe")))
     else:
         at = tuple(data["at"]) if data.get("at") else None
         fixed = await loop.run_in_executor(
