@@ -95,7 +95,7 @@ def test_codes_become_rules_in_one_place():
 
 def test_a_request_knows_what_follows_from_its_codes():
     request = LintRequest.of({"TL301", "TL010"})
-    assert request.unused_noqa and request.engine_options == {"unused_noqa": True}
+    assert request.unused_noqa and request.engine_options == {"noqa_checks": frozenset({"TL010"})}
     assert [r.code for r in request.rules] == ["TL301"]
     quiet = request.with_codes({"TL301"})
     assert not quiet.unused_noqa and quiet.engine_options == {}

@@ -8,6 +8,9 @@ from __future__ import annotations
 PARSE_ERROR = "TL001"  # the file could not be read or parsed (like flake8's E902/E999)
 INTERNAL_ERROR = "TL002"  # a rule raised; flake8 shows it, the CLI exits 2
 UNUSED_NOQA = "TL010"  # opt-in: a TL code in ``# noqa:`` that suppressed nothing (ruff's RUF100)
+TORCHFIX_NOQA = "TL011"  # opt-in: a TorchFix code in ``# noqa:`` that a torchlint code answers
+# The engine's checks of noqa comments: opt-in codes, not rules.
+NOQA_CHECKS = frozenset({UNUSED_NOQA, TORCHFIX_NOQA})
 
 # The codes that are not rules, for reports and ``torchlint rule``: (name, one line, more).
 STATUS_CODES = {
@@ -35,5 +38,15 @@ STATUS_CODES = {
         "left alone, and so is a code that names TL010 itself (`# noqa: TL301,TL010` keeps "
         "a deliberate one quiet). Safe fix (`--fix`): the unused codes are dropped from the "
         "comment, and the comment goes when nothing else is left in it.",
+    ),
+    TORCHFIX_NOQA: (
+        "torchfix-noqa", "a `# noqa:` comment names a TorchFix code that a torchlint code answers",
+        "Opt-in (`--extend-select TL011`), for projects moving from TorchFix (archived). Reports "
+        "each TorchFix code in a `# noqa:` list that a torchlint rule answers (`# noqa: TOR102` on "
+        "a `torch.load` line: TL507 finds the same), with a safe fix that writes the torchlint code "
+        "in its place, keeping the others (`# noqa: TOR102, E501` becomes `# noqa: TL507, E501`). "
+        "`torchlint check --select TL011 --fix .` rewrites a whole project's comments and changes "
+        "nothing else; running it again changes nothing. TorchFix codes no rule answers (TOR203, "
+        "TOR901) are left as they are. The pairs are in docs/torchfix.md.",
     ),
 }

@@ -26,7 +26,7 @@ else:  # pragma: no cover
 
 from torchlint import declared_torch
 from torchlint.catalogue import RULES
-from torchlint.codes import INTERNAL_ERROR, PARSE_ERROR, UNUSED_NOQA
+from torchlint.codes import INTERNAL_ERROR, NOQA_CHECKS, PARSE_ERROR
 from torchlint.request import LintRequest
 from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion, parse_version
@@ -39,7 +39,7 @@ _BOOL_KEYS = ("respect-gitignore",)
 _TARGET_KEY = "target-torch-version"
 _KEYS = _LIST_KEYS + ("per-file-ignores", "extend-per-file-ignores", "extend") + _BOOL_KEYS + (_TARGET_KEY,)
 _STATUS_CODES = frozenset({PARSE_ERROR, INTERNAL_ERROR})  # not rules: a file unread, a rule crashed
-_ENGINE_CHECKS = frozenset({UNUSED_NOQA})  # not rules either: checks the engine makes, opt-in
+_ENGINE_CHECKS = NOQA_CHECKS  # not rules either: checks the engine makes of noqa comments, opt-in
 # The rules' codes and defaults from the generated catalogue, not the rule modules:
 # resolving settings must not import libcst (a run answered from the cache never needs it).
 _ALL_CODES = frozenset(RULES) | _STATUS_CODES | _ENGINE_CHECKS

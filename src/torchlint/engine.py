@@ -9,14 +9,15 @@ import queue
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Collection, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from torchlint.cst_parse import PieceCache, cut_lines, parse_module
 from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult
 from torchlint.model import FileModel
-from torchlint.noqa import comment_texts, file_exemption, suppressed, unused_codes, without_codes
+from torchlint.noqa import answered_codes, comment_texts, file_exemption, suppressed, unused_codes
+from torchlint.noqa import with_codes_replaced, without_codes
 from torchlint.positions import RangeMemo, node_positions, statement_starts
 from torchlint.rule import Fix
 from torchlint.source import byte_position, decode, python_parse
@@ -25,7 +26,7 @@ from torchlint.tree_gate import TreeIndex
 
 # The codes that are not rules live in a light module (config and a cached run read them
 # without importing libcst); re-exported here for the engine's callers.
-from torchlint.codes import INTERNAL_ERROR, PARSE_ERROR, STATUS_CODES, UNUSED_NOQA  # noqa: F401
+from torchlint.codes import INTERNAL_ERROR, PARSE_ERROR, STATUS_CODES, TORCHFIX_NOQA, UNUSED_NOQA  # noqa: F401
 
 # Guards against pathological input (see docs/robustness.md). libcst's native
 # parser recurses once per nesting level on the C stack: on the 8 MB main-thread
@@ -179,7 +180,7 @@ def _lint(
     apply_noqa: bool = True,
     report_syntax_errors: bool = True,
     tree: Optional[ast.Module] = None,
-    unused_noqa: bool = False,
+    noqa_checks: frozenset = frozenset(),
     target_torch: Optional[TorchVersion] = None,
     memory: Optional[LintMemory] = None,
     cancelled: Optional[Callable[[], bool]] = None,
@@ -194,7 +195,7 @@ def _lint(
             return result
     # A file parsed whatever the gates say meets them once, in ``_tree_gated``, on its
     # text without docstrings: asking them of the whole text first only repeats the scan.
-    parsed_anyway = report_syntax_errors or unused_noqa
+    parsed_anyway = report_syntax_errors or bool(noqa_checks)
     applicable = list(rules) if parsed_anyway else [rule for rule in rules if rule.may_apply(source)]
     if not applicable and not parsed_anyway:
         return result
@@ -213,8 +214,8 @@ def _lint(
         applicable = _tree_gated(applicable, tree, source, path, target_torch)
     if not applicable:
         # No rule can find anything: every TL code in a noqa comment went unused.
-        if unused_noqa:
-            result.diagnostics.extend(_noqa_checked([], source, path, apply_noqa, unused_noqa))
+        if noqa_checks:
+            result.diagnostics.extend(_noqa_checked([], source, path, apply_noqa, noqa_checks))
         return result
     pieces = memory.pieces if memory is not None else None
     cuts = cut_lines(tree, source, pieces.piece_lines if pieces is not None else None)
@@ -235,7 +236,7 @@ def _lint(
         return result
     _stop_if(cancelled)
     diagnostics, errors = lint_module(module, source, path, applicable, apply_noqa=apply_noqa,
-                                      unused_noqa=unused_noqa, target_torch=target_torch,
+                                      noqa_checks=noqa_checks, target_torch=target_torch,
                                       dependencies=result.dependencies, statement_starts=starts,
                                       ranges=memory.ranges if memory is not None else None,
                                       cancelled=cancelled)
@@ -245,7 +246,7 @@ def _lint(
 
 
 def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type], *,
-                apply_noqa: bool = True, keep_edits: bool = False, unused_noqa: bool = False,
+                apply_noqa: bool = True, keep_edits: bool = False, noqa_checks: frozenset = frozenset(),
                 target_torch: Optional[TorchVersion] = None,
                 dependencies: Optional[dict] = None,
                 statement_starts: Optional[List[int]] = None, ranges: Optional[RangeMemo] = None,
@@ -254,7 +255,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
 
     A file's ``# torchlint: noqa`` exemption applies always (flake8 does not know
     it); line ``# noqa`` only with ``apply_noqa`` (flake8 applies its own).
-    ``unused_noqa`` adds TL010 findings for noqa codes that suppressed nothing.
+    ``noqa_checks``: the engine's checks of noqa comments to make (TL010, unused codes; TL011,
+    TorchFix codes a torchlint code answers).
     ``target_torch``: the oldest torch the file's project supports (None: the newest known).
     ``dependencies`` receives the project files the analysis read (``model/project.py``).
     ``statement_starts``: ``positions.statement_starts`` of Python's tree of ``source``, when
@@ -292,22 +294,25 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
                                            file_model.parents))
         except RecursionError:
             errors.append(FileError(path, "nesting too deep to locate its findings; file skipped"))
-    if diagnostics or unused_noqa:
-        diagnostics = _noqa_checked(diagnostics, source, path, apply_noqa, unused_noqa,
+    if diagnostics or noqa_checks:
+        diagnostics = _noqa_checked(diagnostics, source, path, apply_noqa, noqa_checks,
                                     module if keep_edits else None)
     diagnostics.sort()
     return diagnostics, errors
 
 
 def _noqa_checked(diagnostics: List[Diagnostic], source: str, path: str, apply_noqa: bool,
-                  unused_noqa: bool, module: Optional[cst.Module] = None) -> List[Diagnostic]:
-    """Findings after the file exemption, TL010's (when asked) and line noqa, in that order:
-    TL010 judges line noqa on what the file exemption left, and can itself be silenced."""
-    exempt = file_exemption(source)
-    if exempt:
+                  noqa_checks: frozenset, module: Optional[cst.Module] = None) -> List[Diagnostic]:
+    """Findings after the file exemption, the checks of noqa comments (when asked: TL010,
+    TL011) and line noqa, in that order: TL010 judges line noqa on what the file exemption
+    left, and the checks' findings can themselves be silenced."""
+    exempt = file_exemption(source) or ("-",)
+    if exempt != ("-",):
         diagnostics = [d for d in diagnostics if not d.code.startswith(exempt)]
-    if unused_noqa and not UNUSED_NOQA.startswith(exempt or ("-",)):
+    if UNUSED_NOQA in noqa_checks and not UNUSED_NOQA.startswith(exempt):
         diagnostics = diagnostics + _unused_noqa_findings(diagnostics, source, path, module)
+    if TORCHFIX_NOQA in noqa_checks and not TORCHFIX_NOQA.startswith(exempt):
+        diagnostics = diagnostics + _torchfix_noqa_findings(source, path, module)
     if apply_noqa and diagnostics:
         lines = source.splitlines()
         diagnostics = [
@@ -326,28 +331,55 @@ def _unused_noqa_findings(diagnostics: List[Diagnostic], source: str, path: str,
     known = {*RULES_BY_CODE, *STATUS_CODES}
     found = [(d.line, d.code) for d in diagnostics]
     unused = unused_codes(source, found, known, UNUSED_NOQA)
-    if not unused:
-        return []
     by_line: dict = {}
     for item in unused:
         by_line.setdefault(item.line, set()).add(item.code)
-    comments = comment_texts(source)
-    new_texts = {line: without_codes(text, by_line[line]) for line, text in comments if line in by_line}
-    # One edit for the whole file, shared by every TL010 finding: comments are layout that
-    # the fixer's node edits cannot reach, so the module is rebuilt with them rewritten.
-    rewritten = _comments_rewritten(module, comments, new_texts) if module is not None else None
+    rewrite = _CommentRewrite(source, module, lambda text, line: without_codes(text, by_line[line]), by_line)
     out = []
     for item in unused:
         why = "unknown code" if item.unknown else "suppressed nothing on this line"
         codes = sorted(by_line[item.line])
-        fixable = new_texts.get(item.line) is not None
         description = f"remove unused noqa code{'s' if len(codes) > 1 else ''} {', '.join(codes)}"
-        edit = Fix(description, ((module, rewritten),), applicability=Applicability.SAFE) \
-            if fixable and rewritten is not None else None
-        out.append(Diagnostic(path, item.line, item.col, UNUSED_NOQA, f"unused noqa code {item.code}: {why}",
-                              fix=Applicability.SAFE if fixable else None,
-                              fix_description=description if fixable else None, edit=edit))
+        out.append(rewrite.diagnostic(path, item.line, item.col, UNUSED_NOQA,
+                                      f"unused noqa code {item.code}: {why}", description))
     return out
+
+
+def _torchfix_noqa_findings(source: str, path: str, module: Optional[cst.Module]) -> List[Diagnostic]:
+    """TL011's findings: TorchFix codes in noqa lists that torchlint codes answer, each with the safe
+    fix that writes them in its place (one rewrite of the file's comments, as TL010's)."""
+    from torchlint.torchfix_codes import ANSWERS
+
+    foreign = answered_codes(source, ANSWERS)
+    replacements: dict = {}
+    for item in foreign:
+        replacements.setdefault(item.line, {})[item.code] = item.answers
+    rewrite = _CommentRewrite(source, module, lambda text, line: with_codes_replaced(text, replacements[line]),
+                              replacements)
+    return [rewrite.diagnostic(path, item.line, item.col, TORCHFIX_NOQA,
+                               f"TorchFix code {item.code} in noqa: torchlint's {', '.join(item.answers)} "
+                               f"finds the same; write {', '.join(item.answers)} instead",
+                               f"replace {item.code} with {', '.join(item.answers)}")
+            for item in foreign]
+
+
+class _CommentRewrite:
+    """One rewrite of a file's comments, shared by every finding of a noqa check: comments are
+    layout that the fixer's node edits cannot reach, so the module is rebuilt with them rewritten."""
+
+    def __init__(self, source: str, module: Optional[cst.Module], rewritten: Callable[[str, int], Optional[str]],
+                 lines: Collection[int]) -> None:
+        comments = comment_texts(source) if lines else []
+        self.new_texts = {line: rewritten(text, line) for line, text in comments if line in lines}
+        self.module = module
+        self.edited = _comments_rewritten(module, comments, self.new_texts) if module is not None and lines else None
+
+    def diagnostic(self, path: str, line: int, col: int, code: str, message: str, description: str) -> Diagnostic:
+        fixable = self.new_texts.get(line) is not None
+        edit = Fix(description, ((self.module, self.edited),), applicability=Applicability.SAFE) \
+            if fixable and self.edited is not None else None
+        return Diagnostic(path, line, col, code, message, fix=Applicability.SAFE if fixable else None,
+                          fix_description=description if fixable else None, edit=edit)
 
 
 class _CommentHolders(cst.CSTVisitor):

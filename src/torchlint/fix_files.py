@@ -14,7 +14,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
-from torchlint.engine import UNUSED_NOQA
+from torchlint.codes import NOQA_CHECKS
 from torchlint.fixer import FixOutcome, allowed_fixes, fix_text
 from torchlint.safe_io import FolderNotWritable, read_regular, signals_deferred, temporary_file
 from torchlint.request import LintRequest
@@ -154,11 +154,12 @@ def fix_data(path: str, data: bytes, request: LintRequest, allowed: Iterable[str
 
 def fix_notebook(path: str, data: bytes, request: LintRequest, allowed: Iterable[str]) -> FileFix:
     """Fix a notebook's code cells as one program; only the cells that change are rewritten.
-    TL010's fix is offered for .py files only: a notebook's noqa comments are judged cell by cell."""
+    The noqa checks' fixes (TL010, TL011) are offered for .py files only: they rewrite a whole
+    file's comments, and a notebook's program is its cells joined."""
     from torchlint import notebook
 
     result = FileFix(path, old=data)
-    request = request.with_codes(request.codes - {UNUSED_NOQA})
+    request = request.with_codes(request.codes - NOQA_CHECKS)
 
     def transform(text: str) -> Optional[str]:
         result.outcome = fix_text(text, path, request, allowed)

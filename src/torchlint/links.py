@@ -6,6 +6,7 @@ _RULE_DOCS = HOMEPAGE + "/blob/main/docs/rules/{code}.md"
 # TL001 (unparsable file) and TL002 (a rule crashed) are explained in the README.
 _NOT_RULES = HOMEPAGE + "#rules"
 _NOQA_CHECK = HOMEPAGE + "/blob/main/docs/configuration.md#selectors"
+_TORCHFIX = HOMEPAGE + "/blob/main/docs/torchfix.md#moving-from-torchfix"
 
 
 def rule_url(code: str) -> str:
@@ -14,4 +15,6 @@ def rule_url(code: str) -> str:
         return _NOT_RULES
     if code == "TL010":  # unused-noqa: an engine check, explained with the selectors
         return _NOQA_CHECK
+    if code == "TL011":  # torchfix-noqa: explained with the move from TorchFix
+        return _TORCHFIX
     return _RULE_DOCS.format(code=code)

@@ -7,7 +7,8 @@ E501 alone), and codes compared as written (``# NOQA: tl301`` silences
 nothing; ``noqa`` itself may be in any case).
 
 Also read here, for the engine: the file exemption ``# torchlint: noqa[: codes]``
-(which flake8 does not know) and, for TL010, the TL codes that suppressed nothing.
+(which flake8 does not know), for TL010, the TL codes that suppressed nothing, and for
+TL011, the TorchFix codes a torchlint code answers.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Collection, Iterable, Iterator, List, Optional, Pattern, Tuple
+from typing import Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Pattern, Tuple
 
 _SEPARATORS = re.compile(r"[,\s]+")
 _pattern: Optional[Pattern] = None
@@ -98,26 +99,19 @@ def unused_codes(source: str, found: Iterable[Tuple[int, str]], known: Collectio
     pattern, first match on the physical line, codes compared as written. Other
     tools' codes and a bare ``# noqa`` are not ours to judge; nor is a code
     that covers ``exempt_from_judging`` (TL010 itself: it silences this report)."""
-    if "noqa" not in source.lower():
-        return []
-    lines = source.splitlines()
     codes_on: dict = {}
     for line, code in found:
         codes_on.setdefault(line, set()).add(code)
     out = []
     # Only lines with a real comment: "# noqa" inside a string is not a directive to judge.
-    for line in sorted({line for line, _, _ in _comments(source)}):
-        match = noqa_pattern().search(lines[line - 1]) if line <= len(lines) else None
-        if match is None or match.group("codes") is None:
-            continue
-        for code in (c for c in _SEPARATORS.split(match.group("codes")) if c):
+    for line, col, codes in noqa_lists(source):
+        for code in codes:
             if not code.startswith("TL") or exempt_from_judging.startswith(code):
                 continue
             unknown = not any(k.startswith(code) for k in known)
             if unknown or not any(c.startswith(code) for c in codes_on.get(line, ())):
-                out.append(UnusedCode(line, match.start() + 1, code, unknown))
+                out.append(UnusedCode(line, col, code, unknown))
     return out
-
 
 
 def comment_texts(source: str) -> List[Tuple[int, str]]:
@@ -143,3 +137,48 @@ def without_codes(comment: str, unused: Collection[str]) -> Optional[str]:
         return before
     # "# noqa: TL301 because ...": the reason stays a comment of its own
     return f"{before}  # {rest.strip()}" if before else f"# {rest.strip()}"
+
+
+@dataclass(frozen=True)
+class ForeignCode:
+    """A code of another tool in a line's ``# noqa:`` list that torchlint codes answer."""
+    line: int
+    col: int  # 1-based column of the comment
+    code: str
+    answers: Tuple[str, ...]
+
+
+def noqa_lists(source: str) -> Iterator[Tuple[int, int, List[str]]]:
+    """(line, 1-based column of the match, codes) of every real comment's ``# noqa:`` list,
+    read as ``suppressed`` reads it (first match on the physical line)."""
+    if "noqa" not in source.lower():
+        return
+    lines = source.splitlines()
+    for line in sorted({line for line, _, _ in _comments(source)}):
+        match = noqa_pattern().search(lines[line - 1]) if line <= len(lines) else None
+        if match is not None and match.group("codes") is not None:
+            yield line, match.start() + 1, [c for c in _SEPARATORS.split(match.group("codes")) if c]
+
+
+def answered_codes(source: str, answers: Mapping[str, Tuple[str, ...]]) -> List[ForeignCode]:
+    """The codes of ``# noqa:`` lists that ``answers`` maps to torchlint codes (TL011)."""
+    return [ForeignCode(line, col, code, answers[code]) for line, col, codes in noqa_lists(source)
+            for code in codes if answers.get(code)]
+
+
+def with_codes_replaced(comment: str, replacements: Dict[str, Tuple[str, ...]]) -> Optional[str]:
+    """The comment with each code of ``replacements`` in its ``# noqa:`` list replaced by its
+    codes, none twice (``# noqa: TOR102, E501`` -> ``# noqa: TL507, E501``); None when the
+    comment holds no such list."""
+    match = noqa_pattern().search(comment)
+    if match is None or match.group("codes") is None:
+        return None
+    listed = match.group("codes")
+    codes: List[str] = []
+    for code in (c for c in _SEPARATORS.split(listed) if c):
+        for new in replacements.get(code, (code,)):
+            if new not in codes:
+                codes.append(new)
+    rest = comment[match.end("codes"):]
+    trailing = listed[len(listed.rstrip(", \t")):] if rest else ""
+    return comment[:match.start("codes")] + ", ".join(codes) + trailing + rest

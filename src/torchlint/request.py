@@ -11,7 +11,7 @@ import functools
 from dataclasses import dataclass
 from typing import Iterable, Optional, Tuple
 
-from torchlint.codes import UNUSED_NOQA
+from torchlint.codes import NOQA_CHECKS, UNUSED_NOQA
 from torchlint.torch_version import TorchVersion
 
 
@@ -46,8 +46,9 @@ class LintRequest:
     @property
     def engine_options(self) -> dict:
         """``lint_source``'s, ``lint_notebook``'s and ``lint_module``'s options for it (they take the
-        rules and these explicitly): TL010 judged, the target torch version."""
-        options: dict = {"unused_noqa": True} if self.unused_noqa else {}
+        rules and these explicitly): the checks of noqa comments (TL010, TL011), the target torch."""
+        checks = self.codes & NOQA_CHECKS
+        options: dict = {"noqa_checks": checks} if checks else {}
         if self.target_torch is not None:
             options["target_torch"] = self.target_torch
         return options

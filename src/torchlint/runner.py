@@ -21,7 +21,7 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
-from torchlint.codes import PARSE_ERROR, UNUSED_NOQA
+from torchlint.codes import NOQA_CHECKS, PARSE_ERROR
 from torchlint.request import LintRequest
 from torchlint.safe_io import NotRegularFile, read_regular, temporary_file
 from torchlint.torch_version import TorchVersion, format_version
@@ -141,7 +141,7 @@ def _checked_without_rules(path: str, data: Union[bytes, str],
         source = decode(data) if isinstance(data, bytes) else data
     except (SyntaxError, UnicodeDecodeError, LookupError):
         return None
-    if UNUSED_NOQA in codes and "noqa" in source:
+    if codes & NOQA_CHECKS and "noqa" in source.lower():  # a noqa comment to judge (TL010, TL011)
         return source
     for code in sorted(codes & GATES.keys()):
         if gate_matches(compile_gate(GATES[code]), source, _text_check(TEXT_CHECKS.get(code))):
