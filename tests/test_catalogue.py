@@ -28,3 +28,47 @@ def test_the_catalogue_carries_every_rules_text_gate():
     from torchlint.catalogue import GATES
 
     assert GATES == {rule.code: rule.gate for rule in ALL_RULES}, "run python -m torchlint.docs"
+
+
+NEW_RULE = '''\
+"""TL799: a rule just added, before the docs (and the generated catalogue) are regenerated."""
+from torchlint.rule import Rule
+
+
+class BareVariable(Rule):
+    code = "TL799"
+    name = "bare-variable"
+    message = "Variable(x) does nothing since PyTorch 0.4; use the tensor itself"
+    default = False
+    gate = (r"Variable",)
+
+    def check(self, file_model):
+        for call in file_model.calls:
+            if call.callee == "Variable":
+                yield self.report(call.node)
+'''
+
+
+def test_a_rule_module_is_known_to_every_command_before_the_catalogue_is_regenerated(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    shutil.copytree(ROOT / "src" / "torchlint", tmp_path / "torchlint", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "torchlint" / "rules" / "tl799_bare_variable.py").write_text(NEW_RULE, encoding="utf-8")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "old.py").write_text("from torch.autograd import Variable\nx = Variable(1)\n",
+                                             encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "torchlint", "check", "--no-cache", "--extend-select", "TL799",
+                           "old.py"], cwd=tmp_path / "work", capture_output=True, text=True, check=False,
+                          env={"PYTHONPATH": str(tmp_path), "PATH": ""})
+    assert done.returncode == 1, done.stderr
+    assert "old.py:2:5: TL799 Variable(x) does nothing" in done.stdout
+
+
+def test_while_the_catalogue_is_current_it_is_read_as_it_is():
+    from torchlint import catalogue, rule_index
+
+    assert rule_index.CURRENT and rule_index.RULES is catalogue.RULES and rule_index.GATES is catalogue.GATES

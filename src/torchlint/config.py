@@ -25,7 +25,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from torchlint import declared_torch
-from torchlint.catalogue import RULES
+from torchlint.rule_index import RULES
 from torchlint.codes import INTERNAL_ERROR, NOQA_CHECKS, PARSE_ERROR
 from torchlint.request import LintRequest
 from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular

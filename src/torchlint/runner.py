@@ -133,7 +133,7 @@ def _checked_without_rules(path: str, data: Union[bytes, str],
     worker's time on a library tree): only Python's verdict on its syntax can be said.
     Where the engine must look instead, the decoded text (a gate matches, or TL010 is
     on and the text has a noqa comment to judge), or None (it cannot be decoded)."""
-    from torchlint.catalogue import GATES, TEXT_CHECKS
+    from torchlint.rule_index import GATES, TEXT_CHECKS
     from torchlint.source import decode, python_parse
     from torchlint.text_gate import compile_gate, gate_matches
 

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from torchlint.catalogue import RULES
+from torchlint.rule_index import RULES
 from torchlint.codes import STATUS_CODES
 
 # TL001 and TL002 are not rules, but they do appear in reports.
