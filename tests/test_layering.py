@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "torchlint"
 # Lowest first. A module may import its own layer and the ones below it.
 LAYERS = (
     ("__init__", "diagnostic", "text_gate", "links", "noqa", "cst_parse", "torch_version", "declared_torch",
-     "codes", "catalogue", "source", "text_checks", "measured", "safe_io", "torchfix_codes"),  # leaves
+     "codes", "catalogue", "source", "text_checks", "measured", "safe_io", "torchfix_codes", "buffers"),  # leaves
     ("model",),  # the per-file model (package)
     ("positions", "edits", "tree_gate", "rule"),  # what rules build on
     ("rules",),  # the catalogue

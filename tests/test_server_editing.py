@@ -436,3 +436,63 @@ async def test_a_document_reopened_unchanged_is_answered_from_memory(client: Lan
         text_document=types.TextDocumentItem(uri=uri, language_id="python", version=2, text=STORED)))
     again = await asyncio.wait_for(_published(client, uri, 2), 60)  # a failure must not hang
     assert [(d.code, d.range) for d in again] == [(d.code, d.range) for d in first] != []
+
+
+# -- the newest text of a module wins -------------------------------------------
+
+NOT_A_MODEL = "class Learner:\n    pass\n"
+A_MODEL = "import torch.nn as nn\n\n\nclass Learner(nn.Module):\n    def forward(self, x):\n        return x\n"
+# Nothing here is named like a model: only the module ``nets`` says what ``Learner`` is.
+KEEPS_OUTPUTS = """\
+import torch
+from nets import Learner
+
+
+def fit(data):
+    learner = Learner()
+    opt = torch.optim.SGD(learner.parameters(), lr=0.1)
+    kept = []
+    for x, y in data:
+        out = learner(x)
+        opt.zero_grad()
+        out.sum().backward()
+        opt.step()
+        kept.append(out)
+"""
+
+
+def test_an_unsaved_buffer_of_a_module_wins_over_its_file(tmp_path):
+    from torchlint import buffers, server
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "nets.py").write_text(NOT_A_MODEL)
+    train = str(tmp_path / "train.py")
+    (tmp_path / "train.py").write_text(KEEPS_OUTPUTS)
+    assert server.lint_document(train, KEEPS_OUTPUTS) == []  # on disk, Learner is no model
+    buffers.set_buffer(str(tmp_path / "nets.py"), A_MODEL)
+    try:
+        assert [d.code for d in server.lint_document(train, KEEPS_OUTPUTS)] == ["TL301"]
+    finally:
+        buffers.drop_buffer(str(tmp_path / "nets.py"))
+    assert server.lint_document(train, KEEPS_OUTPUTS) == []
+
+
+@pytest.mark.asyncio
+async def test_editing_a_module_relints_the_open_documents_that_import_it(client: LanguageClient, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "nets.py").write_text(NOT_A_MODEL)
+    (tmp_path / "train.py").write_text(KEEPS_OUTPUTS)
+    train, nets = (tmp_path / "train.py").as_uri(), (tmp_path / "nets.py").as_uri()
+    _open(client, train, KEEPS_OUTPUTS)
+    assert not await _published(client, train, 1)
+    _open(client, nets, NOT_A_MODEL)
+    _change(client, nets, 2, A_MODEL)  # unsaved: the file on disk still says Learner is no model
+    while not any(p.uri == train and p.diagnostics for p in client.publishes):
+        await client.wait_for_notification(PUBLISH)
+    assert [d.code for d in client.publishes[-1].diagnostics] == ["TL301"]
+    client.publishes.clear()
+    client.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=nets)))  # closed unsaved: the disk wins again
+    while not any(p.uri == train for p in client.publishes):
+        await client.wait_for_notification(PUBLISH)
+    assert not [p.diagnostics for p in client.publishes if p.uri == train][-1]

@@ -21,6 +21,7 @@ from typing import Callable, Iterable, List, Optional, Tuple, Union
 
 from torchlint import __version__
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
+from torchlint.buffers import current_stamp
 from torchlint.codes import NOQA_CHECKS, PARSE_ERROR
 from torchlint.request import LintRequest
 from torchlint.safe_io import NotRegularFile, read_regular, temporary_file
@@ -280,15 +281,9 @@ class ResultCache:
 
 
 def dependencies_unchanged(dependencies: dict) -> bool:
-    """Are the project files a cached result read still as they were (mtime, size)?"""
-    for path, (mtime_ns, size) in dependencies.items():
-        try:
-            stat_now = os.stat(path)
-        except OSError:
-            return False
-        if (stat_now.st_mtime_ns, stat_now.st_size) != (mtime_ns, size):
-            return False
-    return True
+    """Are the project modules a cached result read still as they were (a file's mtime and
+    size, an editor buffer's text)?"""
+    return all(current_stamp(path) == tuple(stamp) for path, stamp in dependencies.items())
 
 
 def remove_cache(folder: Path) -> Tuple[List[Path], bool]:

@@ -369,6 +369,8 @@ class _Documents:
         self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.published: Dict[str, List[types.Diagnostic]] = {}
         self.published_as: Dict[str, Tuple[Optional[int], int]] = {}  # uri -> (version, generation)
+        # uri -> the project modules its last published lint read: re-linted when one of them changes
+        self.depends_on: Dict[str, frozenset] = {}
 
 
 DOCUMENTS = _Documents()
@@ -455,6 +457,7 @@ def _publish_result(ls: LanguageServer, job: LintJob, result) -> None:
             ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error,
                                                            message=result.config_message))
         found = result.diagnostics
+        DOCUMENTS.depends_on[job.uri] = frozenset(result.dependencies)
     DOCUMENTS.published_as[job.uri] = (job.version, job.generation)
     notebook = _open_notebook(ls, job.uri)
     if notebook is None:
@@ -674,12 +677,33 @@ async def initialized(ls: LanguageServer, params: types.InitializedParams) -> No
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-    _request_lint(ls, params.text_document.uri)
+    _text_changed(ls, params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    _request_lint(ls, params.text_document.uri)
+    _text_changed(ls, params.text_document.uri)
+
+
+def _text_changed(ls: LanguageServer, uri: str) -> None:
+    """A document's text is new: it is linted, and as the newest text of its module it wins over
+    the file on disk for the other open documents that import it, which are linted again."""
+    _request_lint(ls, uri)
+    document = _open_document(ls, uri)
+    path = _text_path(uri)
+    if document is not None and path.endswith(".py"):
+        from torchlint.buffers import set_buffer
+
+        set_buffer(path, document.source)
+        _relint_importers(ls, path)
+
+
+def _relint_importers(ls: LanguageServer, path: str) -> None:
+    """Lint again the open documents whose last lint read the module at ``path``."""
+    changed = os.path.abspath(path)
+    for uri, modules in list(DOCUMENTS.depends_on.items()):
+        if changed in modules:
+            _request_lint(ls, uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -700,10 +724,16 @@ def _lint_unless_published(ls: LanguageServer, uri: str, version: Optional[int])
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    from torchlint.buffers import drop_buffer
+
     uri = params.text_document.uri
     LINTS.discard(uri)
     DOCUMENTS.published.pop(uri, None)
     DOCUMENTS.published_as.pop(uri, None)
+    DOCUMENTS.depends_on.pop(uri, None)
+    path = _text_path(uri)
+    drop_buffer(path)  # the file on disk is the module's text again
+    _relint_importers(ls, path)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 

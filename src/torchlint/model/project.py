@@ -10,7 +10,9 @@ modification time), so the language server and a long run pay for each module on
 
 A file with no project around it (standard input, a snippet) has no index and is
 linted as before; every surface that names the file's path (the CLI, flake8,
-``--stdin-filename``, the language server) sees the same project.
+``--stdin-filename``, the language server) sees the same project. The newest text of a
+module wins: the language server registers the unsaved buffers of the documents open in
+the editor (``buffers.set_buffer``), and a summary is then read from the buffer, not the disk.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
+from torchlint.buffers import buffer_of
 from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.function_summaries import FunctionSummary, summarize_functions
 from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
@@ -97,18 +100,25 @@ class ProjectIndex:
         return self.stamped_summary(path)[1]
 
     def stamped_summary(self, path: Path) -> Tuple[Optional[Tuple[int, int]], Optional[ModuleSummary]]:
-        """``(mtime_ns, size)`` of the file as read, and its summary."""
-        try:
-            stat = path.stat()
-        except OSError:
-            return None, None
-        key = (stat.st_mtime_ns, stat.st_size)
+        """``(mtime_ns, size)`` of the file as read (a buffer's stamp for an editor's buffer),
+        and its summary."""
+        buffer = buffer_of(path)
+        if buffer is None:
+            try:
+                stat = path.stat()
+            except OSError:
+                return None, None
+            key = (stat.st_mtime_ns, stat.st_size)
+        else:
+            key = buffer[0]
         with self._lock:
             known = self._summaries.get(path)
         if known is not None and known[0] == key:
             return known
         summary = None
-        if stat.st_size <= _MAX_SOURCE:
+        if buffer is not None:
+            summary = summarize(buffer[1]) if len(buffer[1]) <= _MAX_SOURCE else None
+        elif stat.st_size <= _MAX_SOURCE:
             try:
                 summary = summarize(path.read_text(encoding="utf-8", errors="replace"))
             except OSError:
@@ -131,7 +141,8 @@ class ProjectIndex:
         for base in bases:
             for candidate in (base.joinpath(*parts).with_suffix(".py") if parts else None,
                               base.joinpath(*parts, "__init__.py")):
-                if candidate is not None and candidate.is_file() and self._inside(candidate):
+                if candidate is not None and (candidate.is_file() or buffer_of(candidate) is not None) \
+                        and self._inside(candidate):
                     return candidate
         return None
 
