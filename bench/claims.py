@@ -41,7 +41,6 @@ This is a benchmark: the test suite runs only ``--seed`` at a toy size.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.util
 import json
 import os
@@ -159,17 +158,19 @@ def measure_memory(name, batch, mode, device, threads, image=None):
 
 # -- time: modes take turns ----------------------------------------------------------
 
-def measure_time(name, batch, device):
-    model, x = build(name, batch, device)
+def measure_time(name, batch, device, image=None, warmup=WARMUP, rounds=ROUNDS, per_round=PER_ROUND):
+    """(median, fastest) forward time per mode: warm-up forwards in every mode, then rounds in
+    which the modes take turns, the order rotated so that a busy machine slows all alike."""
+    model, x = build(name, batch, device, image)
     seconds = {mode: [] for mode in MODES}
-    for mode in MODES:
-        for _ in range(WARMUP):
+    for mode in MODES:  # cuDNN workspaces and the allocator settle before anything is timed
+        for _ in range(warmup):
             with mode_context(mode):
                 model(x)
-    for round_index in range(ROUNDS):
+    for round_index in range(rounds):
         order = MODES[round_index % 3:] + MODES[:round_index % 3]
         for mode in order:
-            for _ in range(PER_ROUND):
+            for _ in range(per_round):
                 sync(device)
                 start = time.perf_counter()
                 with mode_context(mode):
@@ -250,28 +251,13 @@ SEED_CLAIMS = {
 }
 SEED_WARMUP = 3
 SEED_METHOD = ("memory: one forward in a fresh process per mode, as for the other claims; time: in one process "
-               "after 3 warm-up forwards per mode, the modes taking turns")
+               "after 3 warm-up forwards per mode, the modes taking turns in rotating order")
 
 
 def seed_row(name, batch, device, threads, image, rounds):
     # memory as for the other claims: one forward in a fresh process per mode
     memory = {mode: measure_memory(name, batch, mode, device, threads, image)["peak_growth_bytes"] for mode in MODES}
-    model, x = build(name, batch, device, image)
-    for mode in MODES:  # cuDNN workspaces and the allocator settle before anything is timed
-        for _ in range(SEED_WARMUP):
-            with mode_context(mode):
-                model(x)
-    seconds = {mode: [] for mode in MODES}
-    for _ in range(rounds):
-        for mode in MODES:
-            sync(device)
-            start = time.perf_counter()
-            with mode_context(mode):
-                out = model(x)
-            sync(device)
-            seconds[mode].append(time.perf_counter() - start)
-            del out
-    median = {mode: statistics.median(values) for mode, values in seconds.items()}
+    median, _ = measure_time(name, batch, device, image, warmup=SEED_WARMUP, rounds=rounds, per_round=1)
     return {"model": name, "batch": batch, "peak_forward_bytes": memory, "median_forward_s": median,
             "images_per_s": {mode: batch / median[mode] for mode in MODES},
             "no_grad_memory_saving": saving(memory["grad"], memory["no_grad"]),
