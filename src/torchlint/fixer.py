@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -30,6 +30,9 @@ from torchlint.diagnostic import Applicability, Diagnostic, allowed_fixes  # noq
 from torchlint.edits import FixError, add_imports, apply_edits, parents_of
 from torchlint.engine import lint_module, with_room
 from torchlint.torch_version import TorchVersion
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
 
 MAX_PASSES = 10
 
@@ -43,7 +46,7 @@ class FixOutcome:
     rejected: List[Tuple[str, int, str]] = field(default_factory=list)  # (code, line, reason)
 
 
-def fix_text(text: str, path: str, rules: Sequence[type], allowed: Iterable[str] = (Applicability.SAFE,),
+def fix_text(text: str, path: str, rules: Sequence[Type[Rule]], allowed: Iterable[str] = (Applicability.SAFE,),
              only: Optional[Iterable[str]] = None, unused_noqa: bool = False,
              at: Optional[Tuple[int, int]] = None, target_torch: Optional[TorchVersion] = None) -> FixOutcome:
     """Apply every allowed fix the rules offer for ``text``; ``outcome.text`` is None when nothing changed.
@@ -64,7 +67,7 @@ def fix_text(text: str, path: str, rules: Sequence[type], allowed: Iterable[str]
 class _Checking:
     """How every pass lints: the file's path, rules, TL010 and target torch version, as the check did."""
     path: str
-    rules: Sequence[type]
+    rules: Sequence[Type[Rule]]
     unused_noqa: bool = False
     target_torch: Optional[TorchVersion] = None
 
@@ -175,10 +178,10 @@ def _choose(module: cst.Module, candidates: List[Diagnostic]) -> List[Diagnostic
 
 def _apply(module: cst.Module, batch: List[Diagnostic]) -> Tuple[cst.Module, List[List[cst.CSTNode]]]:
     edits: Dict[int, object] = {}
-    inserted = []
+    inserted: List[List[cst.CSTNode]] = []
     imports = []
     for d in batch:
-        mine = []
+        mine: List[cst.CSTNode] = []
         for old, new in d.edit.edits:
             if id(old) in edits:
                 raise FixError("two edits of one node")
