@@ -8,6 +8,8 @@ all read, so that they cannot drift apart.
 """
 from __future__ import annotations
 
+from typing import List
+
 import re
 from functools import lru_cache
 from types import MappingProxyType
@@ -117,7 +119,7 @@ OTHER_FRAMEWORKS = frozenset(
 @lru_cache(maxsize=4096)
 def tokens(name: str) -> tuple:
     """``netG`` -> ('net', 'g'); ``val_loader`` -> ('val', 'loader')."""
-    out = []
+    out: List[str] = []
     for part in name.split("_"):
         out.extend(t.lower() for t in _TOKEN.findall(part))
     return tuple(out)

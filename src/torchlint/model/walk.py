@@ -9,7 +9,7 @@ and skips fields that hold only whitespace and punctuation.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -33,7 +33,7 @@ _CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 def _child_fields(kind: type) -> Tuple[str, ...]:
-    names = _SOURCE_ORDER.get(kind) or tuple(
+    names = _SOURCE_ORDER.get(kind) or tuple(  # type: ignore[call-overload]  # keys are node classes
         f.name for f in fields(kind) if f.name not in _LAYOUT and not f.name.startswith("whitespace")
     )
     _CHILD_FIELDS[kind] = names
@@ -46,7 +46,7 @@ _NODE, _SEQUENCE, _OTHER = 1, 2, 3  # all true: "or _kind(...)" runs once per ne
 _KINDS: Dict[type, int] = {tuple: _SEQUENCE, list: _SEQUENCE}
 
 
-def _kind(value) -> int:
+def _kind(value: Optional[Union[cst.CSTNode, str, cst.MaybeSentinel]]) -> int:
     kind = type(value)
     found = _KINDS.get(kind)
     if found is None:
