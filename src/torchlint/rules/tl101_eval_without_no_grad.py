@@ -34,8 +34,8 @@ _HELPER_MESSAGE = ("`{}` (a function of this project) runs the model forward in 
                    "torch.no_grad(); wrap the evaluation in `with torch.no_grad():` (or torch.inference_mode())")
 
 
-def _covers(receiver: str, target: str) -> bool:
-    return target == receiver or target.startswith(receiver + ".")
+def _covers(receiver: str, target: Optional[str]) -> bool:
+    return target is not None and (target == receiver or target.startswith(receiver + "."))
 
 
 _EVAL_SWITCH = text_search(EVAL_SWITCH_CALL + r"|\.training\s*=\s*False")
@@ -1120,9 +1120,11 @@ def _in_step_loop(call) -> bool:
     return False
 
 
-def _global_model_in_eval(file_model: FileModel, scope, target: str) -> bool:
+def _global_model_in_eval(file_model: FileModel, scope, target: Optional[str]) -> bool:
     """``model.eval()`` at module level, ``def detect(image): model(image)``: the module's own
     model, put in eval mode and never back in training mode anywhere in the file."""
+    if target is None:  # no model this file can name (``utils.decoder.step(h)``)
+        return False
     root = target.split(".", 1)[0]
     if root in scope.params or root == "self" or any(
         root in bound_paths(t) for a in scope.assignments for t in a.targets
