@@ -238,3 +238,20 @@ def test_a_step_of_an_imported_model_part_is_no_internal_error():
     """)
     result = lint_source(source, "decode.py", ALL_RULES)
     assert result.errors == []
+
+
+def test_a_scaler_step_given_its_optimizer_by_keyword_is_no_internal_error():
+    # mypy found it: TL206 read the identifiers of scaler.step's first positional argument,
+    # None for ``scaler.step(optimizer=opt)`` (TypeError). The keyword is the optimizer too.
+    source = textwrap.dedent("""\
+        import torch
+
+        scaler = torch.cuda.amp.GradScaler()
+        for x in loader:
+            loss = model(x)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer=opt)
+    """)
+    result = lint_source(source, "amp.py", ALL_RULES)
+    assert result.errors == []
+    assert "TL206" in {d.code for d in result.diagnostics}  # no scaler.update() in the loop

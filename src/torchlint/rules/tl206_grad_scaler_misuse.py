@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint.edits import enclosing_statement, insert_after, insert_before, lone_call_statement
 from torchlint.model import FileModel
-from torchlint.model.expr import dotted, identifiers, positional
+from torchlint.model.expr import dotted, identifiers, keyword, positional
 from torchlint.model.grad_flow import (
     alternative_to, between, clip_kind, grad_scaler_state, iteration_events, iteration_of, measures_only, reaching,
     runs_whenever, scaler_step,
@@ -235,7 +235,8 @@ purpose.
         """The loop that repeats ``scaler.step(opt)`` with no ``scaler.update()``, or None."""
         scaler = step.receiver
         loop = step.site.loop
-        stepped = set(identifiers(positional(step.node, 0)))
+        optimizer = positional(step.node, 0) or keyword(step.node, "optimizer")
+        stepped = set(identifiers(optimizer)) if optimizer is not None else set()
         # ``for opt in optimizers: scaler.step(opt)``: one step per optimizer, updated after the loop.
         while loop is not None and _loop_names(loop) & stepped:
             loop = loop.parent
