@@ -27,6 +27,7 @@ from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
+    from torchlint.model.records import Scope
 
 # A statement of a block (what a module or an indented body holds).
 Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
@@ -161,7 +162,7 @@ def shadowed(scope, name: str) -> bool:
     return False
 
 
-def renamed_reference(file_model: FileModel, scope, written: str, old: str, new: str
+def renamed_reference(file_model: FileModel, scope: Optional[Scope], written: Optional[str], old: str, new: str
                       ) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
     """How to write ``new`` (a qualified torch name) where the code wrote ``written``
     (which means ``old``), and the imports that needs; None where it cannot be said.
@@ -171,6 +172,8 @@ def renamed_reference(file_model: FileModel, scope, written: str, old: str, new:
     ``F.interpolate``); otherwise names it from torch (``torch.amp.autocast``),
     adding ``import torch`` where the file lacks it.
     """
+    if written is None:  # a call of something unnamed: no spelling to keep
+        return None
     head, _, rest = written.partition(".")
     bound = file_model.names.aliases.get(head)
     if bound is not None and (f"{bound}.{rest}" if rest else bound) == old and new.startswith(bound + "."):

@@ -51,7 +51,7 @@ class TreeIndex:
     def __init__(self, tree: ast.Module, source: str, target_torch: Optional[TorchVersion] = None) -> None:
         self.source = source
         self.target_torch: TorchVersion = target_torch or NEWEST_KNOWN  # what version-dependent rules read
-        self.loops: List[Tuple[str, ast.AST]] = []  # (enclosing function name, loop)
+        self.loops: List[Tuple[str, Union[ast.For, ast.AsyncFor, ast.While]]] = []  # (enclosing function name, loop)
         # The loops of ``loops`` no other loop of their scope holds: walking their nodes
         # (``loop_nodes``) meets every node of every loop's body once, where a walk of each
         # loop meets a nested loop's nodes again inside every loop around it.

@@ -310,7 +310,7 @@ class FileModel:
     def reachable_calls(self, span: Union[Scope, Span, Loop]) -> list:
         return [c for start, end in self.reachable_ranges(span) for c in self.calls_between(start, end)]
 
-    def reachable_assignments(self, span: Loop) -> list:
+    def reachable_assignments(self, span: Union[Scope, Span, Loop]) -> list:
         out = []
         for start, end in self.reachable_ranges(span):
             lo = bisect.bisect_left(self._assign_orders, start)

@@ -13,7 +13,7 @@ missed finding costs less than a false alarm.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -184,7 +184,7 @@ class Flow:
                     on_bind(a, path, level)
 
 
-def carried_states(file_model: FileModel, flow: Flow, scope: Scope, span: Loop) -> list:
+def carried_states(file_model: FileModel, flow: Flow, scope: Scope, span: Union[Loop, Scope]) -> list:
     """(assignment, path) for each recurrent state ``span`` carries from one iteration to the next.
 
     ``span`` is a loop of ``scope``, or ``scope`` itself for a hook such as
@@ -221,7 +221,7 @@ def carried_states(file_model: FileModel, flow: Flow, scope: Scope, span: Loop) 
     return found
 
 
-def _bound_before(file_model: FileModel, scope: Scope, span: Loop, path: str) -> bool:
+def _bound_before(file_model: FileModel, scope: Scope, span: Union[Loop, Scope], path: str) -> bool:
     if path.startswith("self."):
         return True
     if span is scope:
@@ -232,7 +232,7 @@ def _bound_before(file_model: FileModel, scope: Scope, span: Loop, path: str) ->
                for a in scope.assignments)
 
 
-def _reset_elsewhere(file_model: FileModel, scope: Scope, span: Loop, path: str) -> bool:
+def _reset_elsewhere(file_model: FileModel, scope: Scope, span: Union[Loop, Scope], path: str) -> bool:
     """Another function rebinds ``self.`` state: a helper the iteration calls
     (``self.reset_hidden()``) or, for a hook, any other method of its class
     (a framework may call ``on_train_batch_start`` between steps)."""

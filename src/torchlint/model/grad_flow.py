@@ -338,7 +338,7 @@ def iteration_of(call: CallSite) -> Optional[Span]:
     return None if call.scope.is_module else call.scope
 
 
-def last_before(file_model: FileModel, events: Union[Tuple[GradEvent, GradEvent, GradEvent, GradEvent], Tuple[GradEvent, ...]], call: CallSite, kinds: Tuple[str, ...]) -> Optional[GradEvent]:
+def last_before(file_model: FileModel, events: Tuple[GradEvent, ...], call: CallSite, kinds: Tuple[str, ...]) -> Optional[GradEvent]:
     """The last event of ``kinds`` before ``call`` that can run in the same pass as it."""
     for event in reversed(events):
         if event.call.order < call.order and event.kind in kinds and not exclusive(file_model, event.call, call):
@@ -346,7 +346,7 @@ def last_before(file_model: FileModel, events: Union[Tuple[GradEvent, GradEvent,
     return None
 
 
-def reaching(file_model: FileModel, events: Tuple[GradEvent, ...], call: CallSite, kinds: Tuple[str]) -> list:
+def reaching(file_model: FileModel, events: Tuple[GradEvent, ...], call: CallSite, kinds: Tuple[str, ...]) -> list:
     """The events of ``kinds`` whose effect ``call`` may see: going back from ``call``, each
     one that can run in the same pass, until one that runs whenever ``call`` does
     (``if amp: scaled backward / else: plain backward`` reaches a later clip twice)."""

@@ -25,7 +25,7 @@ from torchlint.torch_version import TorchVersion
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
-    from torchlint.model.records import Scope
+    from torchlint.model.records import CallSite, Scope
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,7 @@ def lookup(table: Dict[str, ApiChange], qualified: Optional[str], members: bool 
 
 
 def api_calls(file_model: FileModel, table: Dict[str, ApiChange], members: bool = False
-              ) -> Iterator[Tuple[object, ApiChange, str]]:
+              ) -> Iterator[Tuple[CallSite, ApiChange, str]]:
     """``(call site, change, member)`` for every call of a function in ``table`` (or, with
     ``members``, of a member of a class in it: ``member`` is then ``".from_local"``) whose
     change applies to the file's target torch version (``since`` at or below it)."""
