@@ -41,6 +41,7 @@ def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = No
 # What a module body holds.
 _Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
+
 class PieceCache:
     """Parsed pieces kept between parses of texts that change a little at a time (an
     editor's buffer): a piece whose text is unchanged is not parsed again. libcst

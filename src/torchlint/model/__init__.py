@@ -9,7 +9,9 @@ from __future__ import annotations
 import bisect
 import functools
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Set, Tuple, TypeVar, Union, cast
+from typing import (
+    TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Set, Tuple, TypeVar, Union, cast,
+)
 
 import libcst as cst
 
@@ -153,7 +155,8 @@ class FileModel:
         self._memo: dict = {}
         self._project = _UNSET
 
-    def derived(self, analysis: Callable[..., T], *args: Hashable, while_computing: Union[bool, object, FrozenSet] = _NO_PLACEHOLDER) -> T:
+    def derived(self, analysis: Callable[..., T], *args: Hashable,
+                while_computing: Union[bool, object, FrozenSet] = _NO_PLACEHOLDER) -> T:
         """``analysis(self, *args)``, computed once per model.
 
         The one memo for every derived analysis: the model's own (``@memoized``)

@@ -65,7 +65,8 @@ class ModelBuilder:
         return Site(self.scope, loops[-1] if loops else None, self._tick(), mode,
                     self.block_id, self.stmt_index, self.stmt)
 
-    def _assign(self, node: cst.CSTNode, kind: str, targets: List[cst.BaseExpression], value: Optional[cst.BaseExpression], op: Optional[str] = None) -> None:
+    def _assign(self, node: cst.CSTNode, kind: str, targets: List[cst.BaseExpression],
+                value: Optional[cst.BaseExpression], op: Optional[str] = None) -> None:
         assignment = Assignment(node, self._site(), kind, tuple(targets), value, op)
         self.scope.assignments.append(assignment)
         self.file_model.assignments.append(assignment)

@@ -120,7 +120,8 @@ class _Facts:
         self.switched_to_eval: Set[Optional[str]] = set()
         self.forward_in_loop = self.needs_grad = self.steps = False
         self.backwards: List[Tuple[ast.Call, bool]] = []  # (call, in a loop)
-        self.assignments: List[Tuple[Sequence[ast.expr], ast.expr, bool, bool]] = []  # (targets, value, grad off, augmented)
+        # (targets, value, grad off, augmented)
+        self.assignments: List[Tuple[Sequence[ast.expr], ast.expr, bool, bool]] = []
         self.returns: List[Tuple[ast.expr, bool]] = []  # (value, grad off)
 
     def add_call(self, node: ast.Call, names: set, off: bool, in_loop: bool) -> None:

@@ -338,7 +338,8 @@ def iteration_of(call: CallSite) -> Optional[Span]:
     return None if call.scope.is_module else call.scope
 
 
-def last_before(file_model: FileModel, events: Tuple[GradEvent, ...], call: CallSite, kinds: Tuple[str, ...]) -> Optional[GradEvent]:
+def last_before(file_model: FileModel, events: Tuple[GradEvent, ...], call: CallSite,
+                kinds: Tuple[str, ...]) -> Optional[GradEvent]:
     """The last event of ``kinds`` before ``call`` that can run in the same pass as it."""
     for event in reversed(events):
         if event.call.order < call.order and event.kind in kinds and not exclusive(file_model, event.call, call):
@@ -367,7 +368,8 @@ def runs_whenever(file_model: FileModel, a: CallSite, b: CallSite) -> bool:
     return all(f in around_b for f in frames_of(file_model, a) if f.conditional)
 
 
-def between(file_model: FileModel, events: Tuple[GradEvent, ...], first: CallSite, last: CallSite, kinds: Tuple[str, ...]) -> list:
+def between(file_model: FileModel, events: Tuple[GradEvent, ...], first: CallSite, last: CallSite,
+            kinds: Tuple[str, ...]) -> list:
     """Events of ``kinds`` after ``first`` and before ``last`` that can run with both."""
     return [e for e in events if first.order < e.call.order < last.order and e.kind in kinds
             and not exclusive(file_model, e.call, first) and not exclusive(file_model, e.call, last)]

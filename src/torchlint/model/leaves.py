@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from torchlint.model import FileModel
 
 
-def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[FrozenSet[int]] = None, *, forward_records: bool = False) -> bool:
+def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[FrozenSet[int]] = None, *,
+                     forward_records: bool = False) -> bool:
     """Does autograd surely record in ``scope``, whoever calls it?
 
     Module-level code does, and so does a function that itself backpropagates
@@ -129,7 +130,8 @@ class _Unbound(enum.Enum):
     UNBOUND = 0
 
 
-def _value_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression], path: str) -> Union[cst.BaseExpression, None, _Unbound]:
+def _value_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression],
+               path: str) -> Union[cst.BaseExpression, None, _Unbound]:
     if isinstance(target, (cst.Tuple, cst.List)):
         pairs = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
         for i, el in enumerate(target.elements):

@@ -167,7 +167,8 @@ class Roles:
                     self.models.add(param)
 
 
-def _pairs(target: cst.BaseExpression, value: Optional[cst.BaseExpression]) -> Iterator[Tuple[str, Optional[cst.BaseExpression]]]:
+def _pairs(target: cst.BaseExpression,
+           value: Optional[cst.BaseExpression]) -> Iterator[Tuple[str, Optional[cst.BaseExpression]]]:
     """(path, value bound) for a target: ``a, b = Net(), Net()`` pairs element-wise;
     other unpacking binds values we cannot see (None)."""
     path = dotted(target)

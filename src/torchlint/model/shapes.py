@@ -250,7 +250,8 @@ def _bound_values(scope: Scope, name: str) -> Iterator[Optional[cst.BaseExpressi
                 yield _element_for(target, a.value, name) if a.kind == "assign" else None
 
 
-def _element_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression], name: str) -> Optional[cst.BaseExpression]:
+def _element_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression],
+                 name: str) -> Optional[cst.BaseExpression]:
     """``value`` for ``name = value``; the matching element for ``a, name = x, y``; None
     where a tuple target unpacks something else (its elements are unknown)."""
     if isinstance(target, cst.Name):

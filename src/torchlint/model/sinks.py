@@ -8,9 +8,8 @@ its updates under ``no_grad``), and we cannot see which.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Union
-
 from functools import cached_property
+from typing import TYPE_CHECKING, List, Optional, Union
 
 import libcst as cst
 

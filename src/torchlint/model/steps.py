@@ -113,7 +113,8 @@ def model_called(file_model: FileModel, call: CallSite) -> Optional[str]:
     return None
 
 
-def forward_sources(file_model: FileModel, scope: Scope, expr: Optional[cst.BaseExpression], order: int) -> Iterator[CallSite]:
+def forward_sources(file_model: FileModel, scope: Scope, expr: Optional[cst.BaseExpression],
+                    order: int) -> Iterator[CallSite]:
     """The forward passes (CallSites) whose outputs ``expr``, read at ``order``, is computed from.
 
     Follows the scope's bindings back (the one reaching each read, and ``+=``

@@ -74,7 +74,7 @@ class Taint:
             before = frozenset(current)
             if not isinstance(event, CallSite):
                 self._apply_assignment(event, before, current)
-            elif event.receiver and any(self._tainted(arg.value, before) for arg in event.node.args):  # a receiver, as picked
+            elif event.receiver and any(self._tainted(arg.value, before) for arg in event.node.args):  # (it has one)
                 current.add(event.receiver)
             if current != before:
                 self._orders.append(event.order + 1)  # effective after the event

@@ -8,11 +8,10 @@ all read, so that they cannot drift apart.
 """
 from __future__ import annotations
 
-from typing import List
-
 import re
 from functools import lru_cache
 from types import MappingProxyType
+from typing import List
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 

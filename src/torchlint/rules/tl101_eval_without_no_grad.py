@@ -517,7 +517,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
         "wrap the loop in `with torch.no_grad():`"
     )
 
-    def _evaluation_span(self, file_model: FileModel, scope: Scope, call: CallSite, switches: List[Tuple[int, str, bool]], helper: bool) -> Optional[Tuple[int, int]]:
+    def _evaluation_span(self, file_model: FileModel, scope: Scope, call: CallSite,
+                         switches: List[Tuple[int, str, bool]], helper: bool) -> Optional[Tuple[int, int]]:
         """The stretch of code that makes this call evaluation, as (start, end), or None."""
         target = file_model.forward_target(call)
         last = None
@@ -984,7 +985,8 @@ def _no_grad_fix(file_model: FileModel, call: CallSite) -> Optional[Fix]:
     return _wrap_in_no_grad(file_model, call.scope, call.site.loop, call.node)
 
 
-def _wrap_in_no_grad(file_model: FileModel, scope: Scope, loop: Optional[Loop], node: cst.BaseExpression) -> Optional[Fix]:
+def _wrap_in_no_grad(file_model: FileModel, scope: Scope, loop: Optional[Loop],
+                     node: cst.BaseExpression) -> Optional[Fix]:
     target = loop.node if loop is not None else enclosing_statement(file_model, node)
     if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or suspends(target):
         return None  # a one-line suite, or a generator/coroutine that would leak no_grad to its caller

@@ -1,10 +1,10 @@
 """TL103: evaluation under no_grad with the model still in training mode."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, Set
 import ast
 import re
 from collections import Counter
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set
 
 import libcst as cst
 
@@ -340,7 +340,8 @@ print((y_pred == y_test).float().mean())
     )
 
 
-def _evaluated_in_train_mode(file_model: FileModel, context: "_FileModes", scope: Scope, call: CallSite, target: str) -> bool:
+def _evaluated_in_train_mode(file_model: FileModel, context: "_FileModes", scope: Scope, call: CallSite,
+                             target: str) -> bool:
     """Is this forward evaluation of a trained model that nothing puts in eval mode, where
     eval() would change something?"""
     if not (_evaluation_loop(file_model, scope, call) or _prediction(file_model, scope, call)):

@@ -350,7 +350,8 @@ def _for_evaluation(file_model: FileModel, switch: ModeSwitch, target: str, loop
     return bare and not _runs_a_model_after(file_model, switch, loop)
 
 
-def _evaluating_forward(file_model: FileModel, call: CallSite, loop: Optional[Loop] = None, trained_first: bool = True) -> bool:
+def _evaluating_forward(file_model: FileModel, call: CallSite, loop: Optional[Loop] = None,
+                        trained_first: bool = True) -> bool:
     """A forward that evaluates: without grad, over evaluation data or an evaluation loader,
     or, when the iteration trained before the switch (``trained_first``), with nothing after
     it in the iteration that backpropagates (frozen batch-norm puts ``eval()`` before the

@@ -1,7 +1,7 @@
 """TL106 (opt-in): serving code uses no_grad() where inference_mode() is faster."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.model import FileModel

@@ -10,8 +10,6 @@ from torchlint.text_gate import BACKWARD_CALL
 
 if TYPE_CHECKING:
     from torchlint.edits import Statement
-    import libcst as cst
-
     from torchlint.model.records import CallSite, Loop, LoopRole
     from torchlint.rule import Finding
 

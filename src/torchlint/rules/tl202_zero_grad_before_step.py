@@ -69,7 +69,8 @@ optimizer.step()
                     yield self.report(zero.node)
 
     @staticmethod
-    def _clears(file_model: FileModel, zero: CallSite, optimizer: Optional[str], optimizers: Set[Optional[str]], zeros: List[CallSite]) -> bool:
+    def _clears(file_model: FileModel, zero: CallSite, optimizer: Optional[str], optimizers: Set[Optional[str]],
+                zeros: List[CallSite]) -> bool:
         """Does this zero_grad() clear the gradients ``optimizer`` is about to use?"""
         if zero.receiver == optimizer:
             return True
@@ -79,7 +80,8 @@ optimizer.step()
         modules = {z.receiver for z in zeros if not file_model.is_optimizer(z.receiver)}
         return len(optimizers) == 1 and len(modules) == 1
 
-    def _next_step(self, file_model: FileModel, scope: Scope, zero: CallSite, steps: List[CallSite], optimizers: Set[Optional[str]], zeros: List[CallSite]) -> Optional[CallSite]:
+    def _next_step(self, file_model: FileModel, scope: Scope, zero: CallSite, steps: List[CallSite],
+                   optimizers: Set[Optional[str]], zeros: List[CallSite]) -> Optional[CallSite]:
         for step in steps:
             same_block = step.site.block == zero.site.block and step.site.index > zero.site.index
             if same_block and self._clears(file_model, zero, file_model.stepped_optimizer(step), optimizers, zeros):

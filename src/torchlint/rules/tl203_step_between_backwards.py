@@ -1,7 +1,7 @@
 """TL203: a backward() through a forward pass whose weights an optimizer.step() already changed."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Iterator, List, Tuple, Union
 from torchlint.model import FileModel, differentiated
 from torchlint.model.steps import forward_sources, may_run_after, model_called, updates_model
 from torchlint.rule import Rule
@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from torchlint.rule import Finding
 
 
-def _updated_by_step(file_model: FileModel, sources: List[CallSite], step: CallSite, optimizer: str, span: Union[Loop, Scope]) -> bool:
+def _updated_by_step(file_model: FileModel, sources: List[CallSite], step: CallSite, optimizer: str,
+                     span: Union[Loop, Scope]) -> bool:
     """Did one of the forward passes ``sources`` run before ``step`` (in this iteration),
     through a model that ``optimizer`` updates?"""
     for source in sources:
@@ -96,7 +97,8 @@ optimizerG.step()
                     yield self.report(backward.node)
 
     @staticmethod
-    def _after_step_through_stale_graph(file_model: FileModel, scope: Scope, backward: CallSite, backwards: List[CallSite], steps: List[Tuple[CallSite, str]]) -> bool:
+    def _after_step_through_stale_graph(file_model: FileModel, scope: Scope, backward: CallSite,
+                                        backwards: List[CallSite], steps: List[Tuple[CallSite, str]]) -> bool:
         span = backward.site.loop or scope
         sources = None  # the forward passes the loss comes from, read once
         for step, optimizer in steps:

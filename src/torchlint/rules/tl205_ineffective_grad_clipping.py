@@ -30,7 +30,8 @@ _SPENT = ("gradient clipping of a stored parameters() generator, already used up
           "nothing; store list(model.parameters()) or call model.parameters() again")
 
 
-def _after_step(file_model: FileModel, clip: CallSite, span: Union[Loop, Scope], events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
+def _after_step(file_model: FileModel, clip: CallSite, span: Union[Loop, Scope],
+                events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
     """``backward(); step(); clip()``: nothing steps the clipped gradients before they are
     cleared. The step the clip should come before, or None."""
     step = last_before(file_model, events, clip, ("step",))
@@ -44,7 +45,8 @@ def _after_step(file_model: FileModel, clip: CallSite, span: Union[Loop, Scope],
     return step if not later and _clears_every_pass(file_model, span, events) else None
 
 
-def _before_backward(file_model: FileModel, clip: CallSite, span: Union[Loop, Scope], events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
+def _before_backward(file_model: FileModel, clip: CallSite, span: Union[Loop, Scope],
+                     events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
     """``zero_grad(); clip(); backward(); step()``: the clip sees gradients backward() then
     replaces. The backward the clip should come after, or None."""
     if last_before(file_model, events, clip, ("backward", "step")) is not None:

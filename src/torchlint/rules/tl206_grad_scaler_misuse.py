@@ -33,7 +33,8 @@ def _span_events(file_model: FileModel, call: CallSite) -> Tuple[Union[Loop, Sco
     return span, iteration_events(file_model, span)
 
 
-def _scaled_and_not_unscaled(file_model: FileModel, call: CallSite, events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
+def _scaled_and_not_unscaled(file_model: FileModel, call: CallSite,
+                             events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
     """A scaled backward whose gradients ``call`` may see, with no ``unscale_`` since."""
     for backward in reaching(file_model, events, call, ("backward",)):
         if backward.scaler and not between(file_model, events, backward.call, call, ("unscale", "step", "opaque")):
@@ -41,7 +42,8 @@ def _scaled_and_not_unscaled(file_model: FileModel, call: CallSite, events: Tupl
     return None
 
 
-def _unscale_fix(file_model: FileModel, clip: CallSite, backward: GradEvent, events: Tuple[GradEvent, ...]) -> Optional[Fix]:
+def _unscale_fix(file_model: FileModel, clip: CallSite, backward: GradEvent,
+                 events: Tuple[GradEvent, ...]) -> Optional[Fix]:
     """``scaler.unscale_(optimizer)`` just before the clip, where the scaled backward always runs
     before it and one optimizer is stepped by that scaler afterwards (and not unscaled again)."""
     scaler = backward.scaler

@@ -1,8 +1,8 @@
 """TL302: retain_graph=True in a loop keeps every iteration's graph alive."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 import ast
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 

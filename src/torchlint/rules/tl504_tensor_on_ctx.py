@@ -1,8 +1,8 @@
 """TL504: a custom autograd.Function keeps tensors as ``ctx.attr`` instead of ``save_for_backward``."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Tuple
 import ast
+from typing import TYPE_CHECKING, Iterator, Tuple
 
 import libcst as cst
 

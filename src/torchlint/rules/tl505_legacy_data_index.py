@@ -1,8 +1,8 @@
 """TL505: ``loss.data[0]`` reads a number the pre-0.4 way; on a 0-dim tensor it raises."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
 import ast
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 

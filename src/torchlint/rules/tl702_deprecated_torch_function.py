@@ -254,7 +254,8 @@ replacement returns something else or takes other arguments.
             for decorator in scope.node.decorators:
                 written = dotted(decorator.decorator)
                 change = DEPRECATED.get(file_model.names.qualify(written) or "")
-                if written is None or change is None or change.fix != "amp_decorator" or change.since > file_model.target_torch_version:
+                if (written is None or change is None or change.fix != "amp_decorator"
+                        or change.since > file_model.target_torch_version):
                     continue
                 if head_rebound(file_model, written, scope.parent):
                     continue

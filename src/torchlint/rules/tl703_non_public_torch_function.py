@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from torchlint.rule import Finding
 
 
-def _rename(file_model: FileModel, scope: Scope, node: cst.BaseExpression, written: Optional[str], change: ApiChange, member: str, applicability: Applicability) -> Optional[Fix]:
+def _rename(file_model: FileModel, scope: Scope, node: cst.BaseExpression, written: Optional[str], change: ApiChange,
+            member: str, applicability: Applicability) -> Optional[Fix]:
     assert change.rename is not None  # asked of renamed functions
     public = change.rename + member
     renamed = renamed_reference(file_model, scope, written, change.name + member, public)

@@ -117,7 +117,8 @@ tolerance.
                                       fix=fix)
 
     @staticmethod
-    def _fix(file_model: FileModel, call: CallSite, old: str, new: str, replaced: cst.BaseExpression, operand: cst.BaseExpression) -> Optional[Fix]:
+    def _fix(file_model: FileModel, call: CallSite, old: str, new: str, replaced: cst.BaseExpression,
+             operand: cst.BaseExpression) -> Optional[Fix]:
         renamed = renamed_reference(file_model, call.scope, call.callee, old, new)
         if renamed is None:
             return None
