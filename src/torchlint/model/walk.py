@@ -15,7 +15,7 @@ import libcst as cst
 
 # Fields whose dataclass order differs from the order they appear in source:
 # decorators come first, ``a if cond else b`` starts with ``a``, ``f(k=v)`` with ``k``.
-_SOURCE_ORDER = {
+_SOURCE_ORDER: Dict[type, Tuple[str, ...]] = {
     cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
     cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
     cst.IfExp: ("body", "test", "orelse"),
@@ -33,7 +33,7 @@ _CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 def _child_fields(kind: type) -> Tuple[str, ...]:
-    names = _SOURCE_ORDER.get(kind) or tuple(  # type: ignore[call-overload]  # keys are node classes
+    names = _SOURCE_ORDER.get(kind) or tuple(
         f.name for f in fields(kind) if f.name not in _LAYOUT and not f.name.startswith("whitespace")
     )
     _CHILD_FIELDS[kind] = names
