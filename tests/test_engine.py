@@ -219,3 +219,39 @@ def test_a_cancelled_lint_stops_and_an_uncancelled_one_is_unchanged():
         lint_source(text, "bad.py", ALL_RULES, cancelled=cancel_on_third_ask)
     never = lint_source(text, "bad.py", ALL_RULES, cancelled=lambda: False)
     assert never.diagnostics == lint_source(text, "bad.py", ALL_RULES).diagnostics != []
+
+
+def test_a_step_of_an_imported_model_part_is_no_internal_error():
+    # mypy found it: TL101 asked the forward target of ``utils.decoder.decode_step(h)``, a
+    # part of a model this file cannot name (None), for its name (AttributeError).
+    source = textwrap.dedent("""\
+        import torch
+        import utils
+
+        utils.decoder.eval()
+
+
+        def decode(h):
+            for t in range(10):
+                h = utils.decoder.decode_step(h)
+            return h
+    """)
+    result = lint_source(source, "decode.py", ALL_RULES)
+    assert result.errors == []
+
+
+def test_a_scaler_step_given_its_optimizer_by_keyword_is_no_internal_error():
+    # mypy found it: TL206 read the identifiers of scaler.step's first positional argument,
+    # None for ``scaler.step(optimizer=opt)`` (TypeError). The keyword is the optimizer too.
+    source = textwrap.dedent("""\
+        import torch
+
+        scaler = torch.cuda.amp.GradScaler()
+        for x in loader:
+            loss = model(x)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer=opt)
+    """)
+    result = lint_source(source, "amp.py", ALL_RULES)
+    assert result.errors == []
+    assert "TL206" in {d.code for d in result.diagnostics}  # no scaler.update() in the loop

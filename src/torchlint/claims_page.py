@@ -18,7 +18,8 @@ _MODEL_NAMES = {"resnet18": "ResNet-18", "resnet50": "ResNet-50", "transformer":
 
 def load_claims(root: Path) -> tuple:
     """([(stem, report)] of the claims' plan, [(stem, report)] of the seed scenario), by file name."""
-    plain, seed = [], []
+    plain: list = []
+    seed: list = []
     for path in sorted((root / CLAIMS_DIR).glob("*.json")):
         report = read_json(path, "a report of bench/claims.py")
         key = "runs" if report.get("scenario") == "seed" else "rows"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 from collections import OrderedDict
-from typing import List, Optional
+from typing import List, Optional, Union
 
 import libcst as cst
 
@@ -38,6 +38,10 @@ def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = No
     return cuts
 
 
+# What a module body holds.
+_Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
+
+
 class PieceCache:
     """Parsed pieces kept between parses of texts that change a little at a time (an
     editor's buffer): a piece whose text is unchanged is not parsed again. libcst
@@ -56,7 +60,7 @@ class PieceCache:
         self._heads: "OrderedDict[tuple, tuple]" = OrderedDict()
         self._ends_as_read: dict = {}  # piece text -> _ends_as_read of its piece (a codegen)
 
-    def joined_head(self, head: cst.CSTNode, carried: tuple) -> cst.CSTNode:
+    def joined_head(self, head: _Statement, carried: tuple) -> _Statement:
         key = (id(head), *map(id, carried))
         kept = self._heads.get(key)
         if kept is None:

@@ -18,7 +18,9 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"
 
     __str__ = str.__str__
-    __format__ = str.__format__
+
+    def __format__(self, format_spec: str) -> str:
+        return str.__format__(self, format_spec)
 
 
 def allowed_fixes(unsafe: bool) -> frozenset:

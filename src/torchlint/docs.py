@@ -31,7 +31,7 @@ import statistics
 import sys
 import textwrap
 from pathlib import Path
-from typing import Optional
+from typing import Any, List, Optional
 
 from torchlint import measured
 from torchlint.claims_page import claims_results
@@ -351,7 +351,8 @@ def draw_chart(path: Path, code: str, report: dict, digest: str) -> None:
     fig, ax = plt.subplots(figsize=(8.6, 3.6), dpi=100)
     timed = series["unit"] == "s"
     for name, colour, marker in (("bad", "#c0392b", "o"), ("good", "#2471a3", "s")):
-        values = [v * factor if v is not None else None for v in series[name]]
+        # None leaves a gap in the line (matplotlib draws it as NaN; its stubs want numbers)
+        values: List[Any] = [v * factor if v is not None else None for v in series[name]]
         steps = range(1, len(values) + 1)
         if timed:
             # times scatter (a busy machine adds spikes): points, log scale, and the median as a line

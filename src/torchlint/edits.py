@@ -16,7 +16,7 @@ engine, the fix loop or any front end.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple, Union, cast
 
 import libcst as cst
 
@@ -27,6 +27,10 @@ from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
+    from torchlint.model.records import Scope
+
+# A statement of a block (what a module or an indented body holds).
+Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 
 
 class FixError(Exception):
@@ -58,7 +62,7 @@ def parents_of(module: cst.Module) -> Dict[int, cst.CSTNode]:
     return parents
 
 
-def enclosing_statement(file_model: FileModel, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
+def enclosing_statement(file_model: FileModel, node: Optional[cst.CSTNode]) -> Optional[Statement]:
     """The statement of a block (module or indented body) that holds ``node``.
 
     ``None`` for a node in a one-line suite (``if x: f()``), where no
@@ -67,7 +71,8 @@ def enclosing_statement(file_model: FileModel, node: cst.CSTNode) -> Optional[cs
     parents = parent_map(file_model)
     while node is not None:
         parent = parents.get(id(node))
-        if isinstance(node, cst.BaseStatement) and isinstance(parent, (cst.Module, cst.IndentedBlock)):
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and isinstance(
+                parent, (cst.Module, cst.IndentedBlock)):
             return node
         if isinstance(parent, cst.SimpleStatementSuite):
             return None
@@ -75,11 +80,11 @@ def enclosing_statement(file_model: FileModel, node: cst.CSTNode) -> Optional[cs
     return None
 
 
-def top_level_imports(module: cst.Module) -> List[cst.CSTNode]:
+def top_level_imports(module: cst.Module) -> List[Union[cst.Import, cst.ImportFrom]]:
     """``import``/``from`` statements at module level, including inside top-level ``if``/``try``."""
-    found: List[cst.CSTNode] = []
+    found: List[Union[cst.Import, cst.ImportFrom]] = []
 
-    def scan(body):
+    def scan(body: Iterable[cst.CSTNode]) -> None:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 found.extend(s for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
@@ -157,7 +162,7 @@ def shadowed(scope, name: str) -> bool:
     return False
 
 
-def renamed_reference(file_model: FileModel, scope, written: str, old: str, new: str
+def renamed_reference(file_model: FileModel, scope: Optional[Scope], written: Optional[str], old: str, new: str
                       ) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
     """How to write ``new`` (a qualified torch name) where the code wrote ``written``
     (which means ``old``), and the imports that needs; None where it cannot be said.
@@ -167,6 +172,8 @@ def renamed_reference(file_model: FileModel, scope, written: str, old: str, new:
     ``F.interpolate``); otherwise names it from torch (``torch.amp.autocast``),
     adding ``import torch`` where the file lacks it.
     """
+    if written is None:  # a call of something unnamed: no spelling to keep
+        return None
     head, _, rest = written.partition(".")
     bound = file_model.names.aliases.get(head)
     if bound is not None and (f"{bound}.{rest}" if rest else bound) == old and new.startswith(bound + "."):
@@ -183,7 +190,7 @@ def as_argument(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.with_changes(lpar=(), rpar=()) if len(expr.lpar) == 1 else expr
 
 
-def wrap_in_with(stmt: cst.BaseStatement, context: str) -> cst.With:
+def wrap_in_with(stmt: Statement, context: str) -> cst.With:
     """``with <context>:`` around ``stmt``; comments above ``stmt`` stay above the ``with``."""
     inner = stmt.with_changes(leading_lines=())
     return cst.With(
@@ -198,7 +205,8 @@ def insert_before(stmt: cst.CSTNode, *codes: str) -> cst.FlattenSentinel:
 
     ``stmt`` may be a statement of a block or a small statement of a one-line suite.
     """
-    lines = [cst.parse_statement(code) for code in codes]
+    # The cast: ``codes`` are simple statements (one line each), by this function's contract.
+    lines = [cast(cst.SimpleStatementLine, cst.parse_statement(code)) for code in codes]
     if isinstance(stmt, cst.BaseSmallStatement):
         smalls = [line.body[0].with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for line in lines]
         return cst.FlattenSentinel([*smalls, stmt])
@@ -256,10 +264,10 @@ def suspends(node: cst.CSTNode) -> bool:
     caller, or in whatever else runs while the generator or coroutine waits:
     grad mode belongs to the thread, not to the coroutine.
     """
-    found = []
-    skip = []
+    found: List[cst.CSTNode] = []
+    skip: List[cst.CSTNode] = []
 
-    def enter(n):
+    def enter(n: cst.CSTNode) -> None:
         if skip:
             skip.append(n)
             return
@@ -324,12 +332,14 @@ class _SelfAssignmentRemover(cst.CSTTransformer):
         return cst.RemoveFromParent() if is_self_assignment(updated) else updated
 
 
-def without_volatile(file_model: FileModel, stmt: cst.BaseStatement) -> cst.BaseStatement:
+def without_volatile(file_model: FileModel, stmt: Statement) -> Statement:
     """``stmt`` with every ``Variable(x, volatile=...)`` in it replaced by ``x``, and the
     ``x = x`` lines that leaves dropped: for a fix that puts ``stmt`` under no_grad."""
     unwrapper = VolatileUnwrapper(file_model, frozenset({True, "unknown"}))
-    new = stmt.visit(unwrapper)
-    return new.visit(_SelfAssignmentRemover()) if unwrapper.replaced else new
+    # The casts: the unwrapper replaces expressions only, and ``stmt`` holds the evaluation
+    # the fix wraps, so it is never itself an ``x = x`` line that the remover drops.
+    new = cast(Statement, stmt.visit(unwrapper))
+    return cast(Statement, new.visit(_SelfAssignmentRemover())) if unwrapper.replaced else new
 
 
 def apply_edits(module: cst.Module, edits: Dict[int, object], parents: Optional[dict] = None) -> cst.Module:
@@ -360,7 +370,8 @@ def apply_edits(module: cst.Module, edits: Dict[int, object], parents: Optional[
                         raise FixError(f"cannot remove or expand the {f.name} of {type(node).__name__}")
                     changes[f.name] = new
             elif type(value) in (tuple, list):
-                items, changed, dropped_last = [], False, None
+                items: List[Any] = []
+                changed, dropped_last = False, None
                 for index, item in enumerate(value):
                     new = rebuild(item) if isinstance(item, cst.CSTNode) else item
                     if new is not item:

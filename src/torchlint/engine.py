@@ -9,7 +9,7 @@ import queue
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Collection, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
 
@@ -19,7 +19,7 @@ from torchlint.model import FileModel
 from torchlint.noqa import answered_codes, comment_texts, file_exemption, suppressed, unused_codes
 from torchlint.noqa import with_codes_replaced, without_codes
 from torchlint.positions import RangeMemo, node_positions, statement_starts
-from torchlint.rule import Fix
+from torchlint.rule import Finding, Fix, Rule
 from torchlint.source import byte_position, decode, python_parse
 from torchlint.torch_version import TorchVersion
 from torchlint.tree_gate import TreeIndex
@@ -65,7 +65,7 @@ def _stop_if(cancelled: Optional[Callable[[], bool]]) -> None:
         raise LintCancelled()
 
 
-def lint_source(source: Union[str, bytes], path: str, rules: Sequence[type], **options) -> FileResult:
+def lint_source(source: Union[str, bytes], path: str, rules: Sequence[Type[Rule]], **options) -> FileResult:
     big = len(source) > _BIG_SOURCE
     with _deep_recursion(_BIG_RECURSION_LIMIT if big else 12000), _no_cyclic_gc():
         if big and not _THREAD.has_big_stack:
@@ -147,7 +147,8 @@ class _BigStackWorker:
             return current
 
     def call(self, fn, args, kwargs):
-        done, box = threading.Event(), {}
+        done = threading.Event()
+        box: Dict[str, Any] = {}
         self.jobs.put((fn, args, kwargs, box, done))
         try:
             done.wait()
@@ -175,7 +176,7 @@ class _BigStackWorker:
 def _lint(
     source: Union[str, bytes],
     path: str,
-    rules: Sequence[type],
+    rules: Sequence[Type[Rule]],
     *,
     apply_noqa: bool = True,
     report_syntax_errors: bool = True,
@@ -187,10 +188,11 @@ def _lint(
 ) -> FileResult:
     result = FileResult(path)
     if isinstance(source, bytes):
+        raw = source
         try:
-            source = decode(source)
+            source = decode(raw)
         except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-            line, col = byte_position(source, exc.start) if isinstance(exc, UnicodeDecodeError) else (1, 1)
+            line, col = byte_position(raw, exc.start) if isinstance(exc, UnicodeDecodeError) else (1, 1)
             result.diagnostics.append(Diagnostic(path, line, col, PARSE_ERROR, f"cannot decode file: {exc}"))
             return result
     # A file parsed whatever the gates say meets them once, in ``_tree_gated``, on its
@@ -209,6 +211,7 @@ def _lint(
             if report_syntax_errors:
                 result.diagnostics.append(problem.diagnostic(path))
             return result
+    assert tree is not None  # python_parse gives a tree or a problem
     _stop_if(cancelled)
     if applicable:
         applicable = _tree_gated(applicable, tree, source, path, target_torch)
@@ -245,7 +248,7 @@ def _lint(
     return result
 
 
-def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type], *,
+def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type[Rule]], *,
                 apply_noqa: bool = True, keep_edits: bool = False, noqa_checks: frozenset = frozenset(),
                 target_torch: Optional[TorchVersion] = None,
                 dependencies: Optional[dict] = None,
@@ -277,7 +280,7 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[type
         return [], [FileError(path, f"internal error building the model: {exc!r}", internal=True)]
     if any(rule.torch_programs_only for rule in rules) and (not file_model.is_torch_code or file_model.is_test_file):
         rules = [rule for rule in rules if not rule.torch_programs_only]
-    findings = []
+    findings: List[Finding] = []
     for rule in rules:
         _stop_if(cancelled)
         try:
@@ -376,8 +379,9 @@ class _CommentRewrite:
 
     def diagnostic(self, path: str, line: int, col: int, code: str, message: str, description: str) -> Diagnostic:
         fixable = self.new_texts.get(line) is not None
-        edit = Fix(description, ((self.module, self.edited),), applicability=Applicability.SAFE) \
-            if fixable and self.edited is not None else None
+        edit = None
+        if fixable and self.module is not None and self.edited is not None:
+            edit = Fix(description, ((self.module, self.edited),), applicability=Applicability.SAFE)
         return Diagnostic(path, line, col, code, message, fix=Applicability.SAFE if fixable else None,
                           fix_description=description if fixable else None, edit=edit)
 

@@ -180,10 +180,10 @@ def _choose(module: cst.Module, candidates: List[Diagnostic]) -> List[Diagnostic
 
 def _apply(module: cst.Module, batch: List[Diagnostic]) -> Tuple[cst.Module, List[List[cst.CSTNode]]]:
     edits: Dict[int, object] = {}
-    inserted = []
+    inserted: List[List[cst.CSTNode]] = []
     imports = []
     for d in batch:
-        mine = []
+        mine: List[cst.CSTNode] = []
         for old, new in d.edit.edits:
             if id(old) in edits:
                 raise FixError("two edits of one node")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Any, Dict, Optional
 
 EVIDENCE_DIR = Path("docs/evidence")
 SCALE_DIR = EVIDENCE_DIR / "scale"
@@ -63,7 +63,7 @@ def load_reports(root: Path) -> list:
 def load_more_runs(root: Path, reports: list) -> dict:
     """{kind: {report stem: [(file stem, harness report)]}} for the runs in docs/evidence/<kind>/."""
     stems = [stem for stem, _ in reports]
-    runs = {}
+    runs: Dict[str, Dict[str, list]] = {}
     for kind in MORE_RUNS:
         for path in sorted((root / EVIDENCE_DIR / kind).glob("*.json")):
             owner = next((stem for stem in stems if path.stem == stem or path.stem.startswith(stem + "-")), None)
@@ -193,7 +193,7 @@ def evidence_from_reports(root: Path, reports: list, scale_reports: list, more_r
     codes = sorted({code for _, report in reports for code in (*report["rules"], *report["errors"])})
     rules = {code: [_with_more_runs(root, evidence_entry(root, stem, report, code), stem, code, more_runs or {})
                     for stem, report in reports] for code in codes}
-    scale = {}
+    scale: Dict[str, list] = {}
     for stem, report in scale_reports:
         for name, scenario in report["scenarios"].items():
             for code in scenario["rules"]:
@@ -216,7 +216,7 @@ def _with_more_runs(root: Path, entry: dict, stem: str, code: str, more_runs: di
     return entry
 
 
-_PACKAGED_CACHE = {}
+_PACKAGED_CACHE: Dict[str, Any] = {}
 
 
 def packaged_evidence() -> dict:

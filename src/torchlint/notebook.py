@@ -38,10 +38,13 @@ import io
 import json
 import re
 import tokenize
-from json.decoder import scanstring
-from typing import Callable, List, Optional, Sequence, Tuple
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in json.decoder, not in typeshed
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple, Type
 
 from torchlint.diagnostic import Diagnostic, FileError, FileResult
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
 
 _MARKER = "# %% torchlint cell {} %%"
 _MARKER_RE = re.compile(r"^# %% torchlint cell (\d+) %%$")
@@ -277,7 +280,7 @@ def _locate(cells: Sequence[Cell], line: int) -> Tuple[Cell, int]:
     return chosen, within
 
 
-def lint_notebook(data: bytes, path: str, rules: Sequence[type], **options) -> FileResult:
+def lint_notebook(data: bytes, path: str, rules: Sequence[Type[Rule]], **options) -> FileResult:
     from torchlint.engine import PARSE_ERROR, lint_source
 
     try:
@@ -410,7 +413,8 @@ def _parsed_cells(cells: List[Cell]) -> List[Cell]:
 
 
 def _cells_of(fixed: str, cells: Sequence[Cell]) -> dict:
-    out, current = {}, None
+    out: Dict[int, List[str]] = {}
+    current = None
     preamble: List[str] = []  # lines a fix put above the first marker (an import)
     for line in _split(fixed):
         match = _MARKER_RE.match(line)
@@ -451,7 +455,9 @@ _SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|nu
 
 
 def _ws(text: str, i: int) -> int:
-    return _WS.match(text, i).end()
+    space = _WS.match(text, i)
+    assert space is not None  # _WS matches the empty string too
+    return space.end()
 
 
 def _value_end(text: str, i: int) -> int:
@@ -470,7 +476,8 @@ def _value_end(text: str, i: int) -> int:
 
 def _members(text: str, i: int):
     """({key: (value start, value end)}, end) for the object at ``i``."""
-    out, i = {}, _ws(text, i) + 1
+    out: Dict[str, Tuple[int, int]] = {}
+    i = _ws(text, i) + 1
     while True:
         i = _ws(text, i)
         if text[i] == "}":
@@ -487,7 +494,8 @@ def _members(text: str, i: int):
 
 def _items(text: str, i: int):
     """([(item start, item end)], end) for the array at ``i``."""
-    out, i = [], _ws(text, i) + 1
+    out: List[Tuple[int, int]] = []
+    i = _ws(text, i) + 1
     while True:
         i = _ws(text, i)
         if text[i] == "]":

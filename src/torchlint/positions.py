@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import OrderedDict
-from typing import List, Optional, Sequence
+from typing import List, Mapping, Optional, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -48,7 +48,7 @@ class RangeMemo:
         self.size = size
         self._kept: "OrderedDict[tuple, tuple]" = OrderedDict()
 
-    def ranges(self, module: cst.Module, statement: cst.CSTNode) -> dict:
+    def ranges(self, module: cst.Module, statement: cst.CSTNode) -> Mapping[cst.CSTNode, CodeRange]:
         # the module's defaults print what the statement leaves unsaid (indents, newlines,
         # and whether the file's last line ends with one)
         last = statement is module.body[-1]
@@ -65,7 +65,7 @@ class RangeMemo:
         return found
 
 
-def _statement_ranges(module: cst.Module, statement: cst.CSTNode) -> dict:
+def _statement_ranges(module: cst.Module, statement: cst.CSTNode) -> Mapping[cst.CSTNode, CodeRange]:
     alone = module.with_changes(header=(), body=(statement,), footer=())
     return MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
 
@@ -139,7 +139,7 @@ def _statements_above(module: cst.Module, nodes: Sequence[cst.CSTNode], parents:
     index_of = {id(statement): index for index, statement in enumerate(module.body)}
     where: dict = {}
     for node in nodes:
-        climbing = node
+        climbing: Optional[cst.CSTNode] = node
         while id(climbing) not in index_of and climbing is not None:
             climbing = parents.get(id(climbing))
         if climbing is not None:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Iterable, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, Optional, Tuple, Type
 
 from torchlint.codes import NOQA_CHECKS, UNUSED_NOQA
 from torchlint.torch_version import TorchVersion
+
+if TYPE_CHECKING:
+    from torchlint.rule import Rule
 
 
 @dataclass(frozen=True)
@@ -20,21 +23,21 @@ class LintRequest:
     codes: frozenset  # what the file is linted for: rule codes and engine checks (TL001, TL010)
     target_torch: Optional[TorchVersion] = None  # None: the newest torch known
     # Rule classes given as they are (a test's own rule, a plugin's), in place of those of ``codes``.
-    given_rules: Optional[Tuple[type, ...]] = None
+    given_rules: Optional[Tuple[Type["Rule"], ...]] = None
 
     @classmethod
     def of(cls, codes: Iterable[str], target_torch: Optional[TorchVersion] = None) -> "LintRequest":
         return cls(frozenset(codes), target_torch)
 
     @classmethod
-    def for_rules(cls, rules: Iterable[type], target_torch: Optional[TorchVersion] = None,
+    def for_rules(cls, rules: Iterable[Type["Rule"]], target_torch: Optional[TorchVersion] = None,
                   extra_codes: Iterable[str] = ()) -> "LintRequest":
         """A request for these rule classes (and engine checks among ``extra_codes``, such as TL010)."""
         rules = tuple(rules)
         return cls(frozenset(rule.code for rule in rules) | frozenset(extra_codes), target_torch, rules)
 
     @property
-    def rules(self) -> tuple:
+    def rules(self) -> Tuple[Type["Rule"], ...]:
         """The rule classes of ``codes``, ordered by code (imports the rules: not on the light path)."""
         return self.given_rules if self.given_rules is not None else rules_for(self.codes)
 
@@ -61,7 +64,7 @@ class LintRequest:
 
 
 @functools.lru_cache(maxsize=64)
-def rules_for(codes: frozenset) -> Tuple[type, ...]:
+def rules_for(codes: frozenset) -> Tuple[Type["Rule"], ...]:
     """The one place codes become rules: the rules of ``codes``, by code; codes no rule has are skipped."""
     from torchlint.rules import ALL_RULES
 

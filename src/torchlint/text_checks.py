@@ -112,24 +112,30 @@ _STEP = re.compile(r"\.(?:[ \t\r\n\f\\]|{})*(?:{})\b".format(_COMMENT, "|".join(
 _ZERO_INDEX = re.compile(r"\[\s*0\s*\]")
 
 
+def _after_gap(source: str, at: int) -> int:
+    gap = _GAP.match(source, at)
+    assert gap is not None  # _GAP matches the empty string too
+    return gap.end()
+
+
 def indexes_data_with_zero(source: str) -> bool:
     """TL505: may the text index ``.data`` (or a copy of it) with ``[0]``? Walked from each
     ``.data``: steps, each a call whose brackets are skipped whole, then ``[0]``."""
     for found in _DATA.finditer(source):
-        at = _GAP.match(source, found.end()).end()
+        at = _after_gap(source, found.end())
         while True:
             if _ZERO_INDEX.match(source, at):
                 return True
             step = _STEP.match(source, at)
             if step is None:
                 break
-            at = _GAP.match(source, step.end()).end()
+            at = _after_gap(source, step.end())
             if source[at:at + 1] != "(":
                 break
             at = _after_brackets(source, at)
             if at < 0:
                 return True  # a string or an unclosed bracket in the call: cannot tell
-            at = _GAP.match(source, at).end()
+            at = _after_gap(source, at)
     return False
 
 

@@ -22,7 +22,7 @@ import re
 from typing import Callable, FrozenSet, List, NamedTuple, Optional, Tuple
 
 try:  # the parser behind re.compile: re._parser since 3.11, sre_parse before
-    from re import _parser as _sre
+    from re import _parser as _sre  # type: ignore[attr-defined]  # private, not in typeshed
 except ImportError:  # pragma: no cover - Python < 3.11
     try:
         import sre_parse as _sre
@@ -275,8 +275,8 @@ def _anchors_of(pattern: str, flags: int = 0) -> Optional[Candidate]:
         return None
     try:
         parsed = _sre.parse(pattern, flags)
-        flags = getattr(parsed, "state", None) or parsed.pattern  # named pattern before 3.11
-        flags = flags.flags
+        state = getattr(parsed, "state", None) or parsed.pattern  # named pattern before 3.11
+        flags = state.flags
     except Exception:  # an internal API: any surprise means "just run the regex"
         return None
     if flags & (re.VERBOSE | re.LOCALE):
@@ -289,7 +289,7 @@ def _anchors_of(pattern: str, flags: int = 0) -> Optional[Candidate]:
 
 def _sequence(items: list, icase: bool) -> Optional[Candidate]:
     """The best candidate of a sequence: a run of literals, or one required element."""
-    candidates = []
+    candidates: List[Candidate] = []
     run = {""}
     whole = True  # every item so far extended the literal run
     for op, arg in items:
@@ -356,9 +356,10 @@ def _element(op, arg, icase: bool) -> Optional[Candidate]:
     """What a non-literal element contributes: its own candidate, if every match needs one."""
     if op == _sre.BRANCH:
         branches = [_sequence(list(b), icase) for b in arg[1]]
-        if any(b is None for b in branches):
+        anchors = [b.anchors for b in branches if b is not None]
+        if len(anchors) < len(branches):
             return None
-        return Candidate(frozenset().union(*(b.anchors for b in branches)))
+        return Candidate(frozenset().union(*anchors))
     if op == _sre.SUBPATTERN:
         add_flags, del_flags, body = arg[1], arg[2], arg[3]
         if (add_flags | del_flags) & ~re.IGNORECASE:

@@ -23,7 +23,7 @@ import ast
 import bisect
 import functools
 import sys
-from typing import Iterable, Iterator, List, Optional, Pattern, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Pattern, Set, Tuple, Type, Union, cast
 
 from torchlint.model.ast_reading import ast_dotted, bound_names
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
@@ -51,7 +51,7 @@ class TreeIndex:
     def __init__(self, tree: ast.Module, source: str, target_torch: Optional[TorchVersion] = None) -> None:
         self.source = source
         self.target_torch: TorchVersion = target_torch or NEWEST_KNOWN  # what version-dependent rules read
-        self.loops: List[Tuple[str, ast.AST]] = []  # (enclosing function name, loop)
+        self.loops: List[Tuple[str, Union[ast.For, ast.AsyncFor, ast.While]]] = []  # (enclosing function name, loop)
         # The loops of ``loops`` no other loop of their scope holds: walking their nodes
         # (``loop_nodes``) meets every node of every loop's body once, where a walk of each
         # loop meets a nested loop's nodes again inside every loop around it.
@@ -63,7 +63,7 @@ class TreeIndex:
         self.bodies: List[list] = [tree.body]  # the module's and every function's statements
         self.body_owners: List[str] = [""]  # the function each of ``bodies`` belongs to ("": the module)
         self.string_statements: List[Tuple[int, int]] = []  # (first, last line) of docstrings
-        self.imports: List[ast.stmt] = []  # every import statement, at any depth
+        self.imports: List[Union[ast.Import, ast.ImportFrom]] = []  # every import statement, at any depth
         self._scan(tree.body, owner="", import_time=True)
         self._code_text: Optional[str] = None
         self._constructed: Optional[frozenset] = None
@@ -154,7 +154,7 @@ class TreeIndex:
         """The top packages the file's absolute imports name, at any depth: ``torch`` of
         ``import torch.nn as nn``, ``pytest`` of ``from pytest import raises`` (what
         ``names.Names.imported_roots`` collects from libcst's tree)."""
-        roots = set()
+        roots: Set[str] = set()
         for stmt in self.imports:
             if isinstance(stmt, ast.Import):
                 roots.update(alias.name.split(".", 1)[0] for alias in stmt.names)
@@ -176,8 +176,8 @@ class TreeIndex:
         name, or as anything's method) where a call repeats (``repeated_calls``), or from such a
         function, at any remove."""
         if self._repeatable is None:
-            called = {}  # function name -> the names its own code calls
-            found = set()
+            called: Dict[Optional[str], Set[Optional[str]]] = {}  # function name -> the names its own code calls
+            found: Set[Optional[str]] = set()
             for owner, body in zip(self.body_owners, self.bodies):
                 nodes = self.nodes_of(body)
                 repeated = repeated_calls(nodes)
@@ -307,7 +307,7 @@ class TreeIndex:
         (``measure`` of ``from .metrics import measure``, ``utils`` of ``import utils``): not
         the standard library's, torch's or the usual libraries' around it."""
         if self._project_imports is None:
-            found = set()
+            found: Set[str] = set()
             for stmt in self.import_time:
                 if isinstance(stmt, ast.ImportFrom) and (stmt.level or not _library(stmt.module or "")):
                     found.update(a.asname or a.name for a in stmt.names if a.name != "*")
@@ -341,7 +341,7 @@ class TreeIndex:
                 yield definition, nodes
                 called = [called_name(n) for n in nodes if isinstance(n, ast.Call)]
                 bases = [base_name(b) for b in getattr(definition, "bases", ())]
-                todo.extend(n for n in (*called, *bases) if n in definitions and n not in seen)
+                todo.extend(n for n in (*called, *bases) if n is not None and n in definitions and n not in seen)
 
     def import_time_callees(self) -> Iterator[Optional[str]]:
         """The names import-time code calls (``f`` of ``f(x)`` and of ``m.f(x)``)."""
@@ -392,7 +392,8 @@ def own_nodes(nodes) -> Iterator[ast.AST]:
 
 def all_nodes(node: ast.AST) -> List[ast.AST]:
     """``list(ast.walk(node))`` in another order, about twice as fast (see ``own_nodes``)."""
-    found, todo, node_type = [], [node], ast.AST
+    found: List[ast.AST] = []
+    todo, node_type = [node], ast.AST
     pop, push, keep = todo.pop, todo.append, found.append
     while todo:
         node = pop()
@@ -411,11 +412,11 @@ def all_nodes(node: ast.AST) -> List[ast.AST]:
 _REPEATING = (*LOOPS, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
 
-def repeated_calls(nodes: List[ast.AST]) -> set:
+def repeated_calls(nodes: List[ast.AST]) -> Set[int]:
     """The ids of the calls among a scope's own ``nodes`` (``TreeIndex.nodes_of``) that may run
     more than once there: in a loop (its header too), a comprehension or a lambda
     (``FileModel.repeats``'s own part)."""
-    found = set()
+    found: Set[int] = set()
     for node in nodes:
         if isinstance(node, _REPEATING):
             found.update(id(n) for n in own_nodes([node]) if isinstance(n, ast.Call))
@@ -427,7 +428,7 @@ def loop_nodes(loop) -> Iterator[ast.AST]:
     return own_nodes(loop.body + loop.orelse)
 
 
-def _child_blocks(stmt) -> Iterator[list]:
+def _child_blocks(stmt: ast.stmt) -> Iterator[list]:
     """The statement lists directly inside ``stmt``: each statement of its blocks on its
     own, and the body of each except handler or match case (a block of its own)."""
     for field in _block_fields(type(stmt)):
@@ -435,7 +436,7 @@ def _child_blocks(stmt) -> Iterator[list]:
             yield [child] if isinstance(child, ast.stmt) else child.body
 
 
-def _child_statements(stmt) -> List[ast.stmt]:
+def _child_statements(stmt: ast.stmt) -> List[ast.stmt]:
     """The statements directly inside ``stmt``, in ``_child_blocks``'s order, an except
     handler's or a match case's included."""
     children = []
@@ -448,10 +449,13 @@ def _child_statements(stmt) -> List[ast.stmt]:
     return children
 
 
-@functools.lru_cache(maxsize=None)
-def _block_fields(kind: type) -> Tuple[str, ...]:
+def _fields_of_blocks(kind: Type[ast.AST]) -> Tuple[str, ...]:
     """The fields of ``_BLOCK_FIELDS`` a kind of statement has (none for simple statements)."""
     return tuple(field for field in _BLOCK_FIELDS if field in kind._fields)
+
+
+# Cached per class. The cast: mypy does not take a class object for ``Hashable``.
+_block_fields = cast("Callable[[Type[ast.AST]], Tuple[str, ...]]", functools.lru_cache(maxsize=None)(_fields_of_blocks))
 
 
 def own_statements(body: list) -> Iterator[ast.stmt]:

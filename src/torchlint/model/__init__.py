@@ -9,7 +9,9 @@ from __future__ import annotations
 import bisect
 import functools
 from collections import defaultdict
-from typing import Callable, Dict, Iterable, Optional, TypeVar
+from typing import (
+    TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Set, Tuple, TypeVar, Union, cast,
+)
 
 import libcst as cst
 
@@ -26,6 +28,9 @@ from torchlint.model.project import ProjectView, view_for
 from torchlint.model.unit_tests import is_unit_test_file
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
+if TYPE_CHECKING:
+    from torchlint.model.taint import Taint
+
 # scope_grad's mark for a scope whose mode is being computed (a call cycle).
 _CYCLE = object()
 _NO_PLACEHOLDER = object()
@@ -33,18 +38,24 @@ _UNSET = object()
 T = TypeVar("T")
 
 
-def memoized(method: Callable[..., T]) -> Callable[..., T]:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def memoized(method: F) -> F:
     """A FileModel method whose answer is kept in the model's memo, per arguments."""
 
     @functools.wraps(method)
-    def cached(self, *args):
+    def cached(self: FileModel, *args: Hashable) -> Any:
         return self.derived(method, *args)
 
-    return cached
+    return cast(F, cached)  # same signature: ``cached`` passes its arguments through
 
 
-def memoized_property(method: Callable[..., T]) -> property:
-    return property(memoized(method))
+if TYPE_CHECKING:
+    memoized_property = property  # what mypy sees: a property of the method's type
+else:
+    def memoized_property(method):
+        return property(memoized(method))
 
 __all__ = ["FileModel", "differentiated", "flow_back", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span",
            "Assignment", "LoopRole"]
@@ -78,13 +89,13 @@ def _in_comprehension(call: CallSite) -> bool:
     """Is the call inside a comprehension of its statement (``[model(x) for x in xs]``)?"""
     depth, found = [0], [False]
 
-    def enter(node):
+    def enter(node: cst.CSTNode) -> None:
         if isinstance(node, _COMPREHENSIONS):
             depth[0] += 1
         elif node is call.node and depth[0]:
             found[0] = True
 
-    def leave(node):
+    def leave(node: cst.CSTNode) -> None:
         if isinstance(node, _COMPREHENSIONS):
             depth[0] -= 1
 
@@ -99,8 +110,8 @@ def flow_back(paths: set, scope: Scope) -> set:
     ``loss = sum(d.values())`` adds ``d``.
     """
     flows = [(a.targets, a.value) for a in scope.assignments if a.value is not None]
-    flows += [((c.node.func.value,), c.node) for c in scope.calls
-              if c.method in vocab.STORE_METHODS and c.receiver]
+    flows += [((c.node.func.value,), c.node) for c in scope.calls  # a receiver: ``func`` is an Attribute
+              if c.method in vocab.STORE_METHODS and c.receiver and isinstance(c.node.func, cst.Attribute)]
     # Each flow as (the paths its targets name, its value), read once. A flow that has
     # fired has given all it reads: it is dropped, and the loop ends when none fires.
     waiting = [({p for t in targets for p in referenced_paths(t)}, value) for targets, value in flows]
@@ -126,13 +137,13 @@ class FileModel:
         self.target_torch_version: TorchVersion = target_torch or NEWEST_KNOWN
         self.names = TorchNames()
         self.module_scope = Scope(module, "<module>", None)
-        self.scopes: list = [self.module_scope]
-        self.functions: dict = defaultdict(list)  # name -> [Scope] (not methods)
-        self.methods: dict = {}  # (class, name) -> Scope
-        self.class_bases: dict = {}
-        self.calls: list = []
-        self.assignments: list = []
-        self.subscripts: list = []  # every ``x[...]``, in source order
+        self.scopes: List[Scope] = [self.module_scope]
+        self.functions: Dict[str, List[Scope]] = defaultdict(list)  # not methods
+        self.methods: Dict[Tuple[str, str], Scope] = {}  # (class, name) -> Scope
+        self.class_bases: Dict[str, Tuple[str, ...]] = {}
+        self.calls: List[CallSite] = []
+        self.assignments: List[Assignment] = []
+        self.subscripts: List[cst.Subscript] = []  # every ``x[...]``, in source order
         self._scope_by_node: dict = {}
         builder = ModelBuilder(self)
         walk(module, builder.on_visit, builder.on_leave)
@@ -144,7 +155,8 @@ class FileModel:
         self._memo: dict = {}
         self._project = _UNSET
 
-    def derived(self, analysis: Callable[..., T], *args, while_computing=_NO_PLACEHOLDER) -> T:
+    def derived(self, analysis: Callable[..., T], *args: Hashable,
+                while_computing: Union[bool, object, FrozenSet] = _NO_PLACEHOLDER) -> T:
         """``analysis(self, *args)``, computed once per model.
 
         The one memo for every derived analysis: the model's own (``@memoized``)
@@ -183,14 +195,15 @@ class FileModel:
         hi = bisect.bisect_left(self._call_orders, end)
         return self.calls[lo:hi]
 
-    def calls_in(self, span) -> list:
+    def calls_in(self, span: Union[Scope, Span, Loop]) -> list:
         return self.calls_between(span.start, span.end)
 
     def enclosing_class(self, scope: Scope) -> Optional[str]:
-        while scope is not None:
-            if scope.class_name is not None:
-                return scope.class_name
-            scope = scope.parent
+        current: Optional[Scope] = scope
+        while current is not None:
+            if current.class_name is not None:
+                return current.class_name
+            current = current.parent
         return None
 
     def resolve(self, call: CallSite) -> Optional[Scope]:
@@ -203,7 +216,7 @@ class FileModel:
             candidates = self.functions.get(head)
             if not candidates:
                 return None
-            scope = call.scope
+            scope: Optional[Scope] = call.scope
             while scope is not None:
                 for cand in candidates:
                     if cand.parent is scope:
@@ -262,14 +275,14 @@ class FileModel:
         found when first asked (most files never ask)."""
         if self._project is _UNSET:
             self._project = view_for(self.path)
-        return self._project
+        return cast("Optional[ProjectView]", self._project)  # no longer _UNSET
 
     def consulted_files(self) -> dict:
         """The project files read for this file's analysis: path -> (mtime_ns, size)."""
         return dict(self._project.consulted) if isinstance(self._project, ProjectView) else {}
 
     @memoized_property
-    def roles(self):
+    def roles(self) -> Roles:
         """Models and criteria known from how they were built (``model/roles.py``)."""
         return Roles(self)
 
@@ -277,14 +290,14 @@ class FileModel:
     def wrapper_instances(self) -> frozenset:
         """Names bound to library wrappers that run their own inference (``YOLO(path)``,
         ``pipeline(...)``): calling one is not a raw forward pass."""
-        found = set()
+        found: Set[str] = set()
         for a in self.assignments:
             if a.kind == "assign" and isinstance(a.value, cst.Call):
                 if vocab.last_name(dotted(a.value.func) or "") in vocab.INFERENCE_WRAPPERS:
                     found.update(p for p in map(dotted, a.targets) if p)
         return frozenset(found)
 
-    def reachable_ranges(self, span) -> list:
+    def reachable_ranges(self, span: Union[Scope, Span, Loop]) -> list:
         """``span`` (a Loop or Scope) plus the same-module helpers it calls, as order ranges."""
         ranges, seen, todo = [], set(), [(span.start, span.end)]
         while todo:
@@ -297,10 +310,10 @@ class FileModel:
                     todo.append((target.start, target.end))
         return ranges
 
-    def reachable_calls(self, span) -> list:
+    def reachable_calls(self, span: Union[Scope, Span, Loop]) -> list:
         return [c for start, end in self.reachable_ranges(span) for c in self.calls_between(start, end)]
 
-    def reachable_assignments(self, span) -> list:
+    def reachable_assignments(self, span: Union[Scope, Span, Loop]) -> list:
         out = []
         for start, end in self.reachable_ranges(span):
             lo = bisect.bisect_left(self._assign_orders, start)
@@ -378,7 +391,7 @@ class FileModel:
                 return GradMode.GRAD
         if scope.def_grad is not None:
             return scope.def_grad
-        if not scope.parent.is_module:
+        if scope.parent is not None and not scope.parent.is_module:
             return self.scope_grad(scope.parent)
         return GradMode.GRAD
 
@@ -410,7 +423,7 @@ class FileModel:
     @memoized_property
     def optimizer_names(self) -> frozenset:
         """Dotted names assigned an optimizer instance anywhere in the file."""
-        found = set()
+        found: Set[str] = set()
         for scope in self.scopes:
             for a in scope.assignments:
                 if a.kind != "assign" or not isinstance(a.value, cst.Call):
@@ -564,7 +577,7 @@ class FileModel:
     @memoized
     def returned_paths(self, scope: Scope) -> frozenset:
         """Names whose value (or something built from it) the scope returns."""
-        paths = set()
+        paths: Set[str] = set()
         for _, value in scope.returns:
             paths.update(referenced_paths(value))
         return frozenset(flow_back(paths, scope))
@@ -585,7 +598,7 @@ class FileModel:
 
     # -- taint ---------------------------------------------------------
     @memoized
-    def taint(self, scope: Scope):
+    def taint(self, scope: Scope) -> Taint:
         from torchlint.model.taint import Taint
 
         return Taint(self, scope)
@@ -597,12 +610,12 @@ class FileModel:
 
         return returns_plain(self, scope)
 
-    def returns_graph(self, scope: Scope):
+    def returns_graph(self, scope: Scope) -> Union[bool, Tuple[bool, ...]]:
         """Does the function return a graph-carrying value? A tuple of answers for tuples."""
         # A recursive function asking about itself hears "no" until the answer is known.
         return self.derived(FileModel._returns_graph, scope, while_computing=False)
 
-    def _returns_graph(self, scope: Scope):
+    def _returns_graph(self, scope: Scope) -> Union[bool, Tuple[bool, ...]]:
         taint = self.taint(scope)
         shapes = [taint.element_taint(value, taint.names_at(site.order)) for site, value in scope.returns]
         tuples = [s for s in shapes if isinstance(s, tuple)]

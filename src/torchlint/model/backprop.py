@@ -8,24 +8,27 @@ accumulator to (REINFORCE's ``finish_episode``); both count.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Dict, Set
 
 from torchlint.model import differentiated, flow_back
 from torchlint.model.expr import bound_paths, dotted, read_paths
 
 if TYPE_CHECKING:
+    import libcst as cst
+
+    from torchlint.model.records import CallSite, Scope
     from torchlint.model import FileModel
 
 
-def consumed_by_backward(file_model: FileModel, scope) -> frozenset:
+def consumed_by_backward(file_model: FileModel, scope: Scope) -> frozenset:
     """Paths of ``scope`` whose graph a backward in it (or in a helper it calls) consumes:
     ``total`` of ``total.backward()``, and what flows into it."""
     # A call cycle hears "nothing" from itself until the answer is known.
     return file_model.derived(_consumed, scope, while_computing=frozenset())
 
 
-def _consumed(file_model: FileModel, scope) -> frozenset:
-    paths = set()
+def _consumed(file_model: FileModel, scope: Scope) -> frozenset:
+    paths: Set[str] = set()
     for call in scope.calls:
         if file_model.is_backward(call) or file_model.is_autograd_grad(call):
             paths.update(read_paths(call.node))
@@ -39,7 +42,7 @@ def _consumed(file_model: FileModel, scope) -> frozenset:
     return frozenset(flow_back(paths, scope))
 
 
-def _handed_over(file_model: FileModel, call, helper) -> set:
+def _handed_over(file_model: FileModel, call: CallSite, helper: Scope) -> set:
     """The caller's paths behind what ``helper`` backpropagates: its parameters mapped
     to the arguments of ``call``, ``self.`` state for a method of the same object, and
     module-level names both share."""
@@ -66,11 +69,11 @@ def _handed_over(file_model: FileModel, call, helper) -> set:
     return out
 
 
-def _arguments(call, helper) -> dict:
+def _arguments(call: CallSite, helper: Scope) -> Dict[str, cst.BaseExpression]:
     """{parameter: argument expression} for a call of a same-module function or method."""
     method = helper.class_name is not None and (call.callee or "").startswith(("self.", "cls."))
     params = helper.params[1:] if method else helper.params
-    out = {}
+    out: Dict[str, cst.BaseExpression] = {}
     for index, arg in enumerate(call.node.args):
         if arg.star:
             break  # *args: positions no longer line up

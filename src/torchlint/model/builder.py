@@ -1,7 +1,7 @@
 """One pass over the libcst tree that fills the records of ``records.py``."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -26,7 +26,7 @@ def _is_statement(kind: type) -> bool:
     return found
 
 
-def _params(node: cst.FunctionDef) -> tuple:
+def _params(node: cst.FunctionDef) -> Tuple[str, ...]:
     p = node.params
     names = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
     for star in (p.star_arg, p.star_kwarg):
@@ -46,7 +46,9 @@ class ModelBuilder:
         self.loops: list = [[]]  # a loop stack per open scope
         self.grad: list = []  # lexical grad modes of open with-blocks
         self.blocks: list = []  # [block id, statement count]
-        self.stmt: Optional[cst.CSTNode] = None
+        # the statement being walked: every call and assignment sits in one, so the
+        # module stands here only until the first statement
+        self.stmt: cst.CSTNode = file_model.module
         self.stmt_index = 0
         self.block_id = 0
         self.parents: dict = {}  # id(node) -> the node it sits in, for fixes and positions
@@ -63,7 +65,8 @@ class ModelBuilder:
         return Site(self.scope, loops[-1] if loops else None, self._tick(), mode,
                     self.block_id, self.stmt_index, self.stmt)
 
-    def _assign(self, node, kind, targets, value, op=None) -> None:
+    def _assign(self, node: cst.CSTNode, kind: str, targets: List[cst.BaseExpression],
+                value: Optional[cst.BaseExpression], op: Optional[str] = None) -> None:
         assignment = Assignment(node, self._site(), kind, tuple(targets), value, op)
         self.scope.assignments.append(assignment)
         self.file_model.assignments.append(assignment)
@@ -112,7 +115,9 @@ class ModelBuilder:
 
     def leave_function(self, node: cst.FunctionDef) -> None:
         self.scope.end = self._tick()
-        self.scope = self.scope.parent
+        parent = self.scope.parent
+        assert parent is not None  # a function's scope has a parent
+        self.scope = parent
         self.frames.pop()
         self.loops.pop()
 
@@ -129,7 +134,7 @@ class ModelBuilder:
         self.frames.pop()
 
     # -- control flow --------------------------------------------------
-    def visit_loop(self, node) -> None:
+    def visit_loop(self, node: Union[cst.For, cst.While]) -> None:
         stack = self.loops[-1]
         loop = Loop(node, self.scope, stack[-1] if stack else None, self._tick())
         self.scope.loops.append(loop)
@@ -139,7 +144,7 @@ class ModelBuilder:
             # The target is bound inside the loop, once per iteration.
             self._assign(node, "for", [node.target], node.iter)
 
-    def leave_loop(self, node) -> None:
+    def leave_loop(self, node: cst.BaseCompoundStatement) -> None:
         self.loops[-1].pop().end = self._tick()
 
     def visit_with(self, node: cst.With) -> None:
@@ -195,7 +200,7 @@ class ModelBuilder:
         self.file_model.names.add_import_from(node)
 
 
-_VISIT = {
+_VISIT: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.FunctionDef: ModelBuilder.visit_function,
     cst.ClassDef: ModelBuilder.visit_class,
     cst.For: ModelBuilder.visit_loop,
@@ -211,7 +216,7 @@ _VISIT = {
     cst.ImportFrom: ModelBuilder.visit_import_from,
     cst.Subscript: ModelBuilder.visit_subscript,
 }
-_LEAVE = {
+_LEAVE: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.FunctionDef: ModelBuilder.leave_function,
     cst.ClassDef: ModelBuilder.leave_class,
     cst.For: ModelBuilder.leave_loop,

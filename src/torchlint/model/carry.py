@@ -13,7 +13,7 @@ missed finding costs less than a false alarm.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -23,6 +23,7 @@ from torchlint.model.grad import GradMode
 from torchlint.model.taint import KILL_ATTRS, KILL_BUILTINS, KILL_METHODS, KILL_TORCH, PROPAGATE_BUILTINS
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, CallSite, Loop, Scope
     from torchlint.model import FileModel
 
 # How a value relates to the names followed: not at all, through views and
@@ -46,7 +47,7 @@ def is_state_name(path: str) -> bool:
     return bool(toks) and any(t in _STATE_TOKENS for t in toks)
 
 
-def is_recurrent_call(call) -> bool:
+def is_recurrent_call(call: CallSite) -> bool:
     last = vocab.last_name(call.callee or "").lower()
     return any(w in last for w in _RECURRENT_WORDS) or any(t in _RECURRENT_TOKENS for t in vocab.tokens(last))
 
@@ -64,33 +65,34 @@ class Flow:
         if expr is None:
             return NONE
         t = type(expr)
+        e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t in (cst.Name, cst.Attribute):
-            path = dotted(expr)
+            path = dotted(e)
             if path is not None and path in paths:
                 return paths[path]
             if t is cst.Attribute:
-                return NONE if expr.attr.value in KILL_ATTRS else self.level(expr.value, paths)
+                return NONE if e.attr.value in KILL_ATTRS else self.level(e.value, paths)
             return NONE
         if t is cst.Call:
-            return self._call_level(expr, paths)
+            return self._call_level(e, paths)
         if t in (cst.Subscript, cst.StarredElement, cst.Await):
-            return self.level(getattr(expr, "value", None) or getattr(expr, "expression", None), paths)
+            return self.level(getattr(e, "value", None) or getattr(e, "expression", None), paths)
         if t is cst.BinaryOperation:
-            return max(self.level(expr.left, paths), self.level(expr.right, paths))
+            return max(self.level(e.left, paths), self.level(e.right, paths))
         if t is cst.UnaryOperation:
-            return NONE if isinstance(expr.operator, cst.Not) else self.level(expr.expression, paths)
+            return NONE if isinstance(e.operator, cst.Not) else self.level(e.expression, paths)
         if t is cst.IfExp:
-            return max(self.level(expr.body, paths), self.level(expr.orelse, paths))
+            return max(self.level(e.body, paths), self.level(e.orelse, paths))
         if t in (cst.Tuple, cst.List, cst.Set):
-            return max((self.level(el.value, paths) for el in expr.elements), default=NONE)
+            return max((self.level(el.value, paths) for el in e.elements), default=NONE)
         if t is cst.Dict:
-            return max((self.level(el.value, paths) for el in expr.elements
+            return max((self.level(el.value, paths) for el in e.elements
                         if isinstance(el, cst.DictElement)), default=NONE)
         if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
-            inner = self.level(expr.for_in.iter, paths)
+            inner = self.level(e.for_in.iter, paths)
             if inner:  # [h.detach() for h in hidden] ends it; [h for h in hidden] does not
-                paths = {**paths, **{p: inner for p in bound_paths(expr.for_in.target)}}
-            return self.level(expr.elt, paths)
+                paths = {**paths, **{p: inner for p in bound_paths(e.for_in.target)}}
+            return self.level(e.elt, paths)
         return NONE  # literals, comparisons, f-strings, lambdas
 
     def _call_level(self, expr: cst.Call, paths: dict) -> int:
@@ -123,7 +125,7 @@ class Flow:
         return NONE  # a function we cannot read (an imported repackage_hidden)
 
     # -- same-module helpers -------------------------------------------
-    def _helper_level(self, call, target, paths: dict) -> int:
+    def _helper_level(self, call: CallSite, target: Scope, paths: dict) -> int:
         """Does the helper hand the graph of the arguments we follow back to its caller?"""
         seeds = []
         offset = 1 if target.class_name is not None and (call.callee or "").startswith(("self.", "cls.")) else 0
@@ -149,7 +151,7 @@ class Flow:
         return self._helpers[key]
 
     # -- statements ----------------------------------------------------
-    def follow(self, assignments, seeds: dict, on_bind=None) -> dict:
+    def follow(self, assignments: List[Assignment], seeds: dict, on_bind: Optional[Callable[..., Any]] = None) -> dict:
         """Replay ``assignments`` in source order from ``seeds``; the names that hold the
         followed graph at the end. ``on_bind(a, path, level)`` sees every rebinding."""
         derived = dict(seeds)
@@ -157,7 +159,7 @@ class Flow:
             self.step(a, derived, on_bind)
         return derived
 
-    def step(self, a, derived: dict, on_bind=None) -> None:
+    def step(self, a: Assignment, derived: dict, on_bind: Optional[Callable[..., Any]] = None) -> None:
         """Apply one assignment to ``derived`` ({path: level}) in place."""
         if a.kind == "aug":
             path = dotted(a.targets[0])
@@ -182,7 +184,7 @@ class Flow:
                     on_bind(a, path, level)
 
 
-def carried_states(file_model: FileModel, flow: Flow, scope, span) -> list:
+def carried_states(file_model: FileModel, flow: Flow, scope: Scope, span: Union[Loop, Scope]) -> list:
     """(assignment, path) for each recurrent state ``span`` carries from one iteration to the next.
 
     ``span`` is a loop of ``scope``, or ``scope`` itself for a hook such as
@@ -204,8 +206,13 @@ def carried_states(file_model: FileModel, flow: Flow, scope, span) -> list:
             if path in seen or not is_state_name(path) or not _bound_before(file_model, scope, span, path):
                 continue
             seen.add(path)
-            events = []
-            flow.follow(inside, {path: FLOWS}, lambda b, p, level: p == path and events.append((b, level)))
+            events: List[Tuple[Assignment, int]] = []
+
+            def record(b: Assignment, p: str, level: int) -> None:
+                if p == path:
+                    events.append((b, level))
+
+            flow.follow(inside, {path: FLOWS}, record)
             if not all(level for _, level in events):
                 continue
             built = [b for b, level in events if level == NEW_GRAPH and b.kind == "assign"]
@@ -214,7 +221,7 @@ def carried_states(file_model: FileModel, flow: Flow, scope, span) -> list:
     return found
 
 
-def _bound_before(file_model: FileModel, scope, span, path: str) -> bool:
+def _bound_before(file_model: FileModel, scope: Scope, span: Union[Loop, Scope], path: str) -> bool:
     if path.startswith("self."):
         return True
     if span is scope:
@@ -225,7 +232,7 @@ def _bound_before(file_model: FileModel, scope, span, path: str) -> bool:
                for a in scope.assignments)
 
 
-def _reset_elsewhere(file_model: FileModel, scope, span, path: str) -> bool:
+def _reset_elsewhere(file_model: FileModel, scope: Scope, span: Union[Loop, Scope], path: str) -> bool:
     """Another function rebinds ``self.`` state: a helper the iteration calls
     (``self.reset_hidden()``) or, for a hook, any other method of its class
     (a framework may call ``on_train_batch_start`` between steps)."""

@@ -8,7 +8,7 @@ A device the file cannot see (``args.device``) does not count.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional, Set
 
 import libcst as cst
 
@@ -16,6 +16,7 @@ from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
+    from torchlint.model.records import CallSite
     from torchlint.model import FileModel
 
 
@@ -23,7 +24,7 @@ def mentions_cuda(expr: cst.CSTNode) -> bool:
     """A string naming CUDA anywhere in ``expr``."""
     found = []
 
-    def enter(node):
+    def enter(node: cst.CSTNode) -> None:
         if isinstance(node, (cst.SimpleString, cst.FormattedStringText)) and "cuda" in (
             node.value if isinstance(node, cst.FormattedStringText) else node.value.lower()
         ):
@@ -35,7 +36,7 @@ def mentions_cuda(expr: cst.CSTNode) -> bool:
 
 def _cuda_names(file_model: FileModel) -> set:
     """Dotted names (and their last parts) bound anywhere in the file to a CUDA device."""
-    names = set()
+    names: Set[str] = set()
     for a in file_model.assignments:
         if a.kind in ("assign", "with") and a.value is not None and mentions_cuda(a.value):
             for target in a.targets:
@@ -58,7 +59,8 @@ class _LazyNames:
     """The CUDA-bound names, read only when a ``.to(name)`` asks."""
 
     def __init__(self, file_model: FileModel) -> None:
-        self.file_model, self.names = file_model, None
+        self.file_model = file_model
+        self.names: Optional[Set[str]] = None
 
     def __contains__(self, path: str) -> bool:
         if self.names is None:
@@ -66,7 +68,7 @@ class _LazyNames:
         return path in self.names or path.rsplit(".", 1)[-1] in self.names
 
 
-def _puts_on_cuda(file_model: FileModel, call, cuda_names) -> bool:
+def _puts_on_cuda(file_model: FileModel, call: CallSite, cuda_names: _LazyNames) -> bool:
     """``x.cuda()``, ``x.to("cuda")``, ``x.to(device)`` with a CUDA ``device``, ``f(device="cuda")``."""
     device = keyword(call.node, "device")
     if device is not None and mentions_cuda(device):

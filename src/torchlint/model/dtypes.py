@@ -17,6 +17,7 @@ from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.vocab import DEFAULT_DTYPE_FACTORIES, LIKE_FACTORIES, tokens
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Scope
     from torchlint.model import FileModel
 
 LOW = frozenset("float float32 half float16 bfloat16 cfloat complex64 chalf complex32".split())
@@ -65,7 +66,7 @@ class DtypeReader:
         self.file_model = file_model
         self.default_known = not default_dtype_changed(file_model)
 
-    def origin(self, expr, scope, order, depth=0) -> Optional[Origin]:
+    def origin(self, expr: Optional[cst.BaseExpression], scope: Scope, order: int, depth: int = 0) -> Optional[Origin]:
         if depth > 8:
             return None
         if isinstance(expr, cst.Name):
@@ -74,7 +75,7 @@ class DtypeReader:
             return self._call_origin(expr, scope, order, depth)
         return None
 
-    def _name_origin(self, name, scope, order, depth) -> Optional[Origin]:
+    def _name_origin(self, name: str, scope: Scope, order: int, depth: int) -> Optional[Origin]:
         bindings = [a for a in scope.assignments
                     if a.order < order and any(_binds(t, name) for t in a.targets)]
         if not bindings:
@@ -87,7 +88,7 @@ class DtypeReader:
             found = Origin(found.precision, found.node, found.kind, True)
         return found
 
-    def _grad_switched_on(self, name, scope, start, end) -> bool:
+    def _grad_switched_on(self, name: str, scope: Scope, start: int, end: int) -> bool:
         """``x.requires_grad_()`` or ``x.requires_grad = True`` between binding and use."""
         for call in scope.calls:
             if start < call.order < end and call.receiver == name and call.method == "requires_grad_":
@@ -101,7 +102,7 @@ class DtypeReader:
                 return True
         return False
 
-    def _call_origin(self, call: cst.Call, scope, order, depth) -> Optional[Origin]:
+    def _call_origin(self, call: cst.Call, scope: Scope, order: int, depth: int) -> Optional[Origin]:
         func = call.func
         qualified = self.file_model.names.qualify(dotted(func))
         if qualified is not None and qualified.startswith("torch.") and qualified.count(".") == 1:
@@ -126,7 +127,7 @@ class DtypeReader:
             return inner
         return None
 
-    def _factory_origin(self, call, name, scope, order, depth) -> Optional[Origin]:
+    def _factory_origin(self, call: cst.Call, name: str, scope: Scope, order: int, depth: int) -> Optional[Origin]:
         if any(arg.star == "**" for arg in call.args):
             return None  # ``**kwargs`` may hold the dtype
         grad = literal_bool(keyword(call, "requires_grad")) is True
@@ -141,19 +142,20 @@ class DtypeReader:
             return Origin(inner.precision, inner.node, inner.kind, grad) if inner else None
         return None
 
-    def _to_origin(self, call, scope, order, depth) -> Optional[Origin]:
+    def _to_origin(self, call: cst.Call, scope: Scope, order: int, depth: int) -> Optional[Origin]:
         """``x.to(torch.float32)`` decides the dtype; ``x.to(device)`` keeps ``x``'s."""
         for target in (keyword(call, "dtype"), positional(call, 0), positional(call, 1)):
             precision = dtype_precision(self.file_model, target)
-            if precision is not None:
+            if precision is not None and target is not None:  # a precision: there is a target
                 return Origin(precision, target, "dtype")
         target = positional(call, 0) or keyword(call, "device")
         if keyword(call, "dtype") is not None or positional(call, 1) is not None or not _is_device(target):
             return None  # a dtype we cannot read, or a tensor to copy the dtype of
+        assert isinstance(call.func, cst.Attribute)  # ``x.to(...)``, ``x.type(...)``
         return self.origin(call.func.value, scope, order, depth + 1)
 
 
-def _float_literals(data) -> bool:
+def _float_literals(data: Optional[cst.BaseExpression]) -> bool:
     """``[1.0, 2.0]``, ``[[0.5, 1], [2, 3]]``: numbers only, one of them a float literal, so
     ``torch.tensor(data)`` has the default dtype (not a numpy array's, nor int64)."""
     numbers = []
@@ -171,7 +173,7 @@ def _float_literals(data) -> bool:
     return any(isinstance(n, cst.Float) for n in numbers)
 
 
-def _binds(target, name) -> bool:
+def _binds(target: cst.BaseExpression, name: str) -> bool:
     if isinstance(target, (cst.Tuple, cst.List)):
         return any(_binds(el.value, name) for el in target.elements)
     if isinstance(target, cst.StarredElement):
@@ -179,7 +181,7 @@ def _binds(target, name) -> bool:
     return dotted(target) == name
 
 
-def _is_device(expr) -> bool:
+def _is_device(expr: Optional[cst.BaseExpression]) -> bool:
     """``"cuda"``, ``device``, ``args.device``, ``x.device``: a device, never a dtype."""
     if expr is None:
         return False

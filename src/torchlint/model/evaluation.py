@@ -8,7 +8,7 @@ forward pass with autograd recording for nothing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Set
 
 import libcst as cst
 
@@ -105,7 +105,7 @@ def raw_parameters(file_model: FileModel) -> frozenset:
 
 
 def _raw_parameters(file_model: FileModel) -> frozenset:
-    found = set()
+    found: Set[str] = set()
     for a in file_model.assignments:
         if a.kind != "assign" or a.value is None:
             continue
@@ -174,8 +174,9 @@ def _guarded_training(file_model: FileModel, scope: Scope) -> Optional[cst.BaseE
     backwards = [c for c in scope.calls if file_model.is_backward(c)]
     if not backwards or scope.grad_switches:
         return None
-    tests = [_guard_of(scope, call) for call in backwards]
-    if any(t is None for t in tests):
+    guards = [_guard_of(scope, call) for call in backwards]
+    tests = [t for t in guards if t is not None]
+    if len(tests) < len(guards):
         return None
     names = {n for t in tests for n in identifiers(t)}
     if _false_flag_passed(file_model, scope, names) or _phase_loop_over_evaluation(scope, names):

@@ -8,7 +8,7 @@ import libcst as cst
 from torchlint.model.walk import children
 
 
-def dotted(node: cst.CSTNode) -> Optional[str]:
+def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:
     """``self.model.module`` for a Name/Attribute chain, else None."""
     parts = []
     while isinstance(node, cst.Attribute):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assigned_names, ast_dotted
 from torchlint.model.vocab import LOSS_FUNCTIONS, is_eval_function_name, is_loss_name, is_optimizer_name, last_name
@@ -70,7 +70,7 @@ def summarize_functions(tree: ast.Module) -> Dict[str, FunctionSummary]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def summarize_function(func) -> FunctionSummary:
+def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> FunctionSummary:
     params = tuple(a.arg for a in (*func.args.posonlyargs, *func.args.args))
     names = set(params) | {a.arg for a in func.args.kwonlyargs}
     grad_free = any(_grad_off(d) for d in func.decorator_list)
@@ -93,9 +93,10 @@ def summarize_function(func) -> FunctionSummary:
     looped = is_eval_function_name(func.name) and facts.forward_in_loop
     live = [value for value, off in facts.returns if not off]
     elements = None
-    if live and all(isinstance(v, ast.Tuple) for v in live) and len({len(v.elts) for v in live}) == 1:
-        elements = tuple(frozenset().union(*(_labels(v.elts[i], labels, names) for v in live))
-                         for i in range(len(live[0].elts)))
+    tuples = [v for v in live if isinstance(v, ast.Tuple)]
+    if live and len(tuples) == len(live) and len({len(v.elts) for v in tuples}) == 1:
+        elements = tuple(frozenset().union(*(_labels(v.elts[i], labels, names) for v in tuples))
+                         for i in range(len(tuples[0].elts)))
     return FunctionSummary(
         params=params,
         forwards=frozenset(facts.forwards),
@@ -115,9 +116,13 @@ class _Facts:
     """What the walk over one function collects."""
 
     def __init__(self) -> None:
-        self.forwards, self.switched_to_eval = set(), set()
+        self.forwards: Set[str] = set()
+        self.switched_to_eval: Set[Optional[str]] = set()
         self.forward_in_loop = self.needs_grad = self.steps = False
-        self.backwards, self.assignments, self.returns = [], [], []
+        self.backwards: List[Tuple[ast.Call, bool]] = []  # (call, in a loop)
+        # (targets, value, grad off, augmented)
+        self.assignments: List[Tuple[Sequence[ast.expr], ast.expr, bool, bool]] = []
+        self.returns: List[Tuple[ast.expr, bool]] = []  # (value, grad off)
 
     def add_call(self, node: ast.Call, names: set, off: bool, in_loop: bool) -> None:
         param = _called_param(node, names)
@@ -151,7 +156,7 @@ def _own_nodes(body: list, off: bool, in_loop: bool) -> Iterator[Tuple[ast.AST, 
         yield from _node_and_children(node, off, in_loop)
 
 
-def _node_and_children(node: ast.AST, off: bool, in_loop: bool):
+def _node_and_children(node: ast.AST, off: bool, in_loop: bool) -> Iterator[Tuple[ast.AST, bool, bool]]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
         return
     yield node, off, in_loop

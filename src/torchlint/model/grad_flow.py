@@ -15,7 +15,7 @@ GradScaler, so the extra walk over a scope's statements is paid rarely.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -24,6 +24,7 @@ from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.records import CallSite, Loop, Scope
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Assignment
     from torchlint.model import FileModel
 
 # torch's in-place gradient clips, by qualified name (``clip_grad_norm`` is the
@@ -250,7 +251,7 @@ def exclusive(file_model: FileModel, a: CallSite, b: CallSite) -> bool:
     return False
 
 
-def alternative_to(file_model: FileModel, call: CallSite, others) -> bool:
+def alternative_to(file_model: FileModel, call: CallSite, others: List) -> bool:
     """``call`` sits in one branch of an ``if`` whose other branch holds one of ``others``:
     the author chose between them on a condition we may not be able to read."""
     return any(exclusive(file_model, call, other) for other in others)
@@ -337,7 +338,8 @@ def iteration_of(call: CallSite) -> Optional[Span]:
     return None if call.scope.is_module else call.scope
 
 
-def last_before(file_model: FileModel, events, call: CallSite, kinds) -> Optional[GradEvent]:
+def last_before(file_model: FileModel, events: Tuple[GradEvent, ...], call: CallSite,
+                kinds: Tuple[str, ...]) -> Optional[GradEvent]:
     """The last event of ``kinds`` before ``call`` that can run in the same pass as it."""
     for event in reversed(events):
         if event.call.order < call.order and event.kind in kinds and not exclusive(file_model, event.call, call):
@@ -345,7 +347,7 @@ def last_before(file_model: FileModel, events, call: CallSite, kinds) -> Optiona
     return None
 
 
-def reaching(file_model: FileModel, events, call: CallSite, kinds) -> list:
+def reaching(file_model: FileModel, events: Tuple[GradEvent, ...], call: CallSite, kinds: Tuple[str, ...]) -> list:
     """The events of ``kinds`` whose effect ``call`` may see: going back from ``call``, each
     one that can run in the same pass, until one that runs whenever ``call`` does
     (``if amp: scaled backward / else: plain backward`` reaches a later clip twice)."""
@@ -366,19 +368,20 @@ def runs_whenever(file_model: FileModel, a: CallSite, b: CallSite) -> bool:
     return all(f in around_b for f in frames_of(file_model, a) if f.conditional)
 
 
-def between(file_model: FileModel, events, first: CallSite, last: CallSite, kinds) -> list:
+def between(file_model: FileModel, events: Tuple[GradEvent, ...], first: CallSite, last: CallSite,
+            kinds: Tuple[str, ...]) -> list:
     """Events of ``kinds`` after ``first`` and before ``last`` that can run with both."""
     return [e for e in events if first.order < e.call.order < last.order and e.kind in kinds
             and not exclusive(file_model, e.call, first) and not exclusive(file_model, e.call, last)]
 
 
-def stepped_optimizers(file_model: FileModel, events) -> set:
+def stepped_optimizers(file_model: FileModel, events: Tuple[GradEvent, ...]) -> set:
     return {file_model.stepped_optimizer(e.call) for e in events if e.kind == "step"}
 
 
 # -- parameters() generators ----------------------------------------------------
 
-def parameters_generator_binding(file_model: FileModel, call: CallSite):
+def parameters_generator_binding(file_model: FileModel, call: CallSite) -> Optional[Assignment]:
     """The assignment ``params = model.parameters()`` (a generator) that the stored name a clip
     is given last got before the clip, in the clip's scope; None otherwise."""
     arg = clipped_parameters(call)
@@ -420,7 +423,7 @@ def _defines_parameters(file_model: FileModel) -> bool:
     return "parameters" in file_model.functions or any(name == "parameters" for _, name in file_model.methods)
 
 
-def _is_parameters_generator(file_model: FileModel, binding) -> bool:
+def _is_parameters_generator(file_model: FileModel, binding: Assignment) -> bool:
     value = binding.value
     if binding.kind != "assign" or len(binding.targets) != 1 or not isinstance(value, cst.Call):
         return False
@@ -430,7 +433,7 @@ def _is_parameters_generator(file_model: FileModel, binding) -> bool:
     return call is not None and file_model.resolve(call) is None and file_model.qualify(call) is None
 
 
-def _consumes(file_model: FileModel, call: CallSite, path: str) -> bool:
+def _consumes(file_model: FileModel, call: CallSite, path: Optional[str]) -> bool:
     """Does ``call`` run the generator at ``path`` to its end?"""
     takes = [a for a in call.node.args if _iterates(a.value, path) or (a.star == "*" and dotted(a.value) == path)]
     if not takes:
@@ -442,7 +445,7 @@ def _consumes(file_model: FileModel, call: CallSite, path: str) -> bool:
             or file_model.builds_optimizer(callee) or any(a.star for a in takes))
 
 
-def _iterates(node: cst.BaseExpression, path: str) -> bool:
+def _iterates(node: cst.BaseExpression, path: Optional[str]) -> bool:
     if dotted(node) == path:
         return True
     if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):

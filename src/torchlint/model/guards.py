@@ -29,13 +29,13 @@ def conditional_calls(file_model: FileModel) -> frozenset:
 def _conditional_calls(file_model: FileModel) -> frozenset:
     found, depth = set(), [0]
 
-    def enter(node):
+    def enter(node: cst.CSTNode) -> None:
         if isinstance(node, cst.If) and not _is_main_guard(node.test) or isinstance(node, cst.IfExp):
             depth[0] += 1
         elif isinstance(node, cst.Call) and depth[0]:
             found.add(id(node))
 
-    def leave(node):
+    def leave(node: cst.CSTNode) -> None:
         if isinstance(node, cst.If) and not _is_main_guard(node.test) or isinstance(node, cst.IfExp):
             depth[0] -= 1
 

@@ -10,7 +10,8 @@ model's per-scope assignments and calls.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import enum
+from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -19,10 +20,12 @@ from torchlint.model.grad import GradMode
 from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS, LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, CallSite, Scope
     from torchlint.model import FileModel
 
 
-def known_grad_scope(file_model: FileModel, scope, _seen=None, *, forward_records: bool = False) -> bool:
+def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[FrozenSet[int]] = None, *,
+                     forward_records: bool = False) -> bool:
     """Does autograd surely record in ``scope``, whoever calls it?
 
     Module-level code does, and so does a function that itself backpropagates
@@ -49,7 +52,9 @@ def known_grad_scope(file_model: FileModel, scope, _seen=None, *, forward_record
     callers = file_model.callers.get(scope)
     if not callers and scope.class_name is not None and scope.name == "__init__":
         callers = constructions(file_model, scope.class_name)
-    return bool(callers) and all(
+    if not callers:
+        return False
+    return all(
         file_model.grad_at(c.site) is GradMode.GRAD
         and known_grad_scope(file_model, c.scope, seen, forward_records=forward_records)
         for c in callers
@@ -73,11 +78,12 @@ def _constructions(file_model: FileModel, cls: str) -> list:
     return [c for c in file_model.calls if c.callee in classes]
 
 
-def argument_at_calls(file_model: FileModel, scope, name: str) -> list:
+def argument_at_calls(file_model: FileModel, scope: Scope, name: str) -> list:
     """``[(call, argument)]`` for every call of ``scope`` in this module, ``argument`` being
     what the call binds to the parameter ``name`` (None where the default is used).
     Empty when the function has no caller here, or ``name`` is not a plain parameter."""
     node = scope.node
+    assert isinstance(node, cst.FunctionDef)  # a function's parameter
     params = node.params
     positional_names = [p.name.value for p in (*params.posonly_params, *params.params)]
     keyword_names = positional_names + [p.name.value for p in params.kwonly_params]
@@ -97,14 +103,14 @@ def argument_at_calls(file_model: FileModel, scope, name: str) -> list:
     return out
 
 
-def reaching_value(scope, path: str, order: int):
+def reaching_value(scope: Scope, path: str, order: int) -> Optional[Tuple[Assignment, Optional[cst.BaseExpression]]]:
     """``(assignment, value)`` of the last binding of ``path`` in ``scope`` before ``order``.
 
     ``value`` is the matching element for ``a, b = x, y``; the whole value when
     a tuple target unpacks something else. None when ``path`` is not bound in
     ``scope`` before ``order`` (a parameter, a global, state set elsewhere).
     """
-    found = None
+    found: Optional[Tuple[Assignment, Optional[cst.BaseExpression]]] = None
     for a in scope.assignments:
         if a.order >= order:
             break
@@ -112,15 +118,20 @@ def reaching_value(scope, path: str, order: int):
             continue
         for target in a.targets:
             value = _value_for(target, a.value, path)
-            if value is not _UNBOUND:
+            if value is not _Unbound.UNBOUND:
                 found = (a, value)
     return found
 
 
-_UNBOUND = object()
+class _Unbound(enum.Enum):
+    """``_value_for``'s answer for a target that does not bind the path (an enum: mypy
+    tells it apart from a value by ``is``)."""
+
+    UNBOUND = 0
 
 
-def _value_for(target, value, path: str):
+def _value_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression],
+               path: str) -> Union[cst.BaseExpression, None, _Unbound]:
     if isinstance(target, (cst.Tuple, cst.List)):
         pairs = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
         for i, el in enumerate(target.elements):
@@ -128,17 +139,17 @@ def _value_for(target, value, path: str):
                 if pairs is not None and len(pairs) == len(target.elements) and dotted(el.value) == path:
                     return pairs[i].value
                 return value
-        return _UNBOUND
-    return value if dotted(target) == path else _UNBOUND
+        return _Unbound.UNBOUND
+    return value if dotted(target) == path else _Unbound.UNBOUND
 
 
 # The tail methods ``method_chain`` looks through; any other call is the chain's base.
 _CHAIN_METHODS = SHAPE_METHODS | GRAPH_CUT_METHODS
 
 
-def method_chain(expr):
+def method_chain(expr: Optional[cst.BaseExpression]) -> Tuple[Optional[cst.BaseExpression], List[str]]:
     """``(base, [methods...])``: ``model(x).mean().cpu()`` -> (``model(x)``, ['mean', 'cpu'])."""
-    methods = []
+    methods: List[str] = []
     while True:
         if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
                 and expr.func.attr.value in _CHAIN_METHODS):
@@ -151,7 +162,7 @@ def method_chain(expr):
             return expr, methods[::-1]
 
 
-def is_leaf_factory(file_model: FileModel, expr) -> bool:
+def is_leaf_factory(file_model: FileModel, expr: Optional[cst.BaseExpression]) -> bool:
     """``torch.zeros(...)``, ``torch.tensor(v).to(device)``, ``Variable(x)``, ``nn.Parameter(w)``."""
     base, methods = method_chain(expr)
     if not isinstance(base, cst.Call) and not methods:
@@ -167,7 +178,7 @@ def is_leaf_factory(file_model: FileModel, expr) -> bool:
     return False
 
 
-def produced_by_graph_call(file_model: FileModel, expr) -> bool:
+def produced_by_graph_call(file_model: FileModel, expr: Optional[cst.BaseExpression]) -> bool:
     """Is ``expr`` a forward pass or a loss call, maybe reduced or moved (``model(x).mean()``)?"""
     base, methods = method_chain(expr)
     if not isinstance(base, cst.Call) or any(m not in SHAPE_METHODS for m in methods):
@@ -180,7 +191,7 @@ def produced_by_graph_call(file_model: FileModel, expr) -> bool:
     )
 
 
-def wants_its_gradient(file_model: FileModel, scope, path: str) -> bool:
+def wants_its_gradient(file_model: FileModel, scope: Scope, path: str) -> bool:
     """The code uses ``path`` as a leaf it differentiates with respect to: it reads
     ``path.grad``, calls ``path.retain_grad()``/``register_hook``, or passes it as
     ``inputs`` to ``torch.autograd.grad`` (saliency maps, attacks, feature gradients)."""
@@ -201,11 +212,11 @@ def wants_its_gradient(file_model: FileModel, scope, path: str) -> bool:
     return any(_reads(value, grad_attr) for _, value in scope.returns)
 
 
-def _reads(expr, grad_attr: str) -> bool:
+def _reads(expr: cst.BaseExpression, grad_attr: str) -> bool:
     return any(p == grad_attr or p.startswith(grad_attr + ".") for p in _all_paths(expr))
 
 
-def _all_paths(expr):
+def _all_paths(expr: cst.BaseExpression) -> Iterator[str]:
     """Every dotted path and its prefixes read in ``expr`` (``x.grad.data`` gives all three)."""
     for path in referenced_paths(expr):
         parts = path.split(".")
@@ -227,11 +238,11 @@ def _file_freezes(file_model: FileModel) -> bool:
     )
 
 
-def literal_false(node) -> bool:
+def literal_false(node: Optional[cst.BaseExpression]) -> bool:
     return isinstance(node, cst.Name) and node.value == "False"
 
 
-def _freeze_call(call) -> bool:
+def _freeze_call(call: CallSite) -> bool:
     method = (call.method or "").lower()
     if "freeze" in method and "unfreeze" not in method:
         return True
@@ -249,10 +260,10 @@ def freezes(file_model: FileModel) -> list:
 
 
 def _freezes(file_model: FileModel) -> list:
-    out = []
+    out: List[Tuple[Scope, int, Optional[str]]] = []
     for call in file_model.calls:
         if _freeze_call(call):
-            paths = [call.receiver] if call.receiver else []
+            paths: List[Optional[str]] = [call.receiver] if call.receiver else []
             paths += [p for p in (dotted(arg.value) for arg in call.node.args) if p]
             out.extend((call.scope, call.order, p) for p in (paths or [None]))
     for a in file_model.assignments:
@@ -263,7 +274,7 @@ def _freezes(file_model: FileModel) -> list:
     return out
 
 
-def frozen_for(file_model: FileModel, scope, order: int, paths) -> bool:
+def frozen_for(file_model: FileModel, scope: Scope, order: int, paths: List[str]) -> bool:
     """Might ``requires_grad`` be off for what ``paths`` name (a tensor and the modules it
     belongs to) at ``order`` in ``scope``? A freeze of any of them, of a module holding
     them or of a part of them counts, wherever it is, except one later in the same
@@ -281,5 +292,5 @@ def _related(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
-def _literal_true(node) -> bool:
+def _literal_true(node: Optional[cst.BaseExpression]) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"

@@ -1,17 +1,21 @@
 """Pre-0.4 autograd API still met in old code: ``Variable(x, volatile=True)``."""
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 import libcst as cst
 
 from torchlint.model.expr import keyword, literal_bool, positional
 from torchlint.model.vocab import last_name
 
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
+    from torchlint.model.records import CallSite
+
 _VARIABLE = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Variable", "torch.Variable"))
 
 
-def volatile_flag(file_model, call) -> Optional[Union[bool, str]]:
+def volatile_flag(file_model: FileModel, call: CallSite) -> Optional[Union[bool, str]]:
     """True/False for a literal ``volatile=``, "unknown" for an expression, None if not a Variable."""
     if call.callee is None or last_name(call.callee) != "Variable":
         return None

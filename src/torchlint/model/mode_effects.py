@@ -11,7 +11,7 @@ Anything else (a class or builder imported from elsewhere, a loaded model,
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 import libcst as cst
 
@@ -21,6 +21,8 @@ from torchlint.model.vocab import STORE_METHODS
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
+    from torchlint.model.names import TorchNames
+    from torchlint.model.records import Assignment, Scope
     from torchlint.model import FileModel
 
 # torch.nn layers whose forward never reads ``self.training``.
@@ -65,7 +67,7 @@ def _mode_free_model(file_model: FileModel, key: str) -> bool:
     return _Checker(file_model).model_name(key) is True
 
 
-def _combined(answers) -> Optional[bool]:
+def _combined(answers: Iterable[Optional[bool]]) -> Optional[bool]:
     """False if any part may depend on the mode, else True if some part was seen built, else
     None: nothing but names that lead back to what is being judged, or empty containers."""
     seen = None
@@ -109,7 +111,7 @@ class _Checker:
             if a.kind not in ("assign", "for") or len(a.targets) != 1 or dotted(a.targets[0]) is None:
                 return False  # a tuple unpacking, ``with ... as model``
             values.append(a.value)
-        values += [positional(c.node, STORE_METHODS[c.method]) for c in file_model.calls
+        values += [positional(c.node, STORE_METHODS[c.method or ""]) for c in file_model.calls
                    if c.method in STORE_METHODS and c.receiver and model_key(c.receiver) == key]
         if not values:
             values = self.passed_as(key)
@@ -131,14 +133,14 @@ class _Checker:
                 values.append(arg if arg is not None else positional(call.node, index - offset))
         return values
 
-    def local_of_a_module(self, assignment) -> bool:
+    def local_of_a_module(self, assignment: Assignment) -> bool:
         """A plain name bound in a method of an nn.Module class of the file: a local there."""
         scope = assignment.site.scope
         if scope.is_module or not all(isinstance(t, cst.Name) for t in assignment.targets):
             return False
         return self.file_model.is_module_class(self.file_model.enclosing_class(scope))
 
-    def value(self, expr) -> Optional[bool]:
+    def value(self, expr: Optional[cst.BaseExpression]) -> Optional[bool]:
         """A model, or a container of models: a name, a slice or element of one, a literal list."""
         if isinstance(expr, (cst.Name, cst.Attribute)):
             path = dotted(expr)
@@ -153,7 +155,7 @@ class _Checker:
             return None  # an empty list: what is stored in it decides
         return self.construction(expr)
 
-    def construction(self, value) -> Optional[bool]:
+    def construction(self, value: Optional[cst.BaseExpression]) -> Optional[bool]:
         """``Net(...)``, ``nn.Sequential(...)``, either followed by ``.to(device)``; or
         ``model.to(device)``, the model of that name."""
         while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and (
@@ -174,7 +176,7 @@ class _Checker:
         )
         return builds and all(self.call(c) for c in _calls_in(value))
 
-    def call(self, call: cst.Call, scope=None) -> bool:
+    def call(self, call: cst.Call, scope: Optional[Scope] = None) -> bool:
         """Does this call, inside a model's construction or methods (``scope``), leave the mode
         irrelevant?"""
         callee = dotted(call.func)
@@ -206,7 +208,7 @@ class _Checker:
                 for scope in self.file_model.functions[name])
         return self._functions[name]
 
-    def submodule_name(self, scope, name: str) -> bool:
+    def submodule_name(self, scope: Scope, name: str) -> bool:
         """A local name the method binds only to its own submodules or torch layers:
         ``for conv in self.convs``, ``layer = self.layers[i]``, ``mp = nn.MaxPool2d(k)``
         (that construction is judged as one of the method's calls)."""
@@ -259,7 +261,7 @@ def _layer_mode_free(name: str, call: cst.Call) -> bool:
     return False
 
 
-def _names_submodules(names, value) -> bool:
+def _names_submodules(names: TorchNames, value: cst.BaseExpression) -> bool:
     """``self.convs``, ``enumerate(self.convs)``, ``zip(self.a, self.b)``, ``self.layers[i]``,
     ``getattr(self, f"conv{i}")`` or a torch.nn layer built on the spot."""
     if isinstance(value, cst.Subscript):
@@ -279,7 +281,7 @@ def _names_submodules(names, value) -> bool:
     return qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
 
 
-def _calls_in(node) -> list:
+def _calls_in(node: cst.Call) -> list:
     found = []
     walk(node, lambda n: found.append(n) if type(n) is cst.Call else None, lambda n: None)
     return found

@@ -18,6 +18,7 @@ from torchlint.model.vocab import last_name, tokens
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
+    from torchlint.model.records import Scope
 
 # Words of helpers that switch modes for a caller: monai's ``eval_mode(model)``,
 # ``set_bn_eval``, ``model_eval(model)``, ``with evaluating(model)``, ``switch_to_train(model)``.
@@ -66,7 +67,7 @@ def mode_switches(file_model: FileModel, calls: Iterable[CallSite]) -> list:
     return found
 
 
-def overrides_mode_switch(scope) -> bool:
+def overrides_mode_switch(scope: Scope) -> bool:
     """``def train(self, mode=True): super().train(mode); self.backbone.eval()``: nn.Module's
     own switch, extended (to keep frozen batch-norm in eval mode), not a training loop."""
     if scope.class_name is None or scope.name not in ("train", "eval"):
@@ -149,7 +150,7 @@ def calls_in_node(file_model: FileModel, node: cst.CSTNode) -> list:
 
     found = []
 
-    def enter(n):
+    def enter(n: cst.CSTNode) -> None:
         if type(n) is cst.Call:
             site = file_model.call_of(n)
             if site is not None:

@@ -6,7 +6,7 @@ rules need and far cheaper than libcst's QualifiedNameProvider.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 import libcst as cst
 
@@ -20,7 +20,9 @@ def _module_path(node: Optional[cst.BaseExpression]) -> Optional[str]:
 
 def from_import_bindings(node: cst.ImportFrom, module: str) -> dict:
     """``{local name: qualified name}`` for ``from module import a, b as c``."""
-    bound = {}
+    bound: Dict[str, str] = {}
+    if isinstance(node.names, cst.ImportStar):
+        return bound
     for alias in node.names:
         name = dotted(alias.name)
         if name is None:
@@ -76,14 +78,14 @@ class TorchNames:
                         self.origins[local.value] = (module, name, len(node.relative))
         if node.relative or node.module is None:
             return
-        module = _module_path(node.module)
-        if module is None:
+        path = _module_path(node.module)
+        if path is None:
             return
-        root = module.split(".", 1)[0]
+        root = path.split(".", 1)[0]
         self.imported_roots.add(root)
         if isinstance(node.names, cst.ImportStar):
             return
-        bindings = from_import_bindings(node, module)
+        bindings = from_import_bindings(node, path)
         self.imported.update(bindings)
         if root == "torch":
             self.aliases.update(bindings)

@@ -10,7 +10,7 @@ pass or a loss, a torch operation on a tensor. Unknown is not a tensor.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import libcst as cst
 
@@ -29,7 +29,7 @@ _AFTER_DETACH = SHAPE_METHODS | frozenset(("clone", "detach"))
 PARAMETER_ATTRS = frozenset(("weight", "bias"))
 
 
-def _switched(keyword_name: str, index: int, *attrs) -> dict:
+def _switched(keyword_name: str, index: int, *attrs: str) -> dict:
     return {attr: (keyword_name, index) for attr in attrs}
 
 
@@ -50,12 +50,12 @@ LAYER_PARAMETERS = {
 }
 
 
-def _calls_parameter_iterator(expr) -> Optional[str]:
+def _calls_parameter_iterator(expr: cst.BaseExpression) -> Optional[str]:
     """``named_parameters``/``parameters`` when ``expr`` calls one (``chain(a.parameters(),
     b.parameters())``, ``list(model.parameters())[:-2]``), else None."""
-    found = []
+    found: List[str] = []
 
-    def enter(node):
+    def enter(node: cst.CSTNode) -> None:
         if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
                 and node.func.attr.value in PARAMETER_ITERATORS):
             found.append(node.func.attr.value)
@@ -66,11 +66,11 @@ def _calls_parameter_iterator(expr) -> Optional[str]:
     return "named_parameters" if "named_parameters" in found else "parameters"
 
 
-def _loop_parameter(loop_node: cst.For, iterated, name: str) -> bool:
+def _loop_parameter(loop_node: cst.For, iterated: Optional[cst.BaseExpression], name: str) -> bool:
     """Does ``for ... in iterated`` bind ``name`` to one parameter at a time?
     ``for p in m.parameters()``, ``for n, p in m.named_parameters()``,
     ``for i, p in enumerate(m.parameters())``."""
-    kind = _calls_parameter_iterator(iterated)
+    kind = _calls_parameter_iterator(iterated) if iterated is not None else None
     target = loop_node.target
     if kind is None:
         return False
@@ -83,14 +83,15 @@ def _loop_parameter(loop_node: cst.For, iterated, name: str) -> bool:
     return False
 
 
-def is_parameter(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
+def is_parameter(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, order: int) -> bool:
     """Surely a leaf parameter of a model: a loop variable over ``parameters()``, a
     ``.weight``/``.bias``, an element of ``list(model.parameters())``, or a name or
     attribute bound to ``nn.Parameter(...)``/``Variable(...)``."""
     if isinstance(expr, cst.Attribute) and expr.attr.value in PARAMETER_ATTRS:
         return True
     if isinstance(expr, cst.Subscript):  # ``list(model.parameters())[0]``, ``params[-1]``
-        return _calls_parameter_iterator(_followed(scope, expr.value, order)) is not None
+        followed = _followed(scope, expr.value, order)  # not None: ``expr.value`` is not
+        return followed is not None and _calls_parameter_iterator(followed) is not None
     path = dotted(expr)
     if path is None:
         return False
@@ -101,7 +102,7 @@ def is_parameter(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
     if reaching is None:
         return False
     assignment, value = reaching
-    if assignment.kind == "for":
+    if assignment.kind == "for" and isinstance(assignment.node, cst.For):  # a "for" binding is a For's
         iterated = _followed(scope, assignment.value, order)
         return _loop_parameter(assignment.node, iterated, path)
     return assignment.kind == "assign" and (
@@ -110,14 +111,14 @@ def is_parameter(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
     )
 
 
-def _wraps_parameter(file_model: FileModel, value) -> bool:
+def _wraps_parameter(file_model: FileModel, value: Optional[cst.BaseExpression]) -> bool:
     """``nn.Parameter(w)``, ``Variable(x)``: a floating leaf made to be trained."""
     base, methods = method_chain(value)
     return (not methods and isinstance(base, cst.Call)
             and (dotted(base.func) or "").rsplit(".", 1)[-1] in LEAF_WRAPPERS)
 
 
-def _followed(scope: Scope, iterated, order: int):
+def _followed(scope: Scope, iterated: Optional[cst.BaseExpression], order: int) -> Optional[cst.BaseExpression]:
     """``params`` of ``for p in params`` replaced by the value it was bound to, once."""
     path = dotted(iterated)
     if path is not None:
@@ -127,7 +128,7 @@ def _followed(scope: Scope, iterated, order: int):
     return iterated
 
 
-def is_leaf(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
+def is_leaf(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, order: int) -> bool:
     """Surely a leaf tensor, whose ``requires_grad`` can be set: a parameter, or a name
     bound to a tensor factory or to a detached copy (``x.detach().clone()``)."""
     if is_parameter(file_model, scope, expr, order):
@@ -144,7 +145,7 @@ def is_leaf(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
     return "detach" in methods and all(m in _AFTER_DETACH for m in methods[methods.index("detach") + 1:])
 
 
-def is_tensor(file_model: FileModel, scope: Scope, expr, order: int) -> bool:
+def is_tensor(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, order: int) -> bool:
     """Surely a tensor: a parameter, or a name bound to a tensor factory, a forward pass,
     a loss, a torch operation on a tensor (or a method of one), or a function argument
     the function uses as a tensor."""
@@ -192,7 +193,7 @@ def layer_parameter(file_model: FileModel, scope: Scope, path: str, order: int) 
     return all(_builds_layer_with(file_model, value, attr) for value in values)
 
 
-def _builds_layer_with(file_model: FileModel, value, attr: str) -> bool:
+def _builds_layer_with(file_model: FileModel, value: Optional[cst.BaseExpression], attr: str) -> bool:
     if not isinstance(value, cst.Call):
         return False
     qualified = file_model.names.qualify(dotted(value.func)) or ""

@@ -21,7 +21,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Set, Tuple
 
 from torchlint.buffers import buffer_of
 from torchlint.model.ast_reading import ast_dotted
@@ -73,7 +73,7 @@ def summarize(source: str) -> Optional[ModuleSummary]:
 
 def _returns_loss(func: ast.AST) -> bool:
     """``return F.cross_entropy(...)`` or ``return loss`` after ``loss = F.mse_loss(...)``."""
-    made = set()
+    made: Set[str] = set()
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and _is_loss_call(node.value):
             made.update(t.id for t in node.targets if isinstance(t, ast.Name))
@@ -182,7 +182,8 @@ class ProjectView:
                                lambda summary, n: n in summary.functions or n in summary.class_bases)
         return found[0].functions.get(found[1]) if found is not None else None  # None for a class
 
-    def _defining(self, module: str, level: int, name: str, importer: Path, hops: int, defines):
+    def _defining(self, module: str, level: int, name: str, importer: Path, hops: int,
+                  defines: Callable[[ModuleSummary, str], bool]) -> Optional[Tuple[ModuleSummary, str, Path, int]]:
         """``(summary, name, file, hops left)`` of the module that defines ``name`` as
         ``defines(summary, name)`` tells, following re-exports (``from .resnet import
         ResNet`` in ``__init__``) at most ``hops`` times; each module read is recorded

@@ -10,7 +10,7 @@ A file with no project, or a function the index cannot find, gets None: judged a
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Tuple, Union
 
 from torchlint.model import modes, vocab
 from torchlint.model.evaluation import evaluation_only
@@ -20,6 +20,8 @@ from torchlint.model.grad import GradMode
 from torchlint.model.records import Span
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from torchlint.model import FileModel
     from torchlint.model.records import CallSite, Scope
 
@@ -47,7 +49,7 @@ def _summary_of(file_model: FileModel, callee: str) -> Optional[FunctionSummary]
     return project.function_of(path, level, rest)
 
 
-def argument(call: CallSite, summary: FunctionSummary, param: str):
+def argument(call: CallSite, summary: FunctionSummary, param: str) -> Optional[cst.BaseExpression]:
     """The expression ``call`` passes for ``param``, or None."""
     args = [a for a in call.node.args if a.star == ""]
     if len(args) != len(call.node.args):
@@ -56,7 +58,7 @@ def argument(call: CallSite, summary: FunctionSummary, param: str):
     return args[index].value if index is not None else None
 
 
-def _runs_model(file_model: FileModel, expr, switched: frozenset = frozenset()) -> bool:
+def _runs_model(file_model: FileModel, expr: Optional[cst.BaseExpression], switched: frozenset = frozenset()) -> bool:
     path = dotted(expr) if expr is not None else None
     if path is None:
         return False
@@ -65,7 +67,7 @@ def _runs_model(file_model: FileModel, expr, switched: frozenset = frozenset()) 
 
 
 # -- graph taint --------------------------------------------------------------
-def returned_graph(file_model: FileModel, call: CallSite):
+def returned_graph(file_model: FileModel, call: CallSite) -> Union[bool, Tuple[bool, ...], None]:
     """Does the value ``call`` returns carry a graph: True, False, a tuple of answers for a
     function that returns tuples, or None where the summary cannot tell (or there is none)."""
     summary = project_function(file_model, call)
@@ -80,7 +82,7 @@ def returned_graph(file_model: FileModel, call: CallSite):
     return None
 
 
-def _carries(file_model: FileModel, call: CallSite, summary: FunctionSummary, labels) -> bool:
+def _carries(file_model: FileModel, call: CallSite, summary: FunctionSummary, labels: Iterable[str]) -> bool:
     """A loss computed inside, or the output of a parameter the call binds to a model or criterion."""
     if any(label not in summary.params for label in labels):
         return True

@@ -7,7 +7,7 @@ and nested definitions alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -18,20 +18,20 @@ from torchlint.model.grad import GradMode
 class Scope:
     """The module, or one function or method (classes are not scopes here)."""
 
-    node: cst.CSTNode
+    node: Union[cst.Module, cst.FunctionDef]
     name: str
     parent: Optional["Scope"]
     class_name: Optional[str] = None
-    params: tuple = ()
+    params: Tuple[str, ...] = ()
     decorator_grad: Optional[GradMode] = None
     def_grad: Optional[GradMode] = None  # lexical mode where the def stands
     start: int = 0
     end: int = 0
-    calls: list = field(default_factory=list)
-    assignments: list = field(default_factory=list)
-    returns: list = field(default_factory=list)
-    loops: list = field(default_factory=list)
-    grad_switches: list = field(default_factory=list)  # (order, GradMode)
+    calls: List["CallSite"] = field(default_factory=list)
+    assignments: List["Assignment"] = field(default_factory=list)
+    returns: List[Tuple["Site", cst.BaseExpression]] = field(default_factory=list)
+    loops: List["Loop"] = field(default_factory=list)
+    grad_switches: List[Tuple[int, GradMode]] = field(default_factory=list)
 
     @property
     def is_module(self) -> bool:
@@ -43,7 +43,7 @@ class Scope:
 
 @dataclass(eq=False)
 class Loop:
-    node: cst.CSTNode  # For or While
+    node: Union[cst.For, cst.While]
     scope: Scope
     parent: Optional["Loop"]
     start: int

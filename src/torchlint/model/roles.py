@@ -12,7 +12,7 @@ optimizers: the same spelling means the same object far more often than not.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -52,7 +52,7 @@ class Roles:
     def __init__(self, file_model: FileModel) -> None:
         self.file_model = file_model
         self._kinds: dict = {}  # callee -> what the project says it is
-        self._bound = None
+        self._bound: Optional[Dict[str, List[Optional[cst.BaseExpression]]]] = None
         self.model_classes = _model_classes(file_model)
         self.models: set = set()
         self.criteria: set = set()
@@ -137,16 +137,17 @@ class Roles:
                 self.models.add(path)
 
     @property
-    def _bindings(self) -> dict:
+    def _bindings(self) -> Dict[str, List[Optional[cst.BaseExpression]]]:
         """Every dotted name bound in the file -> the values bound (None: not a plain assignment)."""
-        if self._bound is None:
-            self._bound = {}
+        bound = self._bound
+        if bound is None:
+            bound = self._bound = {}
             for a in self.file_model.assignments:
                 for target in a.targets:
                     for path, value in _pairs(target, a.value if a.kind == "assign" else None):
                         if a.kind != "del":
-                            self._bound.setdefault(path, []).append(value)
-        return self._bound
+                            bound.setdefault(path, []).append(value)
+        return bound
 
     def bound_variable(self, path: str) -> bool:
         """Is ``path`` assigned in the file (``G_AB = Generator()``): a variable, whatever its case?"""
@@ -166,7 +167,8 @@ class Roles:
                     self.models.add(param)
 
 
-def _pairs(target, value):
+def _pairs(target: cst.BaseExpression,
+           value: Optional[cst.BaseExpression]) -> Iterator[Tuple[str, Optional[cst.BaseExpression]]]:
     """(path, value bound) for a target: ``a, b = Net(), Net()`` pairs element-wise;
     other unpacking binds values we cannot see (None)."""
     path = dotted(target)

@@ -20,6 +20,7 @@ from torchlint.model.expr import dotted, keyword
 from torchlint.model.vocab import last_name
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Scope
     from torchlint.model import FileModel
 
 SCHEDULER_NAMES = frozenset(("scheduler", "lr_scheduler", "sched", "lr_sched"))
@@ -84,7 +85,7 @@ def _scheduler_built_by(file_model: FileModel, value: cst.Call) -> Optional[Sche
     return Scheduler(kind, _built_on(file_model, value)) if kind else None
 
 
-def scheduler_of(file_model: FileModel, path: Optional[str], scope=None) -> Optional[Scheduler]:
+def scheduler_of(file_model: FileModel, path: Optional[str], scope: Optional[Scope] = None) -> Optional[Scheduler]:
     """The learning-rate scheduler ``path`` holds in ``scope``, or None when it holds none
     (or we cannot tell).
 

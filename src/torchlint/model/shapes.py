@@ -9,7 +9,7 @@ row 0 of it is correct. Unknown is not 0-dim.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Set, Union
 
 import libcst as cst
 
@@ -18,6 +18,7 @@ from torchlint.model.vocab import LOSS_FUNCTIONS, tokens
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Assignment
     from torchlint.model import FileModel, Scope
 
 # Reductions that, called without a dim, reduce every element to one: a 0-dim tensor.
@@ -78,18 +79,19 @@ class ZeroDim:
         self._names_in_progress: set = set()
         self._functions_in_progress: set = set()
 
-    def holds(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+    def holds(self, expr: Optional[cst.BaseExpression], scope: Scope) -> bool:
         t = type(expr)
+        e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t is cst.Name:
-            return self._name(expr.value, scope)
+            return self._name(e.value, scope)
         if t is cst.Attribute:
-            return expr.attr.value == "data" and self.holds(expr.value, scope)
+            return e.attr.value == "data" and self.holds(e.value, scope)
         if t is cst.Call:
-            return self._call(expr, scope)
+            return self._call(e, scope)
         if t is cst.BinaryOperation:
-            return isinstance(expr.operator, _ARITHMETIC) and self._arithmetic(expr, scope)
+            return isinstance(e.operator, _ARITHMETIC) and self._arithmetic(e, scope)
         if t is cst.UnaryOperation:
-            return isinstance(expr.operator, (cst.Minus, cst.Plus)) and self.holds(expr.expression, scope)
+            return isinstance(e.operator, (cst.Minus, cst.Plus)) and self.holds(e.expression, scope)
         return False
 
     # -- calls -------------------------------------------------------------
@@ -177,7 +179,7 @@ class ZeroDim:
         name = (qualified or "").rsplit(".", 1)[-1]
         return (qualified or "").startswith("torch.nn.") and name.endswith("Loss") and not name.endswith("WithLoss")
 
-    def _binds_reducing_criterion(self, assignment) -> bool:
+    def _binds_reducing_criterion(self, assignment: Assignment) -> bool:
         value = assignment.value
         return (assignment.kind == "assign" and isinstance(value, cst.Call)
                 and self._torch_loss_class(value) and reduces(value) is True)
@@ -220,7 +222,7 @@ class ZeroDim:
         return bool(tensors) and all(self.holds(op, scope) for op in tensors)
 
 
-def _operands(expr) -> Iterator[cst.BaseExpression]:
+def _operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
         yield from _operands(expr.left)
         yield from _operands(expr.right)
@@ -228,7 +230,7 @@ def _operands(expr) -> Iterator[cst.BaseExpression]:
         yield expr
 
 
-def _is_number(expr) -> bool:
+def _is_number(expr: Optional[cst.BaseExpression]) -> bool:
     if isinstance(expr, cst.UnaryOperation):
         return _is_number(expr.expression)
     return isinstance(expr, (cst.Integer, cst.Float))
@@ -248,7 +250,8 @@ def _bound_values(scope: Scope, name: str) -> Iterator[Optional[cst.BaseExpressi
                 yield _element_for(target, a.value, name) if a.kind == "assign" else None
 
 
-def _element_for(target, value, name: str) -> Optional[cst.BaseExpression]:
+def _element_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression],
+                 name: str) -> Optional[cst.BaseExpression]:
     """``value`` for ``name = value``; the matching element for ``a, name = x, y``; None
     where a tuple target unpacks something else (its elements are unknown)."""
     if isinstance(target, cst.Name):
@@ -263,7 +266,7 @@ def _element_for(target, value, name: str) -> Optional[cst.BaseExpression]:
     return None
 
 
-def _binds(target, name: str) -> bool:
+def _binds(target: cst.BaseExpression, name: str) -> bool:
     if isinstance(target, cst.Name):
         return target.value == name
     if isinstance(target, (cst.Tuple, cst.List)):
@@ -341,22 +344,23 @@ def _function_and_local_names(file_model: FileModel, node: cst.CSTNode) -> tuple
     return file_model.module_scope, local
 
 
-def _locally_bound(node) -> frozenset:
+def _locally_bound(node: Union[cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp]) -> frozenset:
     """The names a lambda's parameters or a comprehension's ``for`` targets bind."""
     if isinstance(node, cst.Lambda):
         params = node.params
         return frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params))
-    names, comp = set(), node.for_in
+    names: Set[str] = set()
+    comp: Optional[cst.CompFor] = node.for_in
     while comp is not None:
         names.update(_names_in(comp.target))
         comp = comp.inner_for_in
     return frozenset(names)
 
 
-def _names_in(expr) -> set:
-    found = set()
+def _names_in(expr: cst.BaseExpression) -> Set[str]:
+    found: Set[str] = set()
 
-    def enter(node):
+    def enter(node: cst.CSTNode) -> None:
         if isinstance(node, cst.Name):
             found.add(node.value)
 
@@ -364,7 +368,7 @@ def _names_in(expr) -> set:
     return found
 
 
-def _all_targets(targets) -> Iterator[cst.CSTNode]:
+def _all_targets(targets: Iterable[cst.BaseExpression]) -> Iterator[cst.BaseExpression]:
     for t in targets:
         yield t
         if isinstance(t, (cst.Tuple, cst.List)):

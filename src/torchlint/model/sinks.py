@@ -8,17 +8,18 @@ its updates under ``no_grad``), and we cannot see which.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from functools import cached_property
+from typing import TYPE_CHECKING, List, Optional, Union
 
 import libcst as cst
 
 from torchlint.model.carry import Flow
 from torchlint.model.expr import dotted, positional, referenced_paths
+from torchlint.model.records import CallSite
 from torchlint.model.vocab import CONTAINER_METHODS
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, Scope
     from torchlint.model import FileModel
 
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign"))
@@ -42,13 +43,13 @@ class Meters:
                 out[(cls, name)] = kept
         return out
 
-    def _accumulates(self, scope, param: str) -> bool:
+    def _accumulates(self, scope: Scope, param: str) -> bool:
         """Does ``param`` (or a value computed from it) end up summed or appended into ``self``?"""
         derived = {param: 1}
-        events = list(scope.assignments)
+        events: List[Union[Assignment, CallSite]] = list(scope.assignments)
         events += [c for c in scope.calls if c.method in CONTAINER_METHODS and (c.receiver or "").startswith("self.")]
         for event in sorted(events, key=lambda e: e.order):
-            if not hasattr(event, "kind"):  # self.values.append(val)
+            if isinstance(event, CallSite):  # self.values.append(val)
                 if any(self.flow.level(arg.value, derived) for arg in event.node.args):
                     return True
                 continue
@@ -57,7 +58,7 @@ class Meters:
             self.flow.step(event, derived)
         return False
 
-    def _sums_into_self(self, a, derived: dict) -> bool:
+    def _sums_into_self(self, a: Assignment, derived: dict) -> bool:
         """``self.sum += val * n`` or ``self.total = self.total + val``."""
         target = dotted(a.targets[0]) if a.targets else None
         if target is None or not target.startswith("self.") or not self.flow.level(a.value, derived):
@@ -85,7 +86,7 @@ class Meters:
                     other.add(path)
         return {path: cls for path, cls in found.items() if path not in other}
 
-    def kept_arguments(self, call) -> list:
+    def kept_arguments(self, call: CallSite) -> list:
         """The argument expressions of ``meter.update(...)`` that the meter keeps."""
         cls = self.instances.get(call.receiver or "")
         if cls is None:
@@ -98,14 +99,14 @@ class Meters:
                 out.append(arg)
         return out
 
-    def _inherited(self, cls: str, method: str) -> tuple:
+    def _inherited(self, cls: str, method: Optional[str]) -> tuple:
         for base in self.file_model.class_bases.get(cls, ()):
             if (base, method) in self.accumulating:
                 return self.accumulating[(base, method)]
         return ()
 
 
-def _argument(call: cst.Call, index: int, name: str):
+def _argument(call: cst.Call, index: int, name: str) -> Optional[cst.BaseExpression]:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value

@@ -16,7 +16,7 @@ Questions TL203 and TL204 ask about one iteration of a training loop:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -30,6 +30,7 @@ from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS, PARAMETER_IT
 from torchlint.model.walk import children
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, CallSite, Scope
     from torchlint.model import FileModel
 
 _MAX_DEPTH = 8
@@ -37,12 +38,12 @@ _MAX_DEPTH = 8
 _CUT_METHODS = GRAPH_CUT_METHODS | KILL_METHODS
 
 
-def _flat(shape) -> tuple:
+def _flat(shape: Union[bool, Tuple[bool, ...]]) -> Tuple[bool, ...]:
     return shape if isinstance(shape, tuple) else (shape,)
 
 
 # -- what an optimizer updates --------------------------------------------------
-def _optimizer_models(file_model: FileModel, scope=None) -> dict:
+def _optimizer_models(file_model: FileModel, scope: Optional[Scope] = None) -> dict:
     """``{optimizer path: frozenset of model paths}`` whose ``parameters()`` its construction
     reads, in ``scope`` (the whole file when None).
 
@@ -76,7 +77,7 @@ def _parameter_owners(node: cst.CSTNode) -> Iterator[str]:
         stack.extend(children(cur))
 
 
-def updates_model(file_model: FileModel, optimizer: str, model: str, scope=None) -> bool:
+def updates_model(file_model: FileModel, optimizer: str, model: str, scope: Optional[Scope] = None) -> bool:
     """Does stepping ``optimizer`` change weights that a forward pass of ``model`` uses?
 
     From the optimizer's construction when the file has it, in ``scope`` first
@@ -97,7 +98,7 @@ def updates_model(file_model: FileModel, optimizer: str, model: str, scope=None)
 
 
 # -- where a tensor came from ---------------------------------------------------
-def model_called(file_model: FileModel, call) -> Optional[str]:
+def model_called(file_model: FileModel, call: CallSite) -> Optional[str]:
     """The model a call runs forward (``netD`` for ``netD(x)``, ``model.encoder`` for
     ``model.encoder(x)``, ``D`` for ``D(x)``), or None when it is no forward pass."""
     if file_model.is_forward(call):
@@ -112,7 +113,8 @@ def model_called(file_model: FileModel, call) -> Optional[str]:
     return None
 
 
-def forward_sources(file_model: FileModel, scope, expr, order: int) -> Iterator:
+def forward_sources(file_model: FileModel, scope: Scope, expr: Optional[cst.BaseExpression],
+                    order: int) -> Iterator[CallSite]:
     """The forward passes (CallSites) whose outputs ``expr``, read at ``order``, is computed from.
 
     Follows the scope's bindings back (the one reaching each read, and ``+=``
@@ -126,39 +128,41 @@ def forward_sources(file_model: FileModel, scope, expr, order: int) -> Iterator:
 
 
 class _Sources:
-    def __init__(self, file_model: FileModel, scope) -> None:
+    def __init__(self, file_model: FileModel, scope: Scope) -> None:
         self.file_model = file_model
         self.scope = scope
         self.seen: set = set()
 
-    def of(self, expr, order: int, depth: int) -> Iterator:
+    def of(self, expr: Optional[cst.BaseExpression], order: int, depth: int) -> Iterator[CallSite]:
         if expr is None or depth > _MAX_DEPTH:
             return
         t = type(expr)
+        e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t in (cst.Name, cst.Attribute):
-            yield from self._read(expr, order, depth)
+            yield from self._read(e, order, depth)
         elif t is cst.Call:
-            yield from self._call(expr, order, depth)
+            yield from self._call(e, order, depth)
         elif t is cst.Subscript:
-            yield from self.of(expr.value, order, depth + 1)
+            yield from self.of(e.value, order, depth + 1)
         elif t in (cst.BinaryOperation, cst.BooleanOperation):
-            yield from self.of(expr.left, order, depth + 1)
-            yield from self.of(expr.right, order, depth + 1)
+            yield from self.of(e.left, order, depth + 1)
+            yield from self.of(e.right, order, depth + 1)
         elif t is cst.UnaryOperation:
-            yield from self.of(expr.expression, order, depth + 1)
+            yield from self.of(e.expression, order, depth + 1)
         elif t is cst.IfExp:
-            yield from self.of(expr.body, order, depth + 1)
-            yield from self.of(expr.orelse, order, depth + 1)
+            yield from self.of(e.body, order, depth + 1)
+            yield from self.of(e.orelse, order, depth + 1)
         elif t in (cst.Tuple, cst.List):
-            for element in expr.elements:
+            for element in e.elements:
                 yield from self.of(element.value, order, depth + 1)
 
-    def _read(self, expr, order: int, depth: int) -> Iterator:
+    def _read(self, expr: Union[cst.Name, cst.Attribute], order: int, depth: int) -> Iterator[CallSite]:
         if isinstance(expr, cst.Attribute) and expr.attr.value in FRESH_METHODS:
             return  # out.data
         path = dotted(expr)
-        if path is None:
-            yield from self.of(expr.value, order, depth + 1)
+        if path is None:  # ``f(x).out``: an Attribute (a Name is always dotted)
+            if isinstance(expr, cst.Attribute):
+                yield from self.of(expr.value, order, depth + 1)
             return
         parts = path.split(".")
         for end in range(len(parts), 0, -1):  # ``logits`` bound, ``logits.mean`` read
@@ -168,7 +172,8 @@ class _Sources:
                 yield from self._binding(prefix, reaching, order, depth)
                 return
 
-    def _binding(self, path: str, reaching, order: int, depth: int) -> Iterator:
+    def _binding(self, path: str, reaching: Tuple[Assignment, Optional[cst.BaseExpression]], order: int,
+                 depth: int) -> Iterator[CallSite]:
         a, value = reaching
         if a.kind == "assign" and id(a) not in self.seen:
             self.seen.add(id(a))
@@ -208,7 +213,7 @@ class _Sources:
 
 
 # -- which optimizers a call steps ----------------------------------------------
-def optimizers_stepped_by(file_model: FileModel, call) -> frozenset:
+def optimizers_stepped_by(file_model: FileModel, call: CallSite) -> frozenset:
     """The optimizers ``call`` steps: itself (``opt.step()``, ``scaler.step(opt)``), or,
     for a call of a same-module function, every step that function reaches."""
     direct = file_model.stepped_optimizer(call)
@@ -225,7 +230,7 @@ _LOOP_JUMPS = (cst.Continue, cst.Break)
 _SCOPE_JUMPS = (cst.Return, cst.Raise)
 
 
-def may_run_after(scope, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+def may_run_after(scope: Scope, first: cst.CSTNode, second: cst.CSTNode) -> bool:
     """Can one pass through ``scope`` (one iteration of the loops around both) run
     ``second`` after ``first``? Not when they stand in different branches of one
     ``if`` (or ``match``), nor when a block holding ``first`` (and not ``second``)
@@ -250,7 +255,7 @@ def may_run_after(scope, first: cst.CSTNode, second: cst.CSTNode) -> bool:
     return not _leaves_after(chain_a[depth - 1:])
 
 
-def _leaves_after(chain) -> bool:
+def _leaves_after(chain: List[cst.CSTNode]) -> bool:
     """Does a block on ``chain`` (from the common ancestor down to the node) end its run with a
     ``continue``/``break``/``return``/``raise`` after the statement that holds the node? A
     ``continue`` or ``break`` inside a loop below the common ancestor only ends that loop."""

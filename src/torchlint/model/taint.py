@@ -9,16 +9,18 @@ functions are assumed to end it: a missed leak costs less than a false alarm.
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
 from torchlint.model.project_calls import returned_graph
+from torchlint.model.records import CallSite
 from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES, last_name, tokens
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, Scope
     from torchlint.model import FileModel
 
 # Methods and attributes whose result never carries a graph.
@@ -49,7 +51,7 @@ _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideA
 class Taint:
     """Replays a scope's assignments in order, keeping the graph-carrying names."""
 
-    def __init__(self, file_model: FileModel, scope) -> None:
+    def __init__(self, file_model: FileModel, scope: Scope) -> None:
         self.file_model = file_model
         self.scope = scope
         self._orders: list = [0]
@@ -64,21 +66,21 @@ class Taint:
 
     # -- replay --------------------------------------------------------
     def _replay(self) -> None:
-        events = list(self.scope.assignments)
+        events: List[Union[Assignment, CallSite]] = list(self.scope.assignments)
         events += [c for c in self.scope.calls if c.method in CONTAINER_METHODS and c.receiver]
         events.sort(key=lambda e: e.order)
-        current = set()
+        current: Set[str] = set()
         for event in events:
             before = frozenset(current)
-            if hasattr(event, "kind"):
+            if not isinstance(event, CallSite):
                 self._apply_assignment(event, before, current)
-            elif any(self._tainted(arg.value, before) for arg in event.node.args):
+            elif event.receiver and any(self._tainted(arg.value, before) for arg in event.node.args):  # (it has one)
                 current.add(event.receiver)
             if current != before:
                 self._orders.append(event.order + 1)  # effective after the event
                 self._states.append(frozenset(current))
 
-    def _apply_assignment(self, a, before: frozenset, current: set) -> None:
+    def _apply_assignment(self, a: Assignment, before: frozenset, current: set) -> None:
         if a.kind == "del":
             for t in a.targets:
                 path = dotted(t)
@@ -100,7 +102,7 @@ class Taint:
             else:
                 self._bind(target, tainted, current)
 
-    def element_taint(self, expr, names: frozenset):
+    def element_taint(self, expr: Optional[cst.BaseExpression], names: frozenset) -> Union[bool, Tuple[bool, ...]]:
         """Per-element taint of a tuple value (a literal, or a same-module call returning one)."""
         if isinstance(expr, cst.Tuple):
             return tuple(self._tainted(el.value, names) for el in expr.elements)
@@ -109,7 +111,7 @@ class Taint:
                 return (self._tainted(expr, names), False)  # vals, idx = out.max(1)
             call = self.file_model.call_of(expr)
             target = self.file_model.resolve(call) if call is not None else None
-            if target is not None and target is not self.scope:
+            if call is not None and target is not None and target is not self.scope:
                 if self.file_model.grad_at(call.site) is GradMode.NO_GRAD:
                     return False
                 return self.file_model.returns_graph(target)
@@ -119,7 +121,7 @@ class Taint:
                     return imported
         return self._tainted(expr, names)
 
-    def _bind(self, target, tainted: bool, current: set) -> None:
+    def _bind(self, target: cst.BaseExpression, tainted: bool, current: set) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 self._bind(el.value, tainted, current)
@@ -141,43 +143,44 @@ class Taint:
             current.discard(path)
 
     # -- expressions ---------------------------------------------------
-    def _tainted(self, expr: cst.BaseExpression, names: frozenset) -> bool:
+    def _tainted(self, expr: Optional[cst.BaseExpression], names: frozenset) -> bool:
         t = type(expr)
+        e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t is cst.Name:
-            return expr.value in names
+            return e.value in names
         if t is cst.Attribute:
-            if expr.attr.value in KILL_ATTRS:
+            if e.attr.value in KILL_ATTRS:
                 return False
-            path = dotted(expr)
+            path = dotted(e)
             if path is not None and path in names:
                 return True
-            return self._tainted(expr.value, names)
+            return self._tainted(e.value, names)
         if t is cst.Call:
-            return self._call_tainted(expr, names)
+            return self._call_tainted(e, names)
         if t is cst.Subscript:
-            if _indices_of_pair(self.file_model, expr):
+            if _indices_of_pair(self.file_model, e):
                 return False  # torch.max(out, 1)[1]: the argmax positions
-            return self._tainted(expr.value, names)
+            return self._tainted(e.value, names)
         if t is cst.BinaryOperation:
-            return self._tainted(expr.left, names) or self._tainted(expr.right, names)
+            return self._tainted(e.left, names) or self._tainted(e.right, names)
         if t is cst.UnaryOperation:
-            return not isinstance(expr.operator, cst.Not) and self._tainted(expr.expression, names)
+            return not isinstance(e.operator, cst.Not) and self._tainted(e.expression, names)
         if t is cst.BooleanOperation:
-            return self._tainted(expr.left, names) or self._tainted(expr.right, names)
+            return self._tainted(e.left, names) or self._tainted(e.right, names)
         if t is cst.IfExp:
-            return self._tainted(expr.body, names) or self._tainted(expr.orelse, names)
+            return self._tainted(e.body, names) or self._tainted(e.orelse, names)
         if t in (cst.Tuple, cst.List, cst.Set):
-            return any(self._tainted(el.value, names) for el in expr.elements)
+            return any(self._tainted(el.value, names) for el in e.elements)
         if t is cst.Dict:
             return any(
-                isinstance(el, cst.DictElement) and self._tainted(el.value, names) for el in expr.elements
+                isinstance(el, cst.DictElement) and self._tainted(el.value, names) for el in e.elements
             )
         if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
-            if self._tainted(expr.for_in.iter, names):  # [x.detach() for x in outs] is clean
-                names = names | set(bound_paths(expr.for_in.target))
-            return self._tainted(expr.elt, names)
+            if self._tainted(e.for_in.iter, names):  # [x.detach() for x in outs] is clean
+                names = names | set(bound_paths(e.for_in.target))
+            return self._tainted(e.elt, names)
         if t is cst.Await:
-            return self._tainted(expr.expression, names)
+            return self._tainted(e.expression, names)
         return False  # literals, comparisons, f-strings, lambdas
 
     def _call_tainted(self, expr: cst.Call, names: frozenset) -> bool:
@@ -223,6 +226,7 @@ def values_indices_pair(file_model: FileModel, expr: cst.Call) -> bool:
     func = expr.func
     method = isinstance(func, cst.Attribute) and file_model.names.qualify(dotted(func)) is None
     if method:
+        assert isinstance(func, cst.Attribute)  # ``method`` says so
         name, dim_at = func.attr.value, 0
     else:
         qualified = file_model.names.qualify(dotted(func))
@@ -238,7 +242,7 @@ def values_indices_pair(file_model: FileModel, expr: cst.Call) -> bool:
     return _is_dim(positional(expr, dim_at))
 
 
-def _is_dim(expr) -> bool:
+def _is_dim(expr: Optional[cst.BaseExpression]) -> bool:
     """``1``, ``-1``, ``dim``, ``self.axis``: an axis, not a second tensor."""
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
         expr = expr.expression
@@ -264,37 +268,38 @@ def _creates_graph(expr: cst.Call) -> bool:
     return flag is not None and literal_bool(flag) is not False
 
 
-def returns_plain(file_model: FileModel, scope) -> bool:
+def returns_plain(file_model: FileModel, scope: Scope) -> bool:
     """Does every ``return`` of ``scope`` hand back Python values (``loss.item()``,
     ``float(loss)``, ``acc.tolist()``, numbers, containers of them)?"""
     values = [value for _, value in scope.returns]
     return bool(values) and all(_plain(value, scope, set()) for value in values)
 
 
-def _plain(expr, scope, seen: set) -> bool:
+def _plain(expr: Optional[cst.BaseExpression], scope: Scope, seen: set) -> bool:
     t = type(expr)
+    e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
     if t in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
              cst.FormattedString):
         return True
     if t is cst.Name:
-        return expr.value in _PLAIN_NAMES or _plain_local(expr.value, scope, seen)
+        return e.value in _PLAIN_NAMES or _plain_local(e.value, scope, seen)
     if t is cst.Call:
-        func = expr.func
+        func = e.func
         if isinstance(func, cst.Attribute):
             return func.attr.value in _PLAIN_METHODS
         return dotted(func) in _PLAIN_BUILTINS
     if t in (cst.Tuple, cst.List, cst.Set):
-        return all(_plain(el.value, scope, seen) for el in expr.elements)
+        return all(_plain(el.value, scope, seen) for el in e.elements)
     if t is cst.Dict:
-        return all(isinstance(el, cst.DictElement) and _plain(el.value, scope, seen) for el in expr.elements)
+        return all(isinstance(el, cst.DictElement) and _plain(el.value, scope, seen) for el in e.elements)
     if t is cst.BinaryOperation:
-        return _plain(expr.left, scope, seen) and _plain(expr.right, scope, seen)
+        return _plain(e.left, scope, seen) and _plain(e.right, scope, seen)
     if t is cst.UnaryOperation:
-        return _plain(expr.expression, scope, seen)
+        return _plain(e.expression, scope, seen)
     return False
 
 
-def _plain_local(name: str, scope, seen: set) -> bool:
+def _plain_local(name: str, scope: Scope, seen: set) -> bool:
     """A local name every binding of which is a plain value (``value = loss.item()``)."""
     if name in seen:
         return True  # ``total = total + x``: the other bindings decide

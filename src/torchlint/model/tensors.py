@@ -13,7 +13,7 @@ indexing into one. Anything else is unknown, and unknown is not a tensor.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from torchlint.model.vocab import DATA_FACTORIES
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
+    from torchlint.model.records import Scope
     from torchlint.model import FileModel
 
 TENSOR_ONLY_METHODS = frozenset(
@@ -54,7 +55,7 @@ _TENSOR_TYPES = frozenset(("Tensor", "torch.Tensor", "Optional[Tensor]", "Option
 _COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 
-def torch_op(file_model: FileModel, func) -> Optional[str]:
+def torch_op(file_model: FileModel, func: cst.BaseExpression) -> Optional[str]:
     """``tanh`` for ``torch.tanh``/``F.tanh``: a torch operation returning tensors, else None."""
     qualified = file_model.names.qualify(dotted(func))
     if qualified is None:
@@ -70,17 +71,17 @@ def torch_op(file_model: FileModel, func) -> Optional[str]:
 class TensorNames:
     """The tensor-holding names of one function, replayed in source order."""
 
-    def __init__(self, file_model: FileModel, scope, skip_params: int = 0) -> None:
+    def __init__(self, file_model: FileModel, scope: Scope, skip_params: int = 0) -> None:
         self.file_model = file_model
         self.scope = scope
         # Module-level code has no parameters (and its node no ``params`` to read).
         self.params = frozenset() if scope.is_module else self._tensor_params(scope.params[skip_params:])
 
     # -- parameters ------------------------------------------------------
-    def _tensor_params(self, names) -> frozenset:
+    def _tensor_params(self, names: Tuple[str, ...]) -> frozenset:
         config = self._config_params()
         candidates = [n for n in names if n not in config]
-        seen = set()
+        seen: Set[Optional[str]] = set()
         for call in self.scope.calls:
             if call.receiver in candidates and call.method in TENSOR_ONLY_METHODS:
                 seen.add(call.receiver)
@@ -94,8 +95,8 @@ class TensorNames:
 
     def _config_params(self) -> set:
         """Parameters with a default other than None, a non-tensor annotation, or an isinstance check."""
-        params = self.scope.node.params
-        out = set()
+        params = self._function.params
+        out: Set[Optional[str]] = set()
         for p in (*params.posonly_params, *params.params, *params.kwonly_params):
             if p.default is not None and not (isinstance(p.default, cst.Name) and p.default.value == "None"):
                 out.add(p.name.value)
@@ -107,41 +108,49 @@ class TensorNames:
         return out
 
     @staticmethod
-    def _annotation(param) -> str:
+    def _annotation(param: cst.Param) -> str:
+        assert param.annotation is not None  # asked of annotated parameters
         return cst.Module([]).code_for_node(param.annotation.annotation).replace(" ", "")
 
-    def _annotated(self, kinds) -> set:
-        params = self.scope.node.params
+    @property
+    def _function(self) -> cst.FunctionDef:
+        node = self.scope.node
+        assert isinstance(node, cst.FunctionDef)  # parameters are a function's
+        return node
+
+    def _annotated(self, kinds: FrozenSet[str]) -> set:
+        params = self._function.params
         return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
                 if p.annotation is not None and self._annotation(p) in kinds}
 
-    def _attribute_evidence(self, candidates) -> set:
-        found = set()
+    def _attribute_evidence(self, candidates: List[str]) -> set:
+        found: Set[Optional[str]] = set()
 
-        def enter(node):
+        def enter(node: cst.CSTNode) -> None:
             if isinstance(node, cst.Attribute) and node.attr.value in TENSOR_ONLY_ATTRS:
                 found.add(dotted(node.value))
             elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
                 found.update((dotted(node.left), dotted(node.right)))  # ``x @ w``: never a scalar
 
-        walk(self.scope.node.body, enter, lambda node: None)
+        walk(self._function.body, enter, lambda node: None)
         return found & set(candidates)
 
     # -- values ----------------------------------------------------------
-    def views_param(self, expr) -> bool:
+    def views_param(self, expr: cst.BaseExpression) -> bool:
         """``expr`` is a tensor parameter or a view of one: ``x``, ``x.data``, ``x[0]``,
         ``x.contiguous()``, ``(x, w)``. In-place writes to the argument show through it."""
         t = type(expr)
+        e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t is cst.Name:
-            return expr.value in self.params
+            return e.value in self.params
         if t is cst.Attribute:
-            return expr.attr.value in TENSOR_ATTRS and self.views_param(expr.value)
+            return e.attr.value in TENSOR_ATTRS and self.views_param(e.value)
         if t is cst.Subscript:
-            return self.views_param(expr.value)
-        if t is cst.Call and isinstance(expr.func, cst.Attribute):
-            return expr.func.attr.value in VIEW_METHODS and self.views_param(expr.func.value)
+            return self.views_param(e.value)
+        if t is cst.Call and isinstance(e.func, cst.Attribute):
+            return e.func.attr.value in VIEW_METHODS and self.views_param(e.func.value)
         if t in (cst.Tuple, cst.List):
-            return any(self.views_param(el.value) for el in expr.elements)
+            return any(self.views_param(el.value) for el in e.elements)
         return False
 
     def known_at(self, order: int) -> frozenset:
@@ -160,30 +169,31 @@ class TensorNames:
                 (known.add if tensor else known.discard)(path)
         return frozenset(known)
 
-    def is_tensor(self, expr, known) -> bool:
+    def is_tensor(self, expr: Optional[cst.BaseExpression], known: Union[FrozenSet[str], Set]) -> bool:
         t = type(expr)
+        e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t is cst.Name:
-            return expr.value in known
+            return e.value in known
         if t is cst.Attribute:
-            return expr.attr.value in TENSOR_ATTRS and self.is_tensor(expr.value, known)
+            return e.attr.value in TENSOR_ATTRS and self.is_tensor(e.value, known)
         if t is cst.Subscript:
-            return self.is_tensor(expr.value, known)
+            return self.is_tensor(e.value, known)
         if t is cst.Call:
-            return self._call_is_tensor(expr, known)
+            return self._call_is_tensor(e, known)
         if t is cst.BinaryOperation:
-            return self.is_tensor(expr.left, known) or self.is_tensor(expr.right, known)
+            return self.is_tensor(e.left, known) or self.is_tensor(e.right, known)
         if t is cst.UnaryOperation:
-            return not isinstance(expr.operator, cst.Not) and self.is_tensor(expr.expression, known)
+            return not isinstance(e.operator, cst.Not) and self.is_tensor(e.expression, known)
         if t is cst.Comparison:
-            return all(isinstance(c.operator, _COMPARISONS) for c in expr.comparisons) and (
-                self.is_tensor(expr.left, known) or any(self.is_tensor(c.comparator, known) for c in expr.comparisons))
+            return all(isinstance(c.operator, _COMPARISONS) for c in e.comparisons) and (
+                self.is_tensor(e.left, known) or any(self.is_tensor(c.comparator, known) for c in e.comparisons))
         if t in (cst.Tuple, cst.List):
-            return any(self.is_tensor(el.value, known) for el in expr.elements)
+            return any(self.is_tensor(el.value, known) for el in e.elements)
         if t is cst.IfExp:
-            return self.is_tensor(expr.body, known) or self.is_tensor(expr.orelse, known)
+            return self.is_tensor(e.body, known) or self.is_tensor(e.orelse, known)
         return False
 
-    def _call_is_tensor(self, call: cst.Call, known) -> bool:
+    def _call_is_tensor(self, call: cst.Call, known: Union[FrozenSet[str], Set]) -> bool:
         func = call.func
         if isinstance(func, cst.Attribute) and self.is_tensor(func.value, known):
             return func.attr.value not in NOT_TENSOR_METHODS

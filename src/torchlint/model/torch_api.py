@@ -18,10 +18,14 @@ narrower exact fix itself (``fix`` names it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, Optional, Set, Tuple
 
 from torchlint.model.expr import dotted
 from torchlint.torch_version import TorchVersion
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
+    from torchlint.model.records import CallSite, Scope
 
 
 @dataclass(frozen=True)
@@ -172,14 +176,14 @@ ALL_TABLES: Tuple[Dict[str, ApiChange], ...] = (REMOVED, DEPRECATED, NON_PUBLIC)
 def module_prefixes(table: Dict[str, ApiChange]) -> frozenset:
     """Every dotted module prefix of the table's names (``torch.cuda.amp`` of
     ``torch.cuda.amp.autocast``): how ``from torch.cuda import amp`` still reaches it."""
-    prefixes = set()
+    prefixes: Set[str] = set()
     for name in table:
         parts = name.split(".")
         prefixes.update(".".join(parts[:i]) for i in range(1, len(parts)))
     return frozenset(prefixes)
 
 
-def head_rebound(file_model, written: Optional[str], scope) -> bool:
+def head_rebound(file_model: FileModel, written: Optional[str], scope: Optional[Scope]) -> bool:
     """The first name of ``written`` is rebound in this file (a ``def solve``, a parameter
     of ``scope``, a module-level assignment): then the import does not say what it names."""
     head = (written or "").split(".", 1)[0]
@@ -206,8 +210,8 @@ def lookup(table: Dict[str, ApiChange], qualified: Optional[str], members: bool 
     return None, ""
 
 
-def api_calls(file_model, table: Dict[str, ApiChange], members: bool = False
-              ) -> Iterator[Tuple[object, ApiChange, str]]:
+def api_calls(file_model: FileModel, table: Dict[str, ApiChange], members: bool = False
+              ) -> Iterator[Tuple[CallSite, ApiChange, str]]:
     """``(call site, change, member)`` for every call of a function in ``table`` (or, with
     ``members``, of a member of a class in it: ``member`` is then ``".from_local"``) whose
     change applies to the file's target torch version (``since`` at or below it)."""

@@ -6,7 +6,7 @@ searches for it once, here.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple, Union
 
 import libcst as cst
 
@@ -27,7 +27,8 @@ def ancestors(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list]:
     return None
 
 
-def statement_in_block(root: cst.CSTNode, target: cst.CSTNode):
+def statement_in_block(root: cst.CSTNode,
+                       target: cst.CSTNode) -> Optional[Tuple[Union[cst.Module, cst.IndentedBlock], int]]:
     """``(block, index)``: the Module or IndentedBlock holding the statement around
     ``target`` and that statement's index in ``block.body``; None inside a one-line suite."""
     chain = ancestors(root, target)

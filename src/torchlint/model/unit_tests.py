@@ -12,7 +12,7 @@ program calls its own ``test()``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, List
 
 import libcst as cst
 
@@ -41,7 +41,7 @@ def is_unit_test_file(file_model: FileModel) -> bool:
 
 def _is_test_function(scope: Scope) -> bool:
     """A ``test*`` function, or a ``test*`` method of a ``Test*`` class."""
-    if scope.is_module or not scope.parent.is_module or not scope.name.startswith("test"):
+    if scope.parent is None or not scope.parent.is_module or not scope.name.startswith("test"):
         return False
     return scope.class_name is None or "test" in scope.class_name.lower()
 
@@ -60,11 +60,12 @@ def _asserts(scope: Scope) -> bool:
     ``torch.testing.assert_close``, ``np.testing.assert_allclose``)."""
     if any((call.method or call.callee or "").startswith("assert") for call in scope.calls):
         return True
-    found = []
+    found: List[cst.Assert] = []
 
-    def enter(node):
+    def enter(node: cst.CSTNode) -> None:
         if isinstance(node, cst.Assert):
             found.append(node)
 
+    assert isinstance(scope.node, cst.FunctionDef)  # asked of test functions only
     walk(scope.node.body, enter, lambda node: None)
     return bool(found)

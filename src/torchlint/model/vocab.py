@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from types import MappingProxyType
+from typing import List
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -117,7 +118,7 @@ OTHER_FRAMEWORKS = frozenset(
 @lru_cache(maxsize=4096)
 def tokens(name: str) -> tuple:
     """``netG`` -> ('net', 'g'); ``val_loader`` -> ('val', 'loader')."""
-    out = []
+    out: List[str] = []
     for part in name.split("_"):
         out.extend(t.lower() for t in _TOKEN.findall(part))
     return tuple(out)

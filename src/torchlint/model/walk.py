@@ -9,13 +9,13 @@ and skips fields that hold only whitespace and punctuation.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Callable, Dict, Tuple
+from typing import Callable, Dict, Optional, Tuple, Union
 
 import libcst as cst
 
 # Fields whose dataclass order differs from the order they appear in source:
 # decorators come first, ``a if cond else b`` starts with ``a``, ``f(k=v)`` with ``k``.
-_SOURCE_ORDER = {
+_SOURCE_ORDER: Dict[type, Tuple[str, ...]] = {
     cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
     cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
     cst.IfExp: ("body", "test", "orelse"),
@@ -46,7 +46,7 @@ _NODE, _SEQUENCE, _OTHER = 1, 2, 3  # all true: "or _kind(...)" runs once per ne
 _KINDS: Dict[type, int] = {tuple: _SEQUENCE, list: _SEQUENCE}
 
 
-def _kind(value) -> int:
+def _kind(value: Optional[Union[cst.CSTNode, str, cst.MaybeSentinel]]) -> int:
     kind = type(value)
     found = _KINDS.get(kind)
     if found is None:

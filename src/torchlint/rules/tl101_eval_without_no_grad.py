@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
-from torchlint.model import FileModel, GradMode, Span, differentiated, modes
+from torchlint.model import CallSite, FileModel, GradMode, Span, differentiated, modes
 from torchlint.model.ast_reading import flat_targets
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import evaluation_only, guarded_training, raw_parameters, training_flag_switches
@@ -21,8 +21,13 @@ from torchlint.model.vocab import is_eval_loader_name, is_generation_function_na
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 
+if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, Loop, Scope
+    from torchlint.model.taint import Taint
+    from torchlint.rule import Finding
 
-def mode_switches(file_model: FileModel, scope) -> list:
+
+def mode_switches(file_model: FileModel, scope: Scope) -> list:
     """``(order, receiver, is_eval)`` for each ``x.eval()`` / ``x.train(...)`` in ``scope``.
     A ``train(flag)`` that cannot be read counts as a switch back to training: the
     code may evaluate with gradients on purpose, and silence costs less than a false alarm."""
@@ -34,8 +39,8 @@ _HELPER_MESSAGE = ("`{}` (a function of this project) runs the model forward in 
                    "torch.no_grad(); wrap the evaluation in `with torch.no_grad():` (or torch.inference_mode())")
 
 
-def _covers(receiver: str, target: str) -> bool:
-    return target == receiver or target.startswith(receiver + ".")
+def _covers(receiver: str, target: Optional[str]) -> bool:
+    return target is not None and (target == receiver or target.startswith(receiver + "."))
 
 
 _EVAL_SWITCH = text_search(EVAL_SWITCH_CALL + r"|\.training\s*=\s*False")
@@ -49,7 +54,9 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
         return False
     everywhere = set()
     for owner, body in zip(tree_index.body_owners, tree_index.bodies):
-        switched, calls, grad_off = set(), [], set()
+        switched: Set[str] = set()
+        calls: List[ast.Call] = []
+        grad_off: Set[int] = set()
         for node in tree_index.nodes_of(body):
             if isinstance(node, ast.Call):
                 receiver = _eval_switch_receiver(node)
@@ -239,7 +246,10 @@ def _raw_parameter_paths(nodes: list) -> set:
     ``nodes``: every node of the module (``TreeIndex.module_nodes``)."""
     makers = {"Parameter"} | {alias.asname for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
                               for alias in n.names if alias.asname and alias.name.endswith("Parameter")}
-    made, forced, loop_variables, listed = set(), set(), set(), set()
+    made: Set[Optional[str]] = set()
+    forced: Set[Optional[str]] = set()
+    loop_variables: Set[Optional[str]] = set()
+    listed: Set[Optional[str]] = set()
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):  # ``x.requires_grad: bool = True`` too
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -261,7 +271,7 @@ def _raw_parameter_paths(nodes: list) -> set:
     return found
 
 
-def _makes_parameter(value, makers: set) -> bool:
+def _makes_parameter(value: Optional[ast.expr], makers: set) -> bool:
     """``nn.Parameter(...)`` (``P(...)`` after ``import ... Parameter as P``) or a call given
     ``requires_grad=True``: what ``evaluation._makes_parameter`` may take, whatever the callee."""
     if not isinstance(value, ast.Call):
@@ -270,12 +280,12 @@ def _makes_parameter(value, makers: set) -> bool:
             or any(k.arg == "requires_grad" and _may_be_true(k.value) for k in value.keywords))
 
 
-def _may_be_true(node) -> bool:
+def _may_be_true(node: Optional[ast.expr]) -> bool:
     """What ``literal_bool`` may read as True: ``True`` or an integer literal (``0x0`` too)."""
     return isinstance(node, ast.Constant) and (node.value is True or type(node.value) is int)
 
 
-def _steps(loop) -> bool:
+def _steps(loop: ast.AST) -> bool:
     """A ``while`` loop or a loop over ``range(...)``: ``_in_step_loop``, read off the ast."""
     return isinstance(loop, ast.While) or (
         isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, ast.Call)
@@ -444,7 +454,7 @@ other coroutines, while they are suspended), for one-line bodies, or where a
 local name (a parameter called `torch`) hides the module the fix would name.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
             # A notebook's ``p.requires_grad = True`` sets up training; only freezing excuses it.
             handles = _freezes_parameters(file_model) if scope.is_module else _handles_grad(scope)
@@ -479,7 +489,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
             if not handles:
                 yield from self._raw_parameter_steps(file_model, scope, forwards_reported)
 
-    def _raw_parameter_steps(self, file_model: FileModel, scope, reported: set):
+    def _raw_parameter_steps(self, file_model: FileModel, scope: Scope, reported: set) -> Iterator[Finding]:
         """Sampling with hand-trained tensors (``emb = C[ctx]``, ``h @ W1``) in a ``range`` or
         ``while`` loop that reads numbers off its results and feeds no backward: the first
         statement of each such loop that computes with a parameter."""
@@ -507,7 +517,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
         "wrap the loop in `with torch.no_grad():`"
     )
 
-    def _evaluation_span(self, file_model: FileModel, scope, call, switches, helper: bool):
+    def _evaluation_span(self, file_model: FileModel, scope: Scope, call: CallSite,
+                         switches: List[Tuple[int, str, bool]], helper: bool) -> Optional[Tuple[int, int]]:
         """The stretch of code that makes this call evaluation, as (start, end), or None."""
         target = file_model.forward_target(call)
         last = None
@@ -535,7 +546,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
         return _pure_inference(file_model, scope, call)
 
     @staticmethod
-    def _needs_grad(file_model: FileModel, span) -> bool:
+    def _needs_grad(file_model: FileModel, span: Tuple[int, int]) -> bool:
         """Gradients are wanted here: input gradients, attacks, test-time training."""
         window = Span(*span)
         return any(
@@ -969,12 +980,13 @@ def caption(features, start, end, max_len=20):
     )
 
 
-def _no_grad_fix(file_model: FileModel, call):
+def _no_grad_fix(file_model: FileModel, call: CallSite) -> Optional[Fix]:
     """Wrap the loop around the forward pass (or its statement, outside loops) in ``no_grad``."""
     return _wrap_in_no_grad(file_model, call.scope, call.site.loop, call.node)
 
 
-def _wrap_in_no_grad(file_model: FileModel, scope, loop, node):
+def _wrap_in_no_grad(file_model: FileModel, scope: Scope, loop: Optional[Loop],
+                     node: cst.BaseExpression) -> Optional[Fix]:
     target = loop.node if loop is not None else enclosing_statement(file_model, node)
     if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or suspends(target):
         return None  # a one-line suite, or a generator/coroutine that would leak no_grad to its caller
@@ -988,7 +1000,7 @@ def _wrap_in_no_grad(file_model: FileModel, scope, loop, node):
                ((target, wrap_in_with(without_volatile(file_model, target), f"{name}()")),), imports)
 
 
-def _generates(file_model: FileModel, scope, call) -> bool:
+def _generates(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """A step-by-step loop (``range``, ``while``: decoding, sampling, generating) in a function
     named for generating or predicting, that hands back no graph and keeps none. The encoder
     pass before a decoding loop belongs to it."""
@@ -1001,7 +1013,7 @@ def _generates(file_model: FileModel, scope, call) -> bool:
     return not _keeps_graph(file_model, scope)
 
 
-def _loop_of_the_module(file_model: FileModel, scope, call, span):
+def _loop_of_the_module(file_model: FileModel, scope: Scope, call: CallSite, span: Tuple[int, int]) -> Tuple[int, int]:
     """At module level (a script, a notebook), the outermost loop of ``span`` around the call,
     when no backward consumes what it computes: a later cell that computes gradients for a
     demonstration of its own does not make the sampling loop above need them."""
@@ -1015,13 +1027,13 @@ def _loop_of_the_module(file_model: FileModel, scope, call, span):
     return (loop.start, loop.end)
 
 
-def _outermost(loop):
+def _outermost(loop: Optional[Loop]) -> Optional[Loop]:
     while loop is not None and loop.parent is not None:
         loop = loop.parent
     return loop
 
 
-def _outermost_step_loop(loop):
+def _outermost_step_loop(loop: Optional[Loop]) -> Optional[Loop]:
     """The outermost loop around ``loop`` when some loop there is a ``while`` or runs over
     ``range``: a step-by-step loop, not a pass over data."""
     steps, outer = False, None
@@ -1031,12 +1043,12 @@ def _outermost_step_loop(loop):
     return outer if steps else None
 
 
-def _computes_with(file_model: FileModel, expr, params) -> bool:
+def _computes_with(file_model: FileModel, expr: cst.BaseExpression, params: FrozenSet[str]) -> bool:
     """Does ``expr`` compute with one of ``params``: ``C[ix]``, ``h @ W2 + b2``,
     ``torch.tanh(W)``? Reading ``W.shape``, ``W.grad`` or ``W.data`` is no computation."""
     found = []
 
-    def enter(node):
+    def enter(node: cst.CSTNode) -> None:
         if isinstance(node, cst.Subscript):
             found.append(dotted(node.value) in params)
         elif isinstance(node, cst.BinaryOperation):
@@ -1048,28 +1060,29 @@ def _computes_with(file_model: FileModel, expr, params) -> bool:
     return any(found)
 
 
-def _bound_locally(scope) -> set:
+def _bound_locally(scope: Scope) -> set:
     if scope.is_module:
         return set()
     return set(scope.params) | {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
 
 
-def _reads_numbers(scope, loop) -> bool:
+def _reads_numbers(scope: Scope, loop: Loop) -> bool:
     """Does the loop read Python numbers off its tensors (``multinomial(...).item()``)?"""
     return any(loop.contains(c.order) and (c.method in _CUTS or (c.callee or "").rsplit(".", 1)[-1] in _CUTS)
                for c in scope.calls)
 
 
-def _steps_a_part(file_model: FileModel, scope, call, models) -> bool:
+def _steps_a_part(file_model: FileModel, scope: Scope, call: CallSite, models: Set[str]) -> bool:
     """``decoder.decode_step(x, (h, c))``, ``decoder.fc(h)`` in a ``range``/``while`` loop
     (beam search, greedy decoding): a part of a model the code put in eval mode, run step
     by step. Methods that run their own inference (``generate``, ``sample``) are not parts."""
     if not _in_step_loop(call) or not file_model.is_submodule_forward(call):
         return False
-    holder = call.receiver
+    holder, method = call.receiver, call.method
+    assert holder is not None and method is not None  # a submodule forward has both
     while holder.endswith(".module"):
         holder = holder.rsplit(".", 1)[0]
-    if holder == "self" or not _may_run_layers(file_model, call.method):
+    if holder == "self" or not _may_run_layers(file_model, method):
         return False
     return holder in models or (not scope.is_module and _global_model_in_eval(file_model, scope, holder))
 
@@ -1089,7 +1102,7 @@ def _may_run_layers(file_model: FileModel, method: str) -> bool:
     return any(_runs_layers(file_model, m, set()) for m in defined)
 
 
-def _runs_layers(file_model: FileModel, method, seen: set) -> bool:
+def _runs_layers(file_model: FileModel, method: Scope, seen: set) -> bool:
     """Does the method call ``self(...)``, ``self.forward`` or an attribute of ``self`` that
     is no method of its class (a submodule), or a sibling method that does, with grad on?"""
     if id(method) in seen or method.decorator_grad is GradMode.NO_GRAD:
@@ -1104,13 +1117,13 @@ def _runs_layers(file_model: FileModel, method, seen: set) -> bool:
         head, _, attr = callee.partition(".")
         if head != "self" or not attr or "." in attr:
             continue
-        sibling = file_model.methods.get((method.class_name, attr))
+        sibling = file_model.methods.get((method.class_name, attr)) if method.class_name is not None else None
         if sibling is None or _runs_layers(file_model, sibling, seen):
             return True
     return False
 
 
-def _in_step_loop(call) -> bool:
+def _in_step_loop(call: CallSite) -> bool:
     """Inside a ``while`` loop or a loop over ``range(...)``: one step after another."""
     loop = call.site.loop
     while loop is not None:
@@ -1120,9 +1133,11 @@ def _in_step_loop(call) -> bool:
     return False
 
 
-def _global_model_in_eval(file_model: FileModel, scope, target: str) -> bool:
+def _global_model_in_eval(file_model: FileModel, scope: Scope, target: Optional[str]) -> bool:
     """``model.eval()`` at module level, ``def detect(image): model(image)``: the module's own
     model, put in eval mode and never back in training mode anywhere in the file."""
+    if target is None:  # no model this file can name (``utils.decoder.step(h)``)
+        return False
     root = target.split(".", 1)[0]
     if root in scope.params or root == "self" or any(
         root in bound_paths(t) for a in scope.assignments for t in a.targets
@@ -1136,7 +1151,7 @@ def _global_model_in_eval(file_model: FileModel, scope, target: str) -> bool:
 _NUMBER_CUTS = frozenset(("item", "numpy", "tolist", "argmax", "argmin", "data", "int", "float"))
 
 
-def _hands_back_numbers(file_model: FileModel, scope) -> bool:
+def _hands_back_numbers(file_model: FileModel, scope: Scope) -> bool:
     """Every value the function returns went through ``.numpy()``, ``.item()``, ``argmax``...
     on its way (``action = torch.max(q, 1)[1].data.numpy()``): no graph reaches the caller.
     Other bindings of the returned name may reshape it or draw a random action instead
@@ -1157,18 +1172,22 @@ def _hands_back_numbers(file_model: FileModel, scope) -> bool:
     return True
 
 
-def _reads_no_graph(taint, assignment, returned: set) -> bool:
+def _reads_no_graph(taint: Taint, assignment: Assignment, returned: set) -> bool:
     """Built from the returned names themselves, or from names holding no graph."""
     held = taint.names_at(assignment.order)
-    return not taint.carries_graph(assignment.value, assignment.order) and all(
-        n in returned or n not in held for n in identifiers(assignment.value))
+    value = assignment.value
+    assert value is not None  # asked of bindings with a value
+    return not taint.carries_graph(value, assignment.order) and all(
+        n in returned or n not in held for n in identifiers(value))
 
 
-def _cuts(node) -> bool:
+def _cuts(node: Optional[cst.BaseExpression]) -> bool:
     """Does ``node`` read a number off a tensor somewhere (``.item()``, ``int(...)``)?"""
-    found = []
+    if node is None:  # asked of bindings with a value and of returned values: never
+        return False
+    found: List[cst.CSTNode] = []
 
-    def enter(n):
+    def enter(n: cst.CSTNode) -> None:
         if (isinstance(n, cst.Attribute) and n.attr.value in _NUMBER_CUTS) or (
                 isinstance(n, cst.Call) and dotted(n.func) in ("int", "float")):
             found.append(n)
@@ -1177,7 +1196,7 @@ def _cuts(node) -> bool:
     return bool(found)
 
 
-def _decodes(file_model: FileModel, scope) -> bool:
+def _decodes(file_model: FileModel, scope: Scope) -> bool:
     """Does a ``range``/``while`` loop of the function run a model step by step?"""
     return any(
         c.site.loop is not None and (c.site.loop.iter is None or _is_range(c.site.loop.iter))
@@ -1186,12 +1205,12 @@ def _decodes(file_model: FileModel, scope) -> bool:
     )
 
 
-def _returns_a_graph(file_model: FileModel, scope) -> bool:
+def _returns_a_graph(file_model: FileModel, scope: Scope) -> bool:
     returned = file_model.returns_graph(scope)
     return any(returned) if isinstance(returned, tuple) else bool(returned)
 
 
-def _keeps_graph(file_model: FileModel, scope) -> bool:
+def _keeps_graph(file_model: FileModel, scope: Scope) -> bool:
     """Values stored where a caller can reach them: ``self.log_probs.append(...)``, or
     ``model.saved_actions.append(SavedAction(log_prob, value))`` (what a constructor wraps
     cannot be told, so any store into a container that outlives the call counts)."""
@@ -1211,7 +1230,7 @@ def _keeps_graph(file_model: FileModel, scope) -> bool:
     )
 
 
-def _runs_on_held_out_data(file_model: FileModel, scope, call) -> bool:
+def _runs_on_held_out_data(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """``cnn(test_x)`` every few steps of a training loop: a forward on held-out data whose
     result no backward consumes. Once, outside a loop (a plot of the predictions), it is no hazard."""
     if call.site.loop is None:
@@ -1227,7 +1246,7 @@ def _runs_on_held_out_data(file_model: FileModel, scope, call) -> bool:
     return not any(p in consumed for t in targets for p in bound_paths(t))
 
 
-def _pure_inference(file_model: FileModel, scope, call):
+def _pure_inference(file_model: FileModel, scope: Scope, call: CallSite) -> Optional[Tuple[int, int]]:
     """A forward whose graph nothing can use: choosing an action (``net(state).argmax().item()``),
     sampling characters in a loop. The function computes no gradient, returns no graph and
     keeps none where a caller could reach it; at module level, a loop whose values no backward
@@ -1290,7 +1309,7 @@ def _hooks_registered(file_model: FileModel) -> bool:
     return any((c.method or "").startswith("register_") and "hook" in (c.method or "") for c in file_model.calls)
 
 
-def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
+def _loop_feeds_a_backward(file_model: FileModel, scope: Scope, loop: Loop) -> bool:
     """Does a value bound in the loop (or kept by it) reach a backward of the module?
     Not when every backward of the module runs before the loop (sampling after training)."""
     backwards = [c for c in file_model.reachable_calls(scope)
@@ -1312,7 +1331,7 @@ def _loop_feeds_a_backward(file_model: FileModel, scope, loop) -> bool:
     )
 
 
-def _reaches_into(file_model: FileModel, scope, backward, loop) -> bool:
+def _reaches_into(file_model: FileModel, scope: Scope, backward: CallSite, loop: Loop) -> bool:
     """Does a backward after ``loop`` differentiate something the loop bound or stored?
     Walks the statements between them backwards: ``x = w @ inp`` rebinds ``x``, so the
     ``x`` of the loop above is not what ``loss.backward()`` reaches."""
@@ -1320,32 +1339,35 @@ def _reaches_into(file_model: FileModel, scope, backward, loop) -> bool:
     source = differentiated(backward)
     if source is not None:
         live.update(read_paths(source))
-    between = [a for a in scope.assignments if loop.end <= a.order < backward.order and a.value is not None]
-    stores = [c for c in scope.calls if loop.end <= c.order < backward.order
-              and c.method in STORE_METHODS and c.receiver]
+    between: List[Union[Assignment, CallSite]] = [
+        a for a in scope.assignments if loop.end <= a.order < backward.order and a.value is not None]
+    stores: List[Union[Assignment, CallSite]] = [
+        c for c in scope.calls if loop.end <= c.order < backward.order and c.method in STORE_METHODS and c.receiver]
     for event in sorted(between + stores, key=lambda e: e.order, reverse=True):
-        if hasattr(event, "kind"):
+        if not isinstance(event, CallSite):
             bound = {p for t in event.targets for p in bound_paths(t)}
             if not bound & live:
                 continue
             if event.kind == "assign":
                 live -= {dotted(t) for t in event.targets}  # a whole rebinding ends the old value
-            live.update(read_paths(event.value))
+            if event.value is not None:  # as ``between`` has them all
+                live.update(read_paths(event.value))
         elif event.receiver in live:
             live.update(p for arg in event.node.args for p in read_paths(arg.value))
-    in_loop = {p for a in scope.assignments if loop.contains(a.order) for t in a.targets for p in bound_paths(t)}
+    in_loop: Set[Optional[str]] = {
+        p for a in scope.assignments if loop.contains(a.order) for t in a.targets for p in bound_paths(t)}
     in_loop.update(c.receiver for c in scope.calls if loop.contains(c.order) and c.method in STORE_METHODS)
     return bool(live & in_loop)
 
 
-def _runs_what_it_is_given(file_model: FileModel, scope, call) -> bool:
+def _runs_what_it_is_given(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """The forward runs a model the function was handed (``measure(net, batches)``):
     what its evaluating callers pass decides what it is."""
     target = file_model.forward_target(call)
     return target is not None and target.split(".", 1)[0] in scope.params
 
 
-def _before_guarded_backward(file_model: FileModel, scope, call) -> bool:
+def _before_guarded_backward(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """A forward in the iteration of a backward that only a train flag or phase guards."""
     if guarded_training(file_model, scope) is None or call.site.loop is None:
         return False
@@ -1354,13 +1376,13 @@ def _before_guarded_backward(file_model: FileModel, scope, call) -> bool:
                for c in scope.calls)
 
 
-def _on_eval_data(call) -> bool:
+def _on_eval_data(call: CallSite) -> bool:
     """A forward over a whole evaluation set at once: ``model(x_test)``, ``net(X_val.to(device))``,
     ``likelihood(model(test_x))`` (not one sample of it, ``model(x_test[:1])``)."""
     return any(_reads_eval_data(arg.value) for arg in call.node.args)
 
 
-def _reads_eval_data(expr) -> bool:
+def _reads_eval_data(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.Call):
         receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
         return (receiver is not None and _reads_eval_data(receiver)) or any(
@@ -1369,7 +1391,7 @@ def _reads_eval_data(expr) -> bool:
     return path is not None and is_eval_data_name(path.rsplit(".", 1)[-1])
 
 
-def _handles_grad(scope) -> bool:
+def _handles_grad(scope: Scope) -> bool:
     """The code sets requires_grad itself: it froze the model or wants input gradients."""
     if any(call.method == "requires_grad_" for call in scope.calls):
         return True
@@ -1379,7 +1401,7 @@ def _handles_grad(scope) -> bool:
     )
 
 
-def _in_data_loop(file_model: FileModel, scope, call) -> bool:
+def _in_data_loop(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """Inside a loop over a loader, or over data the function was given."""
     loop = call.site.loop
     while loop is not None:
@@ -1392,7 +1414,7 @@ def _in_data_loop(file_model: FileModel, scope, call) -> bool:
     return False
 
 
-def _is_range(expr) -> bool:
+def _is_range(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and dotted(expr.func) in ("range", "reversed", "enumerate") and (
-        dotted(expr.func) == "range" or (expr.args and _is_range(expr.args[0].value))
+        dotted(expr.func) == "range" or (bool(expr.args) and _is_range(expr.args[0].value))
     )

@@ -1,6 +1,7 @@
 """TL102: a loss computed under no_grad/inference_mode is backpropagated."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Optional
 import libcst as cst
 
 from torchlint.tree_gate import TreeIndex
@@ -10,6 +11,10 @@ from torchlint.model.modes import calls_in_node
 from torchlint.model.vocab import is_optimizer_name
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
+
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite
+    from torchlint.rule import Finding
 
 
 class BackwardUnderNoGrad(Rule):
@@ -72,7 +77,7 @@ def train_step(model, optimizer, x, y):
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for call in file_model.calls:
             if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
                 continue
@@ -149,20 +154,20 @@ def finetune_step(model, x, y, optimizer):
     )
 
 
-def _in_optimizer(file_model: FileModel, call) -> bool:
+def _in_optimizer(file_model: FileModel, call: CallSite) -> bool:
     """An optimizer's own ``step`` runs under no_grad and calls its closure under enable_grad."""
     cls = file_model.enclosing_class(call.scope) or ""
     return call.scope.name == "step" or is_optimizer_name(cls)
 
 
-def _differentiated(file_model: FileModel, call):
+def _differentiated(file_model: FileModel, call: CallSite) -> Optional[cst.BaseExpression]:
     """The expression whose graph the call walks: ``loss`` in ``loss.backward()`` / ``grad(loss, w)``."""
     if call.method == "backward" and file_model.qualify(call) is None and isinstance(call.node.func, cst.Attribute):
         return call.node.func.value
     return positional(call.node, 0)
 
 
-def _graph_made_without_grad(file_model: FileModel, call) -> bool:
+def _graph_made_without_grad(file_model: FileModel, call: CallSite) -> bool:
     """Did a forward pass or loss feeding the differentiated tensor run with grad off?"""
     expr = _differentiated(file_model, call)
     if expr is None:
@@ -179,5 +184,5 @@ def _graph_made_without_grad(file_model: FileModel, call) -> bool:
     return bool(producing) and all(file_model.grad_at(c.site) is GradMode.NO_GRAD for c in producing)
 
 
-def _records_graph(file_model: FileModel, call) -> bool:
+def _records_graph(file_model: FileModel, call: CallSite) -> bool:
     return file_model.is_forward(call) or file_model.is_submodule_forward(call) or file_model.is_loss_call(call)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set
 
 import libcst as cst
 
@@ -17,6 +18,10 @@ from torchlint.model.vocab import (
     FORWARD_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name, last_name, tokens,
 )
 from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite, Scope
+    from torchlint.rule import Finding
 
 
 class NoGradEvalInTrainMode(Rule):
@@ -116,7 +121,7 @@ def evaluate(model, val_loader):
         "training; call model.eval() before evaluating (and model.train() after)"
     )
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         context = _FileModes(file_model)
         if context.dropout_on_purpose:
             return  # Monte-Carlo dropout: training mode at prediction time is the point
@@ -335,7 +340,8 @@ print((y_pred == y_test).float().mean())
     )
 
 
-def _evaluated_in_train_mode(file_model: FileModel, context: "_FileModes", scope, call, target: str) -> bool:
+def _evaluated_in_train_mode(file_model: FileModel, context: "_FileModes", scope: Scope, call: CallSite,
+                             target: str) -> bool:
     """Is this forward evaluation of a trained model that nothing puts in eval mode, where
     eval() would change something?"""
     if not (_evaluation_loop(file_model, scope, call) or _prediction(file_model, scope, call)):
@@ -391,7 +397,7 @@ class _FileModes:
     def __init__(self, file_model: FileModel) -> None:
         self.file_model = file_model
         self.switches = mode_switches(file_model, file_model.calls)
-        self._switched = None
+        self._switched: Optional[Set[str]] = None
         # An eval-mode helper we cannot read might switch any model: trust it.
         # torch.inference_mode() is a grad mode, not a module-mode helper.
         self.helpers = any(
@@ -445,7 +451,7 @@ class _FileModes:
         return False
 
 
-def _external_base(file_model: FileModel, scope) -> bool:
+def _external_base(file_model: FileModel, scope: Scope) -> bool:
     """A method of a class built on a base from elsewhere (a trainer, a callback, a runner)."""
     cls = file_model.enclosing_class(scope)
     if cls is None or file_model.is_module_class(cls):
@@ -453,7 +459,7 @@ def _external_base(file_model: FileModel, scope) -> bool:
     return any(base not in file_model.class_bases and base != "object" for base in file_model.class_bases.get(cls, ()))
 
 
-def _names_dropout_switch(file_model: FileModel, call) -> bool:
+def _names_dropout_switch(file_model: FileModel, call: CallSite) -> bool:
     """``enable_dropout(model)``, ``enable_mc_dropout(net)``, ``model.apply(apply_dropout)``:
     a helper of the project (not torch's ``F.dropout`` or ``nn.Dropout``) about dropout."""
     name = call.method or last_name(call.callee or "")
@@ -469,12 +475,12 @@ def _names_dropout_switch(file_model: FileModel, call) -> bool:
 _SWITCHING_WORDS = frozenset("enable enabled activate apply mc monte set turn train keep on".split())
 
 
-def _iterates_submodules(value) -> bool:
+def _iterates_submodules(value: Optional[cst.BaseExpression]) -> bool:
     return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
             and value.func.attr.value in ("modules", "children", "named_modules", "named_children"))
 
 
-def _evaluation_loop(file_model: FileModel, scope, call) -> bool:
+def _evaluation_loop(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """In a loop over evaluation data (that loop training nothing, even inside an epoch loop
     that trains), or over data in an evaluation function; never in one that trains."""
     loop, evaluates = call.site.loop, False
@@ -491,7 +497,7 @@ def _evaluation_loop(file_model: FileModel, scope, call) -> bool:
     return evaluates
 
 
-def _prediction(file_model: FileModel, scope, call) -> bool:
+def _prediction(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """Prediction outside an evaluation loop: in a function named like evaluation or prediction
     (``predict(model, image)``) that computes no gradient and is called here, or, in a script's own code, a forward
     over evaluation data (``model(X_test)``) that no backward consumes. Never in a loop that trains."""
@@ -505,7 +511,7 @@ def _prediction(file_model: FileModel, scope, call) -> bool:
                    for c in file_model.reachable_calls(scope))
 
 
-def _in_training_loop(file_model: FileModel, call) -> bool:
+def _in_training_loop(file_model: FileModel, call: CallSite) -> bool:
     loop = call.site.loop
     while loop is not None:
         if file_model.loop_role(loop).trains:
@@ -514,7 +520,7 @@ def _in_training_loop(file_model: FileModel, call) -> bool:
     return False
 
 
-def _reads_eval_data(call) -> bool:
+def _reads_eval_data(call: CallSite) -> bool:
     """``model(X_test)``, ``net(x_val.to(device))``: a forward over evaluation data (not
     ``train_valid_iter``, training data named after the split it merges)."""
     return any(_eval_data_name(last_name(p)) for arg in call.node.args for p in referenced_paths(arg.value))
@@ -524,7 +530,7 @@ def _eval_data_name(name: str) -> bool:
     return is_eval_data_name(name) and "train" not in tokens(name)
 
 
-def _feeds_backward(file_model: FileModel, scope, call) -> bool:
+def _feeds_backward(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """Is the forward's result bound to a name a backward of the scope consumes?"""
     stmt = call.site.stmt
     if isinstance(stmt, cst.Assign):
@@ -537,7 +543,7 @@ def _feeds_backward(file_model: FileModel, scope, call) -> bool:
     return any(p in consumed for t in targets for p in bound_paths(t))
 
 
-def _trains_between(file_model: FileModel, scope, start: int, end: int) -> bool:
+def _trains_between(file_model: FileModel, scope: Scope, start: int, end: int) -> bool:
     """Does ``scope``'s own code between the two orders (or a same-module helper it calls
     there) backpropagate or step an optimizer? A helper that calls ``train()`` trains too (its
     backward may be in a library's ``train_batch``). Functions defined in between do not count."""
@@ -557,7 +563,7 @@ def _trains_between(file_model: FileModel, scope, start: int, end: int) -> bool:
     return False
 
 
-def _after_training(file_model: FileModel, scope, call) -> bool:
+def _after_training(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """Does the forward run after some training: after code of its own scope that trains,
     or, in a function, when some caller calls it after training."""
     if _in_training_loop(file_model, call) or _trains_between(file_model, scope, scope.start, call.order):
@@ -565,7 +571,7 @@ def _after_training(file_model: FileModel, scope, call) -> bool:
     return not scope.is_module and _reached_after_training(file_model, scope)
 
 
-def _reached_after_training(file_model: FileModel, scope, depth: int = 0) -> bool:
+def _reached_after_training(file_model: FileModel, scope: Scope, depth: int = 0) -> bool:
     """Does some call of this function come after training (or in a loop that trains: every
     epoch after the first)? Not a shape check run once before training starts. True when
     no caller is in view."""
@@ -580,7 +586,7 @@ def _reached_after_training(file_model: FileModel, scope, depth: int = 0) -> boo
     return False
 
 
-def _trained_before(file_model: FileModel, scope, target: str, order: int) -> bool:
+def _trained_before(file_model: FileModel, scope: Scope, target: str, order: int) -> bool:
     """Did this function train ``target`` before ``order`` (here or in a helper it hands the
     model to)? A model built, trained and then evaluated in one script is not an inference
     script's freshly loaded model."""
@@ -597,7 +603,7 @@ def _trained_before(file_model: FileModel, scope, target: str, order: int) -> bo
     return False
 
 
-def _train_mode_on_purpose(file_model: FileModel, scope, call, target: str) -> bool:
+def _train_mode_on_purpose(file_model: FileModel, scope: Scope, call: CallSite, target: str) -> bool:
     """``model.train()`` right before predicting, with no training in between (Monte-Carlo
     dropout), here or in a caller that hands the model over."""
     if _last_switch_trains(file_model, scope.calls, target, call.order):
@@ -606,7 +612,7 @@ def _train_mode_on_purpose(file_model: FileModel, scope, call, target: str) -> b
                for c, path in _handed_in(file_model, scope, target))
 
 
-def _last_switch_trains(file_model: FileModel, calls, target: str, order: int) -> bool:
+def _last_switch_trains(file_model: FileModel, calls: List[CallSite], target: str, order: int) -> bool:
     last = None
     for switch in mode_switches(file_model, calls):
         if switch.order < order and same_model(switch.receiver, target):
@@ -616,7 +622,7 @@ def _last_switch_trains(file_model: FileModel, calls, target: str, order: int) -
     return not _trains_between(file_model, last.call.scope, last.order + 1, order)
 
 
-def _callers_switch_to_eval(file_model: FileModel, scope, target: str, depth: int = 0) -> bool:
+def _callers_switch_to_eval(file_model: FileModel, scope: Scope, target: str, depth: int = 0) -> bool:
     """The model is a parameter and every caller in the file put what it passes in eval mode
     (``net.eval(); evaluate(net, loader)``), or got it from its own callers that did."""
     handed = _handed_in(file_model, scope, target)
@@ -635,7 +641,7 @@ def _callers_switch_to_eval(file_model: FileModel, scope, target: str, depth: in
     return True
 
 
-def _handed_in(file_model: FileModel, scope, target: str, strict: bool = True) -> list:
+def _handed_in(file_model: FileModel, scope: Scope, target: str, strict: bool = True) -> list:
     """``(call, path)`` for each same-module call of ``scope`` that passes ``path`` as the
     parameter ``target`` starts with; [] when it is no parameter or (``strict``) a call
     passes no plain name."""
@@ -656,7 +662,7 @@ def _handed_in(file_model: FileModel, scope, target: str, strict: bool = True) -
     return found
 
 
-def _built_in(scope, target: str, order: int) -> bool:
+def _built_in(scope: Scope, target: str, order: int) -> bool:
     """Was the model made (built, loaded, copied) in this function before the call?"""
     for a in scope.assignments:
         if a.order < order and a.kind in ("assign", "with") and any(

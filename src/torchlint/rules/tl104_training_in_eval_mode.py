@@ -1,6 +1,7 @@
 """TL104: a loop trains a model that its evaluation left in eval mode."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, List, Optional
 from torchlint.model import FileModel, GradMode, Span
 from torchlint.model.expr import identifiers, referenced_paths
 from torchlint.model.mode_effects import mode_free_model
@@ -12,6 +13,13 @@ from torchlint.model.vocab import (
 )
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL, EVAL_SWITCH_CALL
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from torchlint.model.modes import ModeSwitch
+    from torchlint.model.records import CallSite, Loop
+    from torchlint.rule import Finding
 
 # Models that are put in eval mode on purpose and never trained by the loop.
 _FROZEN_WORDS = frozenset(
@@ -83,7 +91,7 @@ for epoch in range(epochs):
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         reported = set()
         for scope in file_model.scopes:
             for loop in scope.loops:
@@ -248,7 +256,7 @@ def fit(model, loader, optimizer, criterion, epochs):
     )
 
 
-def _forgotten_evals(file_model: FileModel, loop, calls):
+def _forgotten_evals(file_model: FileModel, loop: Loop, calls: List[CallSite]) -> Iterator[ModeSwitch]:
     switches = mode_switches(file_model, calls)
     for switch in switches:
         target = switch.receiver
@@ -266,7 +274,7 @@ def _forgotten_evals(file_model: FileModel, loop, calls):
             yield switch
 
 
-def _kept_in_eval_for_training(file_model: FileModel, target) -> bool:
+def _kept_in_eval_for_training(file_model: FileModel, target: str) -> bool:
     """Does training code put ``target`` in eval mode on purpose (a frozen backbone under a
     linear probe, frozen batch-norm) and then run it with grad in a function that backpropagates?
     Then eval mode is what its training wants, and evaluation leaving it there changes nothing."""
@@ -285,7 +293,7 @@ def _kept_in_eval_for_training(file_model: FileModel, target) -> bool:
     return False
 
 
-def _may_restore(file_model: FileModel, call, target) -> bool:
+def _may_restore(file_model: FileModel, call: CallSite, target: str) -> bool:
     """A helper we cannot read that gets the model, or one named for switching modes.
 
     Same-module helpers are not guessed at: the loop's calls include theirs.
@@ -297,7 +305,7 @@ def _may_restore(file_model: FileModel, call, target) -> bool:
     return passes_model(call, target)
 
 
-def _forward_of(file_model: FileModel, call):
+def _forward_of(file_model: FileModel, call: CallSite) -> Optional[str]:
     if file_model.is_forward(call):
         return file_model.forward_target(call)
     if file_model.is_submodule_forward(call):
@@ -305,7 +313,7 @@ def _forward_of(file_model: FileModel, call):
     return None
 
 
-def _trains(file_model: FileModel, calls, target) -> bool:
+def _trains(file_model: FileModel, calls: List[CallSite], target: str) -> bool:
     """A forward pass of ``target`` that records a graph, in a function that backpropagates."""
     for call in calls:
         ran = _forward_of(file_model, call)
@@ -316,7 +324,7 @@ def _trains(file_model: FileModel, calls, target) -> bool:
     return False
 
 
-def _for_evaluation(file_model: FileModel, switch, target, loop) -> bool:
+def _for_evaluation(file_model: FileModel, switch: ModeSwitch, target: str, loop: Loop) -> bool:
     """Is this eval() for evaluating, not for freezing batch-norm while training?
 
     It is in an evaluation function; or the model's next forward pass in the
@@ -342,7 +350,8 @@ def _for_evaluation(file_model: FileModel, switch, target, loop) -> bool:
     return bare and not _runs_a_model_after(file_model, switch, loop)
 
 
-def _evaluating_forward(file_model: FileModel, call, loop=None, trained_first: bool = True) -> bool:
+def _evaluating_forward(file_model: FileModel, call: CallSite, loop: Optional[Loop] = None,
+                        trained_first: bool = True) -> bool:
     """A forward that evaluates: without grad, over evaluation data or an evaluation loader,
     or, when the iteration trained before the switch (``trained_first``), with nothing after
     it in the iteration that backpropagates (frozen batch-norm puts ``eval()`` before the
@@ -366,7 +375,7 @@ def _evaluating_forward(file_model: FileModel, call, loop=None, trained_first: b
     return not any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in after)
 
 
-def _trains_first(file_model: FileModel, loop, switch) -> bool:
+def _trains_first(file_model: FileModel, loop: Loop, switch: ModeSwitch) -> bool:
     """Does the iteration backpropagate or step before it reaches ``switch``?"""
     order = switch.order
     if switch.call.scope is not loop.scope:
@@ -376,13 +385,13 @@ def _trains_first(file_model: FileModel, loop, switch) -> bool:
                for c in file_model.reachable_calls(Span(loop.start, order)))
 
 
-def _runs_a_model_after(file_model: FileModel, switch, loop) -> bool:
+def _runs_a_model_after(file_model: FileModel, switch: ModeSwitch, loop: Loop) -> bool:
     """Does the iteration, after ``switch``, run any forward pass (here or in a helper)?"""
     after = file_model.reachable_calls(Span(switch.order + 1, loop.end))
     return any(_forward_of(file_model, c) is not None for c in after)
 
 
-def _entry(file_model: FileModel, loop, switch):
+def _entry(file_model: FileModel, loop: Loop, switch: ModeSwitch) -> cst.Call:
     """The call in the loop's own code that leads to the eval(): itself, or the helper call."""
     if switch.call.scope is loop.scope and loop.contains(switch.order):
         return switch.call.node

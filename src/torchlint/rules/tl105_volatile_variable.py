@@ -1,13 +1,18 @@
 """TL105: ``Variable(x, volatile=True)`` has been a no-op since PyTorch 0.4."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple, cast
 import libcst as cst
 
-from torchlint.edits import VolatileUnwrapper, is_self_assignment
+from torchlint.edits import Statement, VolatileUnwrapper, is_self_assignment
 from torchlint.model import FileModel, GradMode
 from torchlint.model.legacy import variable_data, volatile_flag
 from torchlint.model.tree import contains, statement_in_block
 from torchlint.rule import Fix, Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite
+    from torchlint.rule import Finding
 
 # The release that made ``volatile`` a no-op (and brought ``torch.no_grad``).
 _VOLATILE_IGNORED_SINCE = (0, 4)
@@ -75,7 +80,7 @@ module level, only the statement itself is wrapped.
 From 0.4 on it reports as described.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code or file_model.target_torch_version < _VOLATILE_IGNORED_SINCE:
             return
         covered: set = set()  # calls a previous finding's fix already rewrites
@@ -88,18 +93,20 @@ From 0.4 on it reports as described.
                 fix = self._fix(file_model, call, covered)
             yield self.report(call.node, fix=fix)
 
-    def _fix(self, file_model: FileModel, call, covered: set):
+    def _fix(self, file_model: FileModel, call: CallSite, covered: set) -> Optional[Fix]:
         if variable_data(call.node) is None:
             return None
         found = statement_in_block(file_model.module, call.node)
         if found is None:
             return None
         block, index = found
-        rest = list(block.body[index:])
+        # The casts: a block holds statement lines and compound statements, and the
+        # unwrapper replaces expressions only, so each stays one.
+        rest = cast("List[Statement]", list(block.body[index:]))
         if isinstance(block, cst.Module) or contains(cst.IndentedBlock(body=rest), (cst.Yield,)):
             rest = rest[:1]  # keep the context from spanning a module or a generator's yields
         rewriter = VolatileUnwrapper(file_model)
-        moved = [stmt.visit(rewriter) for stmt in rest]
+        moved = [cast("Statement", stmt.visit(rewriter)) for stmt in rest]
         covered.update(rewriter.replaced)
         moved = [stmt for stmt in moved if not is_self_assignment(stmt)] or [cst.SimpleStatementLine([cst.Pass()])]
         torch = file_model.names.torch_alias
@@ -108,6 +115,7 @@ From 0.4 on it reports as described.
             body=cst.IndentedBlock(body=[moved[0].with_changes(leading_lines=())] + moved[1:]),
             leading_lines=rest[0].leading_lines,
         )
+        edits: Tuple[Tuple[cst.CSTNode, cst.CSTNode], ...]
         if isinstance(block, cst.Module):
             edits = ((rest[0], wrapped),)
         else:

@@ -1,6 +1,7 @@
 """TL106 (opt-in): serving code uses no_grad() where inference_mode() is faster."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.model import FileModel
@@ -8,6 +9,10 @@ from torchlint.model.expr import bound_paths, dotted, root_name
 from torchlint.model.vocab import GRAD_FREE_HOOKS, tokens
 from torchlint.model.walk import walk
 from torchlint.rule import Fix, Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import Scope
+    from torchlint.rule import Finding
 
 _NO_GRAD = frozenset(("torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad"))
 # Functions that serve predictions: ``predict``, ``run_inference``, TorchServe's ``handle``.
@@ -74,7 +79,7 @@ modifies the returned tensors in place, or uses them in a loss it
 backpropagates, would now raise.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if _trains(file_model):
             return
         for scope in file_model.scopes:
@@ -144,7 +149,7 @@ def _trains(file_model: FileModel) -> bool:
     )
 
 
-def _serves(file_model: FileModel, scope) -> bool:
+def _serves(file_model: FileModel, scope: Scope) -> bool:
     if scope.is_module or scope.name in GRAD_FREE_HOOKS:
         return False  # evaluation hooks of a trainer, not serving
     cls_words = set(tokens(file_model.enclosing_class(scope) or ""))
@@ -156,7 +161,7 @@ def _serves(file_model: FileModel, scope) -> bool:
     return scope.name == "__call__" and cls is not None and bool(_SERVING_CLASS_WORDS & set(tokens(cls)))
 
 
-def _keeps_state(file_model: FileModel, scope, region) -> bool:
+def _keeps_state(file_model: FileModel, scope: Scope, region: Optional[cst.With]) -> bool:
     """The region stores tensors on ``self``: they would outlive inference mode."""
     ids = _node_ids(region) if region is not None else None
     for a in scope.assignments:
@@ -168,14 +173,15 @@ def _keeps_state(file_model: FileModel, scope, region) -> bool:
     return False
 
 
-def _is_no_grad(file_model: FileModel, expr) -> bool:
+def _is_no_grad(file_model: FileModel, expr: cst.BaseExpression) -> bool:
     func = expr.func if isinstance(expr, cst.Call) else expr
     return file_model.names.qualify(dotted(func)) in _NO_GRAD
 
 
-def _no_grad_uses(file_model: FileModel, scope):
+def _no_grad_uses(file_model: FileModel, scope: Scope) -> Iterator[Tuple[cst.BaseExpression, Optional[cst.With]]]:
     """``(node, region)`` for each no_grad decorator (region: the function) or with item (the with)."""
-    for decorator in scope.node.decorators:
+    decorators = scope.node.decorators if isinstance(scope.node, cst.FunctionDef) else ()  # (asked of functions)
+    for decorator in decorators:
         if _is_no_grad(file_model, decorator.decorator):
             yield decorator.decorator, None
     for call in scope.calls:
@@ -185,7 +191,7 @@ def _no_grad_uses(file_model: FileModel, scope):
                 yield call.node, stmt
 
 
-def _inplace_after(file_model: FileModel, scope, region) -> bool:
+def _inplace_after(file_model: FileModel, scope: Scope, region: Optional[cst.With]) -> bool:
     """Tensors made under inference_mode cannot be changed in place outside it.
 
     Looks for in-place changes, after the region, of the names a ``with``
@@ -207,7 +213,7 @@ def _inplace_after(file_model: FileModel, scope, region) -> bool:
     return False
 
 
-def _bound_by(stmt) -> list:
+def _bound_by(stmt: cst.CSTNode) -> list:
     if isinstance(stmt, cst.Assign):
         return [p for t in stmt.targets for p in bound_paths(t.target)]
     if isinstance(stmt, cst.AnnAssign):
@@ -215,24 +221,26 @@ def _bound_by(stmt) -> list:
     return []
 
 
-def _roots(paths) -> set:
+def _roots(paths: Iterable[str]) -> Set[str]:
     return {p.split(".", 1)[0] for p in paths}
 
 
-def _node_ids(region) -> set:
+def _node_ids(region: cst.With) -> set:
     ids: set = set()
     walk(region, lambda n: ids.add(id(n)), lambda n: None)
     return ids
 
 
-def _inplace_method(name) -> bool:
+def _inplace_method(name: str) -> bool:
     return bool(name) and name.endswith("_") and not name.startswith("_")
 
 
-def _rename(file_model: FileModel, node) -> Fix:
+def _rename(file_model: FileModel, node: cst.BaseExpression) -> Fix:
     """``torch.no_grad()`` -> ``torch.inference_mode()``, with the file's alias of torch."""
     func = node.func if isinstance(node, cst.Call) else node
-    head = dotted(func).split(".", 1)[0]
+    path = dotted(func)
+    assert path is not None  # a no_grad the file names
+    head = path.split(".", 1)[0]
     torch = head if file_model.names.aliases.get(head) == "torch" else file_model.names.torch_alias
     new_func = cst.Attribute(cst.Name(torch), cst.Name("inference_mode"))
     new = node.with_changes(func=new_func) if isinstance(node, cst.Call) else cst.Call(func=new_func)

@@ -1,17 +1,23 @@
 """TL201: a training loop steps the optimizer but never clears gradients."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple
 from torchlint.model import FileModel
 from torchlint.edits import enclosing_statement, first_statement, insert_after, insert_before, parent_map
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import BACKWARD_CALL
 
+if TYPE_CHECKING:
+    from torchlint.edits import Statement
+    from torchlint.model.records import CallSite, Loop, LoopRole
+    from torchlint.rule import Finding
+
 # Calls that take the optimizer without clearing it.
 _PASSIVE = frozenset("step unscale_ update clip_grad_norm_ clip_grad_value_ state_dict".split())
 
 
-def _optimizer_handed_off(file_model: FileModel, calls, optimizers) -> bool:
+def _optimizer_handed_off(file_model: FileModel, calls: List[CallSite], optimizers: Set[Optional[str]]) -> bool:
     """The optimizer goes to code we cannot see (another module), which may clear it."""
     for call in calls:
         if call.method in _PASSIVE or file_model.resolve(call) is not None:
@@ -21,7 +27,7 @@ def _optimizer_handed_off(file_model: FileModel, calls, optimizers) -> bool:
     return False
 
 
-def _built_each_iteration(loop, optimizers) -> bool:
+def _built_each_iteration(loop: Loop, optimizers: Set[Optional[str]]) -> bool:
     """A new optimizer every iteration usually comes with new leaves to optimise."""
     return any(
         loop.contains(a.order) and a.kind == "assign" and any(dotted(t) in optimizers for t in a.targets)
@@ -29,7 +35,7 @@ def _built_each_iteration(loop, optimizers) -> bool:
     )
 
 
-def _zero_grad_fix(file_model: FileModel, loop, role):
+def _zero_grad_fix(file_model: FileModel, loop: Loop, role: LoopRole) -> Optional[Fix]:
     """``opt.zero_grad()`` once per iteration for each optimizer the loop steps.
 
     At the start of the loop body when every step runs on every iteration;
@@ -52,8 +58,9 @@ def _zero_grad_fix(file_model: FileModel, loop, role):
         bound = [p for t in a.targets for p in bound_paths(t)]
         if any(opt == p or opt.startswith(p + ".") for opt in optimizers for p in bound):
             return None
-    statements = [enclosing_statement(file_model, step.node) for step, _ in steps]
-    if not optimizers or None in statements:
+    found = [enclosing_statement(file_model, step.node) for step, _ in steps]
+    statements = [stmt for stmt in found if stmt is not None]
+    if not optimizers or len(statements) < len(found):
         return None
     parents = parent_map(file_model)
     if any(parents.get(id(stmt)) is not loop.node.body for stmt in statements):
@@ -66,9 +73,10 @@ def _zero_grad_fix(file_model: FileModel, loop, role):
                ((first, insert_before(first, *calls)),))
 
 
-def _clear_after_each_step(steps, statements):
+def _clear_after_each_step(steps: List[Tuple[CallSite, str]], statements: List[Statement]
+                           ) -> Fix:
     """``opt.zero_grad()`` right after each statement that steps ``opt``."""
-    clears = {}
+    clears: Dict[Statement, List[str]] = {}
     for (_, name), stmt in zip(steps, statements):
         clears.setdefault(stmt, [])
         if name not in clears[stmt]:
@@ -137,7 +145,7 @@ loop, or accumulates across iterations through code torchlint cannot see
 (another module clears them every N steps), are discarded.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         training = {}
         for loop in file_model.loops():
             role = file_model.loop_role(loop)

@@ -1,12 +1,17 @@
 """TL202: zero_grad() between backward() and step() throws the gradients away."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, List, Optional, Set
 from torchlint.model import FileModel
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite, Scope
+    from torchlint.rule import Finding
 
-def _backward_in_helper(file_model: FileModel, call) -> bool:
+
+def _backward_in_helper(file_model: FileModel, call: CallSite) -> bool:
     """A same-module function called here that runs a backward."""
     target = file_model.resolve(call)
     return target is not None and any(file_model.is_backward(c) for c in file_model.reachable_calls(target))
@@ -51,7 +56,7 @@ optimizer.step()
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
             steps = [c for c in scope.calls if file_model.stepped_optimizer(c) and not file_model.is_closure_step(c)]
             if not steps:
@@ -64,7 +69,8 @@ optimizer.step()
                     yield self.report(zero.node)
 
     @staticmethod
-    def _clears(file_model: FileModel, zero, optimizer, optimizers, zeros) -> bool:
+    def _clears(file_model: FileModel, zero: CallSite, optimizer: Optional[str], optimizers: Set[Optional[str]],
+                zeros: List[CallSite]) -> bool:
         """Does this zero_grad() clear the gradients ``optimizer`` is about to use?"""
         if zero.receiver == optimizer:
             return True
@@ -74,7 +80,8 @@ optimizer.step()
         modules = {z.receiver for z in zeros if not file_model.is_optimizer(z.receiver)}
         return len(optimizers) == 1 and len(modules) == 1
 
-    def _next_step(self, file_model: FileModel, scope, zero, steps, optimizers, zeros):
+    def _next_step(self, file_model: FileModel, scope: Scope, zero: CallSite, steps: List[CallSite],
+                   optimizers: Set[Optional[str]], zeros: List[CallSite]) -> Optional[CallSite]:
         for step in steps:
             same_block = step.site.block == zero.site.block and step.site.index > zero.site.index
             if same_block and self._clears(file_model, zero, file_model.stepped_optimizer(step), optimizers, zeros):
@@ -82,7 +89,7 @@ optimizer.step()
         return None
 
     @staticmethod
-    def _backward_before(file_model: FileModel, scope, zero, step) -> bool:
+    def _backward_before(file_model: FileModel, scope: Scope, zero: CallSite, step: CallSite) -> bool:
         """A backward earlier in this iteration, none between zero_grad and step."""
         loop = zero.site.loop
         optimizer = file_model.stepped_optimizer(step)

@@ -1,13 +1,19 @@
 """TL203: a backward() through a forward pass whose weights an optimizer.step() already changed."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, List, Tuple, Union
 from torchlint.model import FileModel, differentiated
 from torchlint.model.steps import forward_sources, may_run_after, model_called, updates_model
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite, Loop, Scope
+    from torchlint.rule import Finding
 
-def _updated_by_step(file_model: FileModel, sources, step, optimizer, span) -> bool:
+
+def _updated_by_step(file_model: FileModel, sources: List[CallSite], step: CallSite, optimizer: str,
+                     span: Union[Loop, Scope]) -> bool:
     """Did one of the forward passes ``sources`` run before ``step`` (in this iteration),
     through a model that ``optimizer`` updates?"""
     for source in sources:
@@ -80,18 +86,19 @@ optimizerG.step()
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
             backwards = [c for c in scope.calls if file_model.is_backward(c)]
             if len(backwards) < 2:
                 continue
-            steps = [(c, file_model.stepped_optimizer(c)) for c in scope.calls if file_model.stepped_optimizer(c)]
+            steps = [(c, optimizer) for c in scope.calls if (optimizer := file_model.stepped_optimizer(c))]
             for backward in backwards:
                 if self._after_step_through_stale_graph(file_model, scope, backward, backwards, steps):
                     yield self.report(backward.node)
 
     @staticmethod
-    def _after_step_through_stale_graph(file_model: FileModel, scope, backward, backwards, steps) -> bool:
+    def _after_step_through_stale_graph(file_model: FileModel, scope: Scope, backward: CallSite,
+                                        backwards: List[CallSite], steps: List[Tuple[CallSite, str]]) -> bool:
         span = backward.site.loop or scope
         sources = None  # the forward passes the loss comes from, read once
         for step, optimizer in steps:

@@ -1,6 +1,7 @@
 """TL204: scheduler.step() before optimizer.step() in the same iteration skips the first learning rate."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Optional, Set
 import libcst as cst
 
 from torchlint.model import FileModel
@@ -10,11 +11,15 @@ from torchlint.model.steps import may_run_after, optimizers_stepped_by
 from torchlint.model.tree import ancestors
 from torchlint.rule import Rule
 
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite, Loop
+    from torchlint.rule import Finding
+
 # The torch release since which the optimizer steps before the scheduler.
 _ORDER_REVERSED = (1, 1)
 
 
-def _steps_its_optimizer(file_model: FileModel, call, optimizer) -> bool:
+def _steps_its_optimizer(file_model: FileModel, call: CallSite, optimizer: Optional[str]) -> bool:
     """Does ``call`` step the scheduler's optimizer (any optimizer, when that is not known)?
 
     A helper counts when it steps that optimizer by name or is handed it
@@ -28,7 +33,7 @@ def _steps_its_optimizer(file_model: FileModel, call, optimizer) -> bool:
     )
 
 
-def _deliberate(file_model: FileModel, loop, scheduler_call) -> bool:
+def _deliberate(file_model: FileModel, loop: Loop, scheduler_call: CallSite) -> bool:
     """Signs the author steps the scheduler first on purpose and knows what it does:
 
     * a guard that reads the iteration count or compares numbers (``if epoch > 0:
@@ -51,14 +56,14 @@ def _deliberate(file_model: FileModel, loop, scheduler_call) -> bool:
     )
 
 
-def _catches_warnings(item) -> bool:
+def _catches_warnings(item: cst.BaseExpression) -> bool:
     return isinstance(item, cst.Call) and (dotted(item.func) or "").endswith("catch_warnings")
 
 
 _ORDERING = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 
-def _counts(test, counters) -> bool:
+def _counts(test: cst.BaseExpression, counters: Set[str]) -> bool:
     """Does an ``if`` test compare numbers, take a modulo or read the loop's counter?"""
     stack = [test]
     while stack:
@@ -148,29 +153,31 @@ for epoch in range(epochs):
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if file_model.target_torch_version < _ORDER_REVERSED:
             return
         for call in file_model.calls:
-            if call.method != "step" or call.node.args or call.site.loop is None:
+            loop = call.site.loop
+            if call.method != "step" or call.node.args or loop is None:
                 continue
             scheduler = scheduler_of(file_model, call.receiver, call.scope)
             if scheduler is None or scheduler.takes_metric:
                 continue
-            if self._before_optimizer_step(file_model, call, scheduler.optimizer):
+            if self._before_optimizer_step(file_model, call, loop, scheduler.optimizer):
                 yield self.report(call.node)
 
     @staticmethod
-    def _before_optimizer_step(file_model: FileModel, call, optimizer) -> bool:
+    def _before_optimizer_step(file_model: FileModel, call: CallSite, loop: Loop, optimizer: Optional[str]) -> bool:
         """In one iteration of the innermost loop around ``call``: no step of its optimizer
-        before it, one after it that the same pass can reach, and no sign it is meant."""
-        iteration = file_model.calls_in(call.site.loop)
+        before it, one after it that the same pass can reach, and no sign it is meant.
+        ``loop``: the one around ``call`` (``call.site.loop``)."""
+        iteration = file_model.calls_in(loop)
         if any(c.order < call.order and _steps_its_optimizer(file_model, c, optimizer) for c in iteration):
             return False  # the end of an iteration whose optimizer stepped first
         later = [c for c in iteration if c.order > call.order and _steps_its_optimizer(file_model, c, optimizer)]
         if not any(may_run_after(call.scope, call.node, c.node) for c in later):
             return False
-        return not _deliberate(file_model, call.site.loop, call)
+        return not _deliberate(file_model, loop, call)
 
     valid = (
         """\

@@ -1,7 +1,7 @@
 """TL205: a gradient clip that runs where it cannot change what the optimizer applies."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -17,6 +17,11 @@ from torchlint.model.grad_flow import (
 from torchlint.model.records import Loop
 from torchlint.rule import Fix, Rule
 
+if TYPE_CHECKING:
+    from torchlint.model.grad_flow import GradEvent
+    from torchlint.model.records import CallSite, Scope
+    from torchlint.rule import Finding
+
 _AFTER_STEP = ("gradient clipping after optimizer.step() changes gradients no step uses before they are "
                "cleared; clip after backward() and before step()")
 _BEFORE_BACKWARD = ("gradient clipping before this iteration's backward() clips old or zeroed gradients, "
@@ -25,7 +30,8 @@ _SPENT = ("gradient clipping of a stored parameters() generator, already used up
           "nothing; store list(model.parameters()) or call model.parameters() again")
 
 
-def _after_step(file_model: FileModel, clip, span, events):
+def _after_step(file_model: FileModel, clip: CallSite, span: Union[Loop, Scope],
+                events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
     """``backward(); step(); clip()``: nothing steps the clipped gradients before they are
     cleared. The step the clip should come before, or None."""
     step = last_before(file_model, events, clip, ("step",))
@@ -39,7 +45,8 @@ def _after_step(file_model: FileModel, clip, span, events):
     return step if not later and _clears_every_pass(file_model, span, events) else None
 
 
-def _before_backward(file_model: FileModel, clip, span, events):
+def _before_backward(file_model: FileModel, clip: CallSite, span: Union[Loop, Scope],
+                     events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
     """``zero_grad(); clip(); backward(); step()``: the clip sees gradients backward() then
     replaces. The backward the clip should come after, or None."""
     if last_before(file_model, events, clip, ("backward", "step")) is not None:
@@ -58,11 +65,11 @@ def _before_backward(file_model: FileModel, clip, span, events):
     return backward if clears_first else None
 
 
-def _clears_every_pass(file_model: FileModel, span, events) -> bool:
+def _clears_every_pass(file_model: FileModel, span: Union[Loop, Scope], events: Tuple[GradEvent, ...]) -> bool:
     return any(e.kind == "clear" and unconditional(file_model, e.call, span) for e in events)
 
 
-def _move_fix(file_model: FileModel, clip, anchor, after: bool) -> Optional[Fix]:
+def _move_fix(file_model: FileModel, clip: CallSite, anchor: CallSite, after: bool) -> Optional[Fix]:
     """Move the clip's statement to just after (or before) ``anchor``'s, in the same block,
     when nothing in between rebinds a name the clip reads."""
     clip_stmt, anchor_stmt = lone_call_statement(file_model, clip.node), enclosing_statement(file_model, anchor.node)
@@ -82,11 +89,11 @@ def _move_fix(file_model: FileModel, clip, anchor, after: bool) -> Optional[Fix]
     return Fix(f"move `{code}` {where}", ((anchor_stmt, moved), (clip_stmt, cst.RemoveFromParent())))
 
 
-def _list_fix(file_model: FileModel, clip) -> Optional[Fix]:
+def _list_fix(file_model: FileModel, clip: CallSite) -> Optional[Fix]:
     """``params = list(model.parameters())``: a list every use can read."""
     binding = parameters_generator_binding(file_model, clip)
-    if binding is None or shadowed(binding.site.scope, "list"):
-        return None
+    if binding is None or binding.value is None or shadowed(binding.site.scope, "list"):
+        return None  # (an assignment: it has a value)
     value = binding.value
     listed = cst.Call(func=cst.Name("list"), args=[cst.Arg(value=value)])
     return Fix(f"store `list({source_of(value)})`", ((value, listed),))
@@ -162,7 +169,7 @@ the clip starts to work, so every step that had a larger gradient norm
 than `max_norm` now takes a smaller step.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for call in file_model.calls:
             kind = clip_kind(file_model, call)
             if kind is None:
@@ -177,7 +184,7 @@ than `max_norm` now takes a smaller step.
                 yield self.report(call.node, message, fix=_move_fix(file_model, call, anchor.call, after))
 
     @staticmethod
-    def _misplaced(file_model: FileModel, clip):
+    def _misplaced(file_model: FileModel, clip: CallSite) -> Optional[Tuple[str, GradEvent, bool]]:
         """(message, the event the clip belongs next to, whether after it), or None."""
         span = iteration_of(clip)
         if span is None or measures_only(file_model, clip):

@@ -1,18 +1,23 @@
 """TL206: a GradScaler's scaled gradients clipped, stepped past the scaler, or never updated."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
 from torchlint.edits import enclosing_statement, insert_after, insert_before, lone_call_statement
 from torchlint.model import FileModel
-from torchlint.model.expr import dotted, identifiers, positional
+from torchlint.model.expr import dotted, identifiers, keyword, positional
 from torchlint.model.grad_flow import (
     alternative_to, between, clip_kind, grad_scaler_state, iteration_events, iteration_of, measures_only, reaching,
     runs_whenever, scaler_step,
 )
 from torchlint.rule import Fix, Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.grad_flow import GradEvent
+    from torchlint.model.records import CallSite, Loop, Scope
+    from torchlint.rule import Finding
 
 _CLIP = ("gradient clipping of scaled gradients: scaler.scale(loss).backward() left them multiplied by "
          "the loss scale, so max_norm is compared with norms about 65536 times too large; call "
@@ -23,12 +28,13 @@ _UPDATE = ("scaler.step(optimizer) in a loop without scaler.update() in the loop
            "unscale_() or step() raises RuntimeError; call scaler.update() after the step(s) of each iteration")
 
 
-def _span_events(file_model: FileModel, call):
+def _span_events(file_model: FileModel, call: CallSite) -> Tuple[Union[Loop, Scope], Tuple[GradEvent, ...]]:
     span = iteration_of(call) or call.scope
     return span, iteration_events(file_model, span)
 
 
-def _scaled_and_not_unscaled(file_model: FileModel, call, events):
+def _scaled_and_not_unscaled(file_model: FileModel, call: CallSite,
+                             events: Tuple[GradEvent, ...]) -> Optional[GradEvent]:
     """A scaled backward whose gradients ``call`` may see, with no ``unscale_`` since."""
     for backward in reaching(file_model, events, call, ("backward",)):
         if backward.scaler and not between(file_model, events, backward.call, call, ("unscale", "step", "opaque")):
@@ -36,7 +42,8 @@ def _scaled_and_not_unscaled(file_model: FileModel, call, events):
     return None
 
 
-def _unscale_fix(file_model: FileModel, clip, backward, events) -> Optional[Fix]:
+def _unscale_fix(file_model: FileModel, clip: CallSite, backward: GradEvent,
+                 events: Tuple[GradEvent, ...]) -> Optional[Fix]:
     """``scaler.unscale_(optimizer)`` just before the clip, where the scaled backward always runs
     before it and one optimizer is stepped by that scaler afterwards (and not unscaled again)."""
     scaler = backward.scaler
@@ -56,7 +63,7 @@ def _unscale_fix(file_model: FileModel, clip, backward, events) -> Optional[Fix]
     return Fix(f"call `{code}` before clipping", ((stmt, insert_before(stmt, code)),))
 
 
-def _through_scaler_fix(file_model: FileModel, step) -> Optional[Fix]:
+def _through_scaler_fix(file_model: FileModel, step: CallSite) -> Optional[Fix]:
     """``optimizer.step()`` -> ``scaler.step(optimizer)`` (and ``scaler.update()`` unless the
     iteration has one), where the scaled backward always runs before the step."""
     span, events = _span_events(file_model, step)
@@ -73,7 +80,7 @@ def _through_scaler_fix(file_model: FileModel, step) -> Optional[Fix]:
     return Fix(f"step through the scaler: {', '.join(f'`{c}`' for c in codes)}", ((stmt, new),))
 
 
-def _update_fix(file_model: FileModel, step, loop) -> Optional[Fix]:
+def _update_fix(file_model: FileModel, step: CallSite, loop: Loop) -> Optional[Fix]:
     """``scaler.update()`` right after the loop's only ``scaler.step(optimizer)``."""
     stmt = lone_call_statement(file_model, step.node)
     if stmt is None or loop is not step.site.loop:
@@ -87,17 +94,17 @@ def _update_fix(file_model: FileModel, step, loop) -> Optional[Fix]:
     return Fix(f"call `{code}` after the step", ((stmt, insert_after(stmt, code)),))
 
 
-def _loop_names(loop) -> set:
+def _loop_names(loop: Loop) -> set:
     return set(identifiers(loop.node.target)) if hasattr(loop.node, "target") else set()
 
 
-def _same_scaler(file_model: FileModel, receiver, scaler: str) -> bool:
+def _same_scaler(file_model: FileModel, receiver: Optional[str], scaler: Optional[str]) -> bool:
     """``update()`` on this scaler, or on another name that may alias it (``scaler = self.scaler``)."""
     return receiver == scaler or grad_scaler_state(file_model, receiver) is not None or (
         receiver is not None and "scaler" in receiver.lower())
 
 
-def _may_update_elsewhere(file_model: FileModel, call, scaler: str) -> bool:
+def _may_update_elsewhere(file_model: FileModel, call: CallSite, scaler: str) -> bool:
     """Code we cannot see that gets the scaler (or, for ``self.scaler``, is a method of self
     or of a base class)."""
     if file_model.resolve(call) is not None or file_model.qualify(call) is not None:
@@ -107,11 +114,12 @@ def _may_update_elsewhere(file_model: FileModel, call, scaler: str) -> bool:
         return scaler.startswith("self.")
     if any(dotted(a.value) == scaler for a in call.node.args):
         return True
-    return scaler.startswith("self.") and (call.callee or "").startswith("self.") and call.callee.count(".") == 1 \
-        and grad_scaler_state(file_model, call.callee) is None and not _is_attribute(file_model, call.callee)
+    callee = call.callee or ""
+    return scaler.startswith("self.") and callee.startswith("self.") and callee.count(".") == 1 \
+        and grad_scaler_state(file_model, callee) is None and not _is_attribute(file_model, callee)
 
 
-def _is_attribute(file_model: FileModel, path: str) -> bool:
+def _is_attribute(file_model: FileModel, path: Optional[str]) -> bool:
     """``self.model`` bound in this file: calling it runs a module, not a method that could update."""
     return any(path in map(dotted, a.targets) for a in file_model.assignments)
 
@@ -201,7 +209,7 @@ fixes are unsafe because they change the numbers training produces, on
 purpose.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for call in file_model.calls:
             if clip_kind(file_model, call) == "torch" and not measures_only(file_model, call):
                 span, events = _span_events(file_model, call)
@@ -216,7 +224,7 @@ purpose.
                     yield self.report(call.node, _UPDATE, fix=_update_fix(file_model, call, loop))
 
     @staticmethod
-    def _steps_past_scaler(file_model: FileModel, call) -> bool:
+    def _steps_past_scaler(file_model: FileModel, call: CallSite) -> bool:
         optimizer = file_model.stepped_optimizer(call)
         if optimizer is None or optimizer != call.receiver or file_model.is_closure_step(call):
             return False
@@ -231,11 +239,13 @@ purpose.
         return not alternative_to(file_model, call, scaler_steps)
 
     @staticmethod
-    def _loop_without_update(file_model: FileModel, step):
+    def _loop_without_update(file_model: FileModel, step: CallSite) -> Optional[Loop]:
         """The loop that repeats ``scaler.step(opt)`` with no ``scaler.update()``, or None."""
         scaler = step.receiver
+        assert scaler is not None  # scaler_step(step) named it
         loop = step.site.loop
-        stepped = set(identifiers(positional(step.node, 0)))
+        optimizer = positional(step.node, 0) or keyword(step.node, "optimizer")
+        stepped = set(identifiers(optimizer)) if optimizer is not None else set()
         # ``for opt in optimizers: scaler.step(opt)``: one step per optimizer, updated after the loop.
         while loop is not None and _loop_names(loop) & stepped:
             loop = loop.parent

@@ -2,16 +2,21 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Dict, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
 from torchlint.edits import method_call, source_of
-from torchlint.model import FileModel
+from torchlint.model import FileModel, Loop
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.expr import bound_paths, dotted, is_constant, positional
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
 from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
+
+if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, Scope
+    from torchlint.rule import Finding
 
 _RESETS = frozenset(("clear",))
 
@@ -29,7 +34,7 @@ def _may_store(node: ast.AST) -> bool:
     return False
 
 
-def _self_sum(a, container: str) -> bool:
+def _self_sum(a: Assignment, container: str) -> bool:
     """``total = total + x`` (or ``x + total``): the accumulating spelling of ``total += x``."""
     return (
         a.kind == "assign" and len(a.targets) == 1 and dotted(a.targets[0]) == container
@@ -38,7 +43,7 @@ def _self_sum(a, container: str) -> bool:
     )
 
 
-def _container_of(node: cst.BaseExpression):
+def _container_of(node: cst.BaseExpression) -> Optional[str]:
     """``log`` of ``log[split].append``'s receiver, ``self.stats`` of ``self.stats[k] += l``:
     the named container that keeps what goes into one of its entries."""
     if isinstance(node, cst.Attribute):
@@ -149,7 +154,7 @@ backward raises or those terms silently stop contributing gradients. No fix
 is offered for `extend(...)` or for literals such as tuples.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
             hook = scope.class_name is not None and scope.name == "training_step"
             if not scope.loops and not hook or file_model.part_of_forward(scope):
@@ -163,13 +168,14 @@ is offered for `extend(...)` or for literals such as tuples.
                     continue
                 if context.handed_to_caller(container, loop):
                     continue
+                assert value is not None  # it carries a graph
                 yield self.report(node, fix=_detach_fix(node, container, value))
 
     @staticmethod
-    def _stores(scope):
+    def _stores(scope: Scope) -> Iterator[Tuple[cst.CSTNode, str, Optional[cst.BaseExpression], int, str]]:
         """(node, container, stored value, order, kind) for each way of keeping a value."""
         for call in scope.calls:
-            index = STORE_METHODS.get(call.method)
+            index = STORE_METHODS.get(call.method or "")
             if index is None:
                 continue
             receiver = call.receiver or _container_of(call.node.func)
@@ -186,10 +192,10 @@ is offered for `extend(...)` or for literals such as tuples.
                 path = dotted(target)
                 if path and _self_sum(a, path):
                     yield a.node, path, a.value, a.order, "accumulate"
-                elif isinstance(target, cst.Subscript) and dotted(target.value):
+                elif isinstance(target, cst.Subscript) and (container := dotted(target.value)):
                     keys = [s.slice.value for s in target.slice if isinstance(s.slice, cst.Index)]
                     if keys and not all(is_constant(k) for k in keys):
-                        yield a.node, dotted(target.value), a.value, a.order, "store"
+                        yield a.node, container, a.value, a.order, "store"
 
     valid = (
         """\
@@ -280,7 +286,7 @@ _NOT_A_TENSOR = (
 )
 
 
-def _detach_fix(node, container, value):
+def _detach_fix(node: cst.CSTNode, container: str, value: cst.BaseExpression) -> Optional[Fix]:
     """Store ``value.detach()``: the same tensor (type, device, value), without its graph.
 
     For ``total = total + loss`` only the added value is detached; ``extend``
@@ -301,21 +307,21 @@ def _detach_fix(node, container, value):
 class _ScopeContext:
     """Facts about one scope that every store in it shares, computed on demand."""
 
-    def __init__(self, file_model: FileModel, scope, hook: bool) -> None:
+    def __init__(self, file_model: FileModel, scope: Scope, hook: bool) -> None:
         self.file_model = file_model
         self.scope = scope
         self.hook = hook
-        self._iteration = {}
-        self._backprop = None
-        self._outlives = {}  # (container, loop): a loop of 10,000 appends asks once
+        self._iteration: Dict[Loop, bool] = {}
+        self._backprop: Optional[frozenset] = None
+        self._outlives: Dict[Tuple[str, int], bool] = {}  # (container, loop): a loop of 10,000 appends asks once
 
     @property
-    def backprop(self) -> set:
+    def backprop(self) -> frozenset:
         if self._backprop is None:
             self._backprop = consumed_by_backward(self.file_model, self.scope)
         return self._backprop
 
-    def is_iteration(self, loop) -> bool:
+    def is_iteration(self, loop: Loop) -> bool:
         if loop not in self._iteration:
             file_model = self.file_model
             role = file_model.loop_role(loop)
@@ -323,7 +329,7 @@ class _ScopeContext:
             self._iteration[loop] = role.trains or role.data or evaluates
         return self._iteration[loop]
 
-    def iteration(self, order, container):
+    def iteration(self, order: int, container: str) -> Union[Loop, Scope, None]:
         """The innermost iteration loop around ``order``: it decides what "per iteration" means.
 
         Lightning's ``training_step`` is one iteration of a loop we cannot see.
@@ -337,14 +343,14 @@ class _ScopeContext:
             return self.scope
         return inner
 
-    def outlives(self, container: str, loop) -> bool:
+    def outlives(self, container: str, loop: Union[Loop, Scope]) -> bool:
         """Is ``container`` bound outside ``loop`` and never reset inside it?"""
         key = (container, id(loop))
         if key not in self._outlives:
             self._outlives[key] = self._outlives_uncached(container, loop)
         return self._outlives[key]
 
-    def _outlives_uncached(self, container: str, loop) -> bool:
+    def _outlives_uncached(self, container: str, loop: Union[Loop, Scope]) -> bool:
         for a in self.scope.assignments:
             if not loop.contains(a.order) or a.kind == "aug" or _self_sum(a, container):
                 continue  # adding to the container is not resetting it
@@ -361,13 +367,13 @@ class _ScopeContext:
                 return False
         return True
 
-    def handed_to_caller(self, container: str, loop) -> bool:
+    def handed_to_caller(self, container: str, loop: Union[Loop, Scope]) -> bool:
         """Micro-batching: chunks gathered in a loop that does not train, then returned.
 
         ``total += loss; return total`` or ``outs.append(enc(c)); return cat(outs)``:
         the caller owns that graph and may backpropagate it.
         """
-        if loop is self.scope or self.file_model.loop_role(loop).trains:
+        if loop is self.scope or (isinstance(loop, Loop) and self.file_model.loop_role(loop).trains):
             return False
         if is_eval_function_name(self.scope.name):
             return False

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -17,10 +18,14 @@ from torchlint.rule import Fix, Rule
 from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.tree_gate import TreeIndex
 
+if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, CallSite, Loop
+    from torchlint.rule import Finding
+
 _RETAINS = text_search(r"retain_graph\s*=\s*True")
 
 
-def _later_backward(file_model: FileModel, call, loop) -> bool:
+def _later_backward(file_model: FileModel, call: CallSite, loop: Loop) -> bool:
     """Another backward through the graph later in the same iteration (maybe in a helper)."""
     for later in file_model.calls_between(call.order + 1, loop.end):
         if file_model.is_backward(later) or file_model.is_autograd_grad(later):
@@ -33,7 +38,7 @@ def _later_backward(file_model: FileModel, call, loop) -> bool:
     return False
 
 
-def graph_roots(expr) -> set:
+def graph_roots(expr: Optional[cst.BaseExpression]) -> set:
     """The variables a backward starts from: ``output`` in ``output[0][i]``,
     ``loss`` in ``scaler.scale(loss)`` (with ``scaler``), both sides of ``a + b``."""
     if isinstance(expr, cst.Name):
@@ -52,7 +57,7 @@ def graph_roots(expr) -> set:
     return set()
 
 
-def graph_origin(call, loop):
+def graph_origin(call: CallSite, loop: Loop) -> Tuple[bool, bool]:
     """Where the graph a retained backward differentiates comes from, as (shared, carried).
 
     shared: a tensor computed before the loop (a shared trunk, a Jacobian's
@@ -66,10 +71,11 @@ def graph_origin(call, loop):
     return _origin_of(graph_roots(source), loop)
 
 
-def _origin_of(roots: set, loop):
+def _origin_of(roots: set, loop: Loop) -> Tuple[bool, bool]:
     """``graph_origin`` for the graph that starts from the variables ``roots``."""
     targets = set(bound_paths(loop.node.target)) if isinstance(loop.node, cst.For) else set()
-    inside, before = {}, {}
+    inside: Dict[str, List[Assignment]] = {}
+    before: Dict[str, List[Assignment]] = {}
     for a in loop.scope.assignments:
         if a.order >= loop.end:
             continue
@@ -96,7 +102,7 @@ def _origin_of(roots: set, loop):
     return False, carried
 
 
-def graph_roots_of_iter(expr) -> set:
+def graph_roots_of_iter(expr: Optional[cst.BaseExpression]) -> set:
     if isinstance(expr, (cst.Tuple, cst.List)):
         return set().union(*(graph_roots(el.value) for el in expr.elements)) if expr.elements else set()
     if isinstance(expr, cst.Call) and dotted(expr.func) in ("zip", "enumerate"):
@@ -107,7 +113,7 @@ def graph_roots_of_iter(expr) -> set:
 _NOT_TENSOR_BUILTINS = frozenset("len int float range list dict tuple set str bool zip enumerate".split())
 
 
-def _computed(value) -> bool:
+def _computed(value: Optional[cst.BaseExpression]) -> bool:
     """Returned by a computation (``model.trunk(x)``, ``autograd.grad(...)[0]``), not a
     class instance, a literal or a constant; those never carry a graph to share."""
     while isinstance(value, (cst.Subscript, cst.Attribute)):
@@ -118,7 +124,7 @@ def _computed(value) -> bool:
     return not name[:1].isupper() and name not in _NOT_TENSOR_BUILTINS and name not in GRAPH_FREE_FACTORIES
 
 
-def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop):
+def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop: Loop) -> Optional[Fix]:
     """Remove ``retain_graph=True``, unless the loop carries recurrent state (TL303's
     ``out, h = rnn(x, h)``): the next backward then goes through this graph."""
     from torchlint.model.carry import Flow, carried_states
@@ -131,13 +137,13 @@ def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop):
     return None
 
 
-def _hands_an_optimizer(call) -> bool:
+def _hands_an_optimizer(call: ast.Call) -> bool:
     values = [*call.args, *(k.value for k in call.keywords)]
     return any(isinstance(v, (ast.Name, ast.Attribute)) and is_optimizer_name(last_name(ast_dotted(v) or ""))
                for v in values)
 
 
-def _called_in_a_training_loop(file_model: FileModel, call) -> bool:
+def _called_in_a_training_loop(file_model: FileModel, call: CallSite) -> bool:
     """A function (or method) of this file whose last backward retains the graph it built
     itself, called from a loop that steps an optimizer or links its iterations."""
     scope = call.scope
@@ -162,14 +168,14 @@ def _called_in_a_training_loop(file_model: FileModel, call) -> bool:
     return False
 
 
-def _later_project_gradients(file_model: FileModel, call, loop) -> bool:
+def _later_project_gradients(file_model: FileModel, call: CallSite, loop: Loop) -> bool:
     """A later call in the iteration of a project function that computes gradients: it may
     backpropagate through the graph kept for it (a GAN's generator step after the critic's)."""
-    return any(project_function(file_model, later) is not None and project_function(file_model, later).needs_grad
+    return any((summary := project_function(file_model, later)) is not None and summary.needs_grad
                for later in file_model.calls_between(call.order + 1, loop.end))
 
 
-def _tensor_roots(file_model: FileModel, call) -> set:
+def _tensor_roots(file_model: FileModel, call: CallSite) -> set:
     """The variables a call's arguments start from, models, optimizers, loaders and devices
     aside: a tensor among them computed before the loop (``feats = trunk(x)``, then
     ``fit_head(head, feats)`` per head) is a graph every call may share, and must keep."""
@@ -272,7 +278,7 @@ that backward then raises "Trying to backward through the graph a second
 time".
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for call in file_model.calls:
             loop = call.site.loop
             if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
@@ -295,13 +301,13 @@ time".
             yield self.report(call.node, fix=None if carried else _drop_retain_graph(file_model, call.node, loop))
         yield from self._retaining_helpers(file_model)
 
-    def _retaining_helpers(self, file_model: FileModel):
+    def _retaining_helpers(self, file_model: FileModel) -> Iterator[Finding]:
         """A loop here calls a function of another project module whose last backward retains
         its graph: the same leak, reported at the call (the fix is in that module)."""
         for call in file_model.calls:
             loop = call.site.loop
             summary = retains_graph(file_model, call) if loop is not None else None
-            if summary is None or _later_backward(file_model, call, loop) or _later_project_gradients(
+            if loop is None or summary is None or _later_backward(file_model, call, loop) or _later_project_gradients(
                     file_model, call, loop):
                 continue
             shared, carried = _origin_of(_tensor_roots(file_model, call), loop)

@@ -1,10 +1,15 @@
 """TL303: an RNN hidden state is carried into the next batch with its graph."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Tuple, Union
 from torchlint.tree_gate import TreeIndex
 from torchlint.model import FileModel
 from torchlint.model.carry import Flow, carried_states, is_state_name
 from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import Loop, Scope
+    from torchlint.rule import Finding
 
 
 class HiddenStateNotDetached(Rule):
@@ -84,7 +89,7 @@ for x, y in batches:
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         flow, reported = Flow(file_model), set()
         for scope, span in self._iterations(file_model):
             for assignment, _ in carried_states(file_model, flow, scope, span):
@@ -93,7 +98,7 @@ for x, y in batches:
                     yield self.report(assignment.node)
 
     @staticmethod
-    def _iterations(file_model: FileModel):
+    def _iterations(file_model: FileModel) -> Iterator[Tuple[Scope, Union[Loop, Scope]]]:
         """Training iterations: loops that backpropagate or step, and Lightning's training_step."""
         for scope in file_model.scopes:
             if scope.class_name is not None and scope.name == "training_step":

@@ -1,6 +1,7 @@
 """TL304: a graph-carrying tensor handed to a meter that sums it across iterations."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Set
 import libcst as cst
 
 from torchlint.tree_gate import TreeIndex
@@ -9,6 +10,10 @@ from torchlint.model.expr import bound_paths, referenced_paths
 from torchlint.model.sinks import Meters
 from torchlint.model.vocab import CONTAINER_METHODS, is_loader_name
 from torchlint.rule import Fix, Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite
+    from torchlint.rule import Finding
 
 _RESETS = frozenset(("reset", "clear", "reset_states", "zero"))
 
@@ -105,7 +110,7 @@ graph, so the meter's numbers are unchanged. It is safe: a meter is not
 something to backpropagate through.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         meters = Meters(file_model)
         if not meters.accumulating:
             return
@@ -119,9 +124,10 @@ something to backpropagate through.
                     yield self.report(call.node, fix=_detach(arg))
 
     @staticmethod
-    def _per_iteration(file_model: FileModel, call) -> bool:
+    def _per_iteration(file_model: FileModel, call: CallSite) -> bool:
         """Is the call made once per training or data iteration, into a meter that outlives it?"""
         scope, receiver = call.scope, call.receiver
+        assert receiver is not None  # a call on a meter
         loops = [loop for loop in scope.loops if loop.contains(call.order)]
         loops = [loop for loop in loops if file_model.loop_role(loop).trains or file_model.loop_role(loop).data]
         if not loops:
@@ -225,14 +231,15 @@ def train(model, loader, optimizer, criterion):
     )
 
 
-def _backpropagated(file_model: FileModel, call) -> bool:
+def _backpropagated(file_model: FileModel, call: CallSite) -> bool:
     """A backward() through what the object holds (``acc.total.backward()``): an
     accumulator of losses for one backward pass, which needs the graphs."""
-    paths = set()
+    paths: Set[str] = set()
     for c in call.scope.calls:
         if file_model.is_backward(c) or file_model.is_autograd_grad(c):
             paths.update(referenced_paths(c.node))
     receiver = call.receiver
+    assert receiver is not None  # a call on a meter
     return any(p == receiver or p.startswith(receiver + ".") for p in flow_back(paths, call.scope))
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -14,12 +15,18 @@ from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, own_nodes
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard
+
+    from torchlint.model.records import Assignment, Scope, Site
+    from torchlint.rule import Finding
+
 # In-place by name (trailing underscore) but harmless on a leaf.
 _NOT_WRITES = frozenset("requires_grad_ share_memory_ detach_ retain_grad_ record_stream_".split())
 _PARAM_ITERATORS = {"parameters": None, "named_parameters": 1}
 
 
-def _makes_leaf(file_model: FileModel, value) -> bool:
+def _makes_leaf(file_model: FileModel, value: Optional[cst.BaseExpression]) -> bool:
     """``nn.Parameter(...)``, ``torch.zeros(..., requires_grad=True)``, ``x.requires_grad_()``."""
     if not isinstance(value, cst.Call):
         return False
@@ -32,34 +39,35 @@ def _makes_leaf(file_model: FileModel, value) -> bool:
     return _is_factory(file_model, value) and literal_bool(keyword(value, "requires_grad")) is True
 
 
-def _is_factory(file_model: FileModel, value) -> bool:
+def _is_factory(file_model: FileModel, value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and file_model.names.qualify(dotted(value.func)) is not None
 
 
-def leaf_bindings(file_model: FileModel, scope) -> dict:
+def leaf_bindings(file_model: FileModel, scope: Scope) -> dict:
     """path -> [(order, is a leaf that requires grad)] for every binding in ``scope``.
 
     Kept in order so a write sees the binding that reaches it:
     ``x = torch.ones(2); x.add_(1); x = torch.ones(2, requires_grad=True)`` is fine.
     """
-    bindings = {}
+    bindings: Dict[str, List[Tuple[int, bool]]] = {}
     for a in scope.assignments:
         if a.kind == "aug" or a.kind == "del":
             continue
-        leaves = set()
+        leaves: Set[str] = set()
         if a.kind == "assign" and _makes_leaf(file_model, a.value):
             leaves = {p for p in map(dotted, a.targets) if p}
         elif a.kind == "for" and isinstance(a.value, cst.Call):
-            leaves = _parameter_targets(a)
+            leaves = _parameter_targets(a, a.value)
         for target in a.targets:
             for path in bound_paths(target):
                 bindings.setdefault(path, []).append((a.order, path in leaves))
     return bindings
 
 
-def _parameter_targets(a) -> set:
-    """``p`` in ``for p in model.parameters()`` / ``for name, p in m.named_parameters()``."""
-    method = a.value.func.attr.value if isinstance(a.value.func, cst.Attribute) else None
+def _parameter_targets(a: Assignment, iterated: cst.Call) -> Set[str]:
+    """``p`` in ``for p in model.parameters()`` / ``for name, p in m.named_parameters()``
+    (``iterated``: the loop's ``a.value``)."""
+    method = iterated.func.attr.value if isinstance(iterated.func, cst.Attribute) else None
     if method not in _PARAM_ITERATORS:
         return set()
     target = a.targets[0]
@@ -75,10 +83,10 @@ def is_leaf_at(bindings: dict, path: str, order: int) -> bool:
     return bool(reaching) and reaching[-1]
 
 
-def class_parameters(file_model: FileModel, cls) -> set:
+def class_parameters(file_model: FileModel, cls: str) -> set:
     """``self.w`` attributes the methods of ``cls`` bind to an ``nn.Parameter``, and to
     nothing else (``self.w = self.w.detach()`` elsewhere makes it unknown)."""
-    flags = {}
+    flags: Dict[str, List[bool]] = {}
     for scope in file_model.scopes:
         if scope.class_name == cls:
             for path, seen in leaf_bindings(file_model, scope).items():
@@ -97,7 +105,7 @@ def _import_time_construction(tree_index: TreeIndex) -> bool:
     """Import-time code builds a class of this file (``model = Net()``) or calls one of its
     functions, and what that runs writes in place somewhere. Model files of libraries call
     their own config helpers at import (``_cfg(...)``): those write nothing."""
-    for definition, nodes in tree_index.reached(tree_index.import_time_callees()):
+    for definition, nodes in tree_index.reached(n for n in tree_index.import_time_callees() if n is not None):
         writes = [n for n in nodes if _writes_in_place(n)]
         if writes:  # most reached code writes nothing: its locals need no reading
             plain = _plain_locals(definition)
@@ -106,7 +114,7 @@ def _import_time_construction(tree_index: TreeIndex) -> bool:
     return False
 
 
-def _written_name(node: ast.AST):
+def _written_name(node: _Write) -> Optional[str]:
     """``cfgs`` of ``cfgs += [...]`` and of ``mat[i][j] = v``; None for ``lin.weight.add_()``."""
     target = _written(node)
     while isinstance(target, ast.Subscript):
@@ -114,7 +122,7 @@ def _written_name(node: ast.AST):
     return target.id if isinstance(target, ast.Name) else None
 
 
-def _plain_locals(definition) -> dict:
+def _plain_locals(definition: ast.AST) -> dict:
     """line -> the local names of a function that hold no leaf there: bound before that line,
     and only by ``name = value`` with a value ``_makes_a_leaf`` refuses (``[]``, ``{}``,
     ``np.zeros(4)``), never by anything else (a parameter, a loop, ``global``, a lambda's
@@ -123,11 +131,13 @@ def _plain_locals(definition) -> dict:
     if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return {}
     own = list(own_nodes(definition.body))
-    first, literal_targets = {}, set()
+    first: Dict[str, int] = {}
+    literal_targets: Set[int] = set()
     for node in own:
         if isinstance(node, ast.Assign) and not _makes_a_leaf(node.value) \
                 and all(isinstance(t, ast.Name) for t in node.targets):
             for target in node.targets:
+                assert isinstance(target, ast.Name)  # all are
                 first.setdefault(target.id, node.lineno)
                 literal_targets.add(id(target))
         elif isinstance(node, ast.AugAssign):  # the write itself: no binding to the model either
@@ -173,7 +183,7 @@ def _handed_parameters(nodes: list, params: set) -> dict:
     """callee name -> the argument positions and keywords where some call hands it a
     parameter of ``self`` (``clip_(x, self.w)``: ``{"clip_": {1}}``); ``"*"`` after a
     ``*args``, where positions are unknown."""
-    handed = {}
+    handed: Dict[Optional[str], Set[Union[int, str]]] = {}
     for call in nodes:
         if not isinstance(call, ast.Call):
             continue
@@ -214,7 +224,7 @@ def _parameter_attributes(tree_index: TreeIndex) -> set:
             for target in n.targets if isinstance(target, ast.Attribute)}
 
 
-def _callee_name(call: ast.Call):
+def _callee_name(call: ast.Call) -> Optional[str]:
     func = call.func
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
 
@@ -230,23 +240,27 @@ def _self_parameter(node: ast.AST, params: set) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
 
 
-def _written(node: ast.AST) -> ast.AST:
+def _written(node: _Write) -> ast.expr:
     """What a write changes: ``self.w`` of ``self.w.clamp_()``, of ``self.w -= g``, of ``self.w[0] = 0``."""
     if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Attribute)  # a write: ``w.add_(...)``
         return node.func.value
     return node.target if isinstance(node, ast.AugAssign) else node.targets[0]
 
 
-def _written_root(node: ast.AST):
+def _written_root(node: _Write) -> Optional[str]:
     """The name a write starts from: ``self`` for ``self.w.clamp_()`` and ``self.w[0] = 0``."""
-    target = node.func.value if isinstance(node, ast.Call) else (
-        node.target if isinstance(node, ast.AugAssign) else node.targets[0])
+    target = _written(node)
     while isinstance(target, (ast.Attribute, ast.Subscript)):
         target = target.value
     return target.id if isinstance(target, ast.Name) else None
 
 
-def _writes_in_place(node: ast.AST) -> bool:
+# What ``_writes_in_place`` says writes: a method call, an augmented or a subscript assignment.
+_Write = Union[ast.Call, ast.AugAssign, ast.Assign]
+
+
+def _writes_in_place(node: ast.AST) -> TypeGuard[_Write]:
     """``w.add_(1)``, ``w -= g``, ``w[0] = 0`` (not ``w.requires_grad_()``, ``w.detach_()``)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         attr = node.func.attr
@@ -271,15 +285,15 @@ class _Leaves:
 
     def __init__(self, file_model: FileModel) -> None:
         self.file_model = file_model
-        self._bindings = {}
-        self._params_of = {}
+        self._bindings: Dict[Scope, Dict[str, List[Tuple[int, bool]]]] = {}
+        self._params_of: Dict[str, Set[str]] = {}
 
-    def bindings(self, scope) -> dict:
+    def bindings(self, scope: Scope) -> dict:
         if scope not in self._bindings:
             self._bindings[scope] = leaf_bindings(self.file_model, scope)
         return self._bindings[scope]
 
-    def class_parameters(self, scope) -> set:
+    def class_parameters(self, scope: Scope) -> set:
         cls = self.file_model.enclosing_class(scope)
         if cls is None:
             return set()
@@ -287,7 +301,7 @@ class _Leaves:
             self._params_of[cls] = class_parameters(self.file_model, cls)
         return self._params_of[cls]
 
-    def requires_grad_at(self, scope, path: str, order: int, depth: int = 0) -> bool:
+    def requires_grad_at(self, scope: Scope, path: str, order: int, depth: int = 0) -> bool:
         """``path`` holds a leaf that requires grad at ``order`` in ``scope``: bound there to
         one, a ``self.w = nn.Parameter(...)`` of the class, a torch.nn layer's weight or
         bias, or a parameter of the function that every call in this module binds to one
@@ -304,19 +318,19 @@ class _Leaves:
             leaf = depth < 3 and path in scope.params and self._bound_to_leaves(scope, path, depth)
         return leaf and not frozen_for(file_model, scope, order, self._owners(scope, path, order))
 
-    def _bound_to_leaves(self, scope, name: str, depth: int) -> bool:
+    def _bound_to_leaves(self, scope: Scope, name: str, depth: int) -> bool:
         calls = argument_at_calls(self.file_model, scope, name)
         return bool(calls) and all(
-            value is not None and dotted(value) is not None
-            and self.requires_grad_at(call.scope, dotted(value), call.order, depth + 1)
+            value is not None and (path := dotted(value)) is not None
+            and self.requires_grad_at(call.scope, path, call.order, depth + 1)
             for call, value in calls
         )
 
-    def _owners(self, scope, path: str, order: int) -> list:
+    def _owners(self, scope: Scope, path: str, order: int) -> List[str]:
         """``path`` and what it belongs to: ``net`` for ``p`` of ``for p in net.parameters()``."""
         owners = [path]
         reaching = reaching_value(scope, path, order) if "." not in path else None
-        if reaching is not None and reaching[0].kind == "for":
+        if reaching is not None and reaching[0].kind == "for" and reaching[1] is not None:  # a For's iter
             owners.extend(p for p in referenced_paths(reaching[1]) if not p.endswith(("parameters", "named_parameters")))
             owners.extend(p.rsplit(".", 1)[0] for p in referenced_paths(reaching[1]) if "." in p)
         return owners
@@ -394,7 +408,7 @@ for x, y in data:
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         leaves = _Leaves(file_model)
         for scope in file_model.scopes:
             if not self._grad_enabled_code(file_model, scope):
@@ -406,14 +420,14 @@ for x, y in data:
                     yield self.report(node)
 
     @staticmethod
-    def _grad_enabled_code(file_model: FileModel, scope) -> bool:
+    def _grad_enabled_code(file_model: FileModel, scope: Scope) -> bool:
         """Code whose grad mode we know: module level, a function that computes gradients,
         a model's ``forward``, or code only reached from such code (``__init__`` of a
         class built there included)."""
         return known_grad_scope(file_model, scope, forward_records=True)
 
     @staticmethod
-    def _writes(scope):
+    def _writes(scope: Scope) -> Iterator[Tuple[cst.CSTNode, Optional[str], Site]]:
         for call in scope.calls:
             method = call.method or ""
             if (call.receiver and method.endswith("_") and not method.startswith("_")

@@ -1,6 +1,7 @@
 """TL402: ``.numpy()`` on a tensor that requires grad raises at run time."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from torchlint.tree_gate import TreeIndex
@@ -9,11 +10,16 @@ from torchlint.model import FileModel, GradMode
 from torchlint.model.leaves import file_freezes, known_grad_scope
 from torchlint.rule import Fix, Rule
 
+if TYPE_CHECKING:
+    from torchlint.model.records import Scope
+    from torchlint.rule import Finding
+
 
 def _fix(numpy_call: cst.Call) -> Fix:
     """``.detach()`` goes before a ``.cpu()`` that directly precedes ``.numpy()``
     (``x.detach().cpu().numpy()``, the idiom torch's own error suggests), else
     right before ``.numpy()``."""
+    assert isinstance(numpy_call.func, cst.Attribute)  # ``x.numpy()``
     receiver = numpy_call.func.value
     target = receiver
     if (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
@@ -92,7 +98,7 @@ Safe: `.detach()` returns the same values without the graph, which is what
 a `.cpu()` that directly precedes `.numpy()`, else right before `.numpy()`.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.names.imports_torch:
             return
         for scope in file_model.scopes:
@@ -108,7 +114,9 @@ a `.cpu()` that directly precedes `.numpy()`, else right before `.numpy()`.
                 if call.node.args or file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue  # numpy(force=True) detaches itself
                 order = min(call.order, starts.get(id(call.site.stmt), call.order))
-                if taint.carries_graph(call.node.func.value, order):
+                func = call.node.func
+                assert isinstance(func, cst.Attribute)  # as ``calls`` picked them
+                if taint.carries_graph(func.value, order):
                     yield self.report(call.node, fix=_fix(call.node))
 
     valid = (
@@ -169,7 +177,7 @@ def train_step(model, x, y, optimizer, criterion, history):
     )
 
 
-def _statement_orders(scope) -> dict:
+def _statement_orders(scope: Scope) -> dict:
     """The order of each assignment statement: ``out = out.cpu().numpy()`` reads
     ``out`` as it was before the statement rebinds it."""
     return {id(a.node): a.order for a in scope.assignments}

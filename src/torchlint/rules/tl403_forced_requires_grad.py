@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -13,6 +14,10 @@ from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.leaves import is_leaf_factory, produced_by_graph_call, reaching_value, wants_its_gradient
 from torchlint.model.vocab import LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES, is_model_name, tokens
 from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import Scope
+    from torchlint.rule import Finding
 
 # Loss-named things that are not a loss value: the function, its weight, a logger.
 _NOT_A_LOSS_VALUE = frozenset(
@@ -29,7 +34,7 @@ def is_loss_value_name(path: str) -> bool:
     return has_loss and not any(t in _NOT_A_LOSS_VALUE for t in toks)
 
 
-def _forced_on(node) -> cst.BaseExpression | None:
+def _forced_on(node: cst.CSTNode) -> cst.BaseExpression | None:
     """The tensor a statement forces to require grad, or None."""
     if isinstance(node, cst.Assign):
         if literal_bool(node.value) is not True:
@@ -50,7 +55,7 @@ def _forced_on(node) -> cst.BaseExpression | None:
 _NO_GRAPH_CALLS = TENSOR_FACTORIES | LEAF_WRAPPERS
 
 
-def _forced_in_tree(node: ast.AST):
+def _forced_in_tree(node: ast.AST) -> Optional[ast.expr]:
     """The tensor of ``t.requires_grad = True`` or ``t.requires_grad_()``/``(True)``, else None."""
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
         for target in node.targets:
@@ -63,11 +68,11 @@ def _forced_in_tree(node: ast.AST):
     return None
 
 
-def _computed_in_tree(nodes: list):
+def _computed_in_tree(nodes: list) -> Callable[..., Any]:
     """Whether a forced tensor may be computed: bound in ``nodes`` (its scope) from a call
     before it is forced (``reaching_value`` reads the last binding before; any earlier one
     from a call is enough here), named like a loss and bound before, or a call itself."""
-    bindings = {}  # path -> [(position, may be computed)]
+    bindings: Dict[Optional[str], List[Tuple[Tuple[int, int], bool]]] = {}  # path -> [(position, may be computed)]
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             computes = _may_compute(node.value) or (
@@ -76,7 +81,7 @@ def _computed_in_tree(nodes: list):
                 for t in flat_targets(target):
                     bindings.setdefault(tree_gate.dotted(t), []).append((_position(node), computes))
 
-    def computed(forcing, target) -> bool:
+    def computed(forcing: Union[ast.stmt, ast.expr], target: ast.expr) -> bool:
         path = tree_gate.dotted(target)
         if path is None:
             return _may_compute(target)
@@ -86,11 +91,11 @@ def _computed_in_tree(nodes: list):
     return computed
 
 
-def _position(node: ast.AST) -> tuple:
+def _position(node: Union[ast.stmt, ast.expr]) -> Tuple[int, int]:
     return node.lineno, node.col_offset
 
 
-def _may_compute(expr) -> bool:
+def _may_compute(expr: ast.expr) -> bool:
     """Could ``expr`` be a forward pass or a loss call, maybe reduced or moved, as
     ``produced_by_graph_call`` accepts: a call with an input, not a tensor factory
     (``torch.zeros(n)``) or leaf wrapper, before shape methods only."""
@@ -168,14 +173,14 @@ optimizer.step()
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
             for node, subject, order in self._sites(scope):
                 if self._computed(file_model, scope, subject, order):
                     yield self.report(node)
 
     @staticmethod
-    def _sites(scope):
+    def _sites(scope: Scope) -> Iterator[Tuple[cst.CSTNode, cst.BaseExpression, int]]:
         for a in scope.assignments:
             if a.kind == "assign":
                 subject = _forced_on(a.node)
@@ -187,7 +192,7 @@ optimizer.step()
                 yield call.node, subject, call.order
 
     @staticmethod
-    def _computed(file_model: FileModel, scope, subject, order) -> bool:
+    def _computed(file_model: FileModel, scope: Scope, subject: cst.BaseExpression, order: int) -> bool:
         path = dotted(subject)
         if path is None:  # criterion(out, y).requires_grad_()
             return produced_by_graph_call(file_model, subject)

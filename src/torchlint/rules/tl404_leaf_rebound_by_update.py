@@ -1,6 +1,7 @@
 """TL404: ``w = w - lr * w.grad`` outside no_grad turns the leaf into a graph node."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 import libcst as cst
 
 from torchlint.model import FileModel, GradMode
@@ -10,17 +11,21 @@ from torchlint.model.vocab import FRESH_METHODS, PARAMETER_ITERATORS
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
+if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, Loop, Scope
+    from torchlint.rule import Finding
+
 _STEP_METHODS = frozenset(("sub", "add"))
 # After the update, one of these makes the name a leaf again (``w.detach_()``).
 _RELEAF_CALLS = frozenset(("detach_",))
 
 
-def _reads_grad(expr, path: str) -> bool:
+def _reads_grad(expr: cst.BaseExpression, path: str) -> bool:
     grad = path + ".grad"
     return any(p == grad or p.startswith(grad + ".") for p in referenced_paths(expr))
 
 
-def is_gradient_step(value, path: str) -> bool:
+def is_gradient_step(value: cst.BaseExpression, path: str) -> bool:
     """``w - lr * w.grad``, ``w + (-lr) * w.grad``, ``w.sub(lr * w.grad)``, ``w.add(w.grad, alpha=-lr)``."""
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Subtract, cst.Add)):
         return dotted(value.left) == path and _reads_grad(value.right, path)
@@ -30,7 +35,7 @@ def is_gradient_step(value, path: str) -> bool:
     return False
 
 
-def _pairs(a):
+def _pairs(a: Assignment) -> Iterator[Tuple[str, cst.BaseExpression]]:
     """``(path, value)`` for each name an assignment rebinds; ``w, b = w - .., b - ..`` gives two."""
     if len(a.targets) != 1:
         return
@@ -43,7 +48,7 @@ def _pairs(a):
                     yield path, val.value
         return
     path = dotted(target)
-    if path:
+    if path and value is not None:  # (asked of assignments, which have one)
         yield path, value
 
 
@@ -104,7 +109,7 @@ for x, y in batches:
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
             updates = [(a, path) for a in scope.assignments if a.kind == "assign"
                        for path, value in _pairs(a) if is_gradient_step(value, path)]
@@ -114,9 +119,10 @@ for x, y in batches:
             for a, path in updates:
                 if id(a) in reported or file_model.grad_at(a.site) is not GradMode.GRAD:
                     continue
-                if _training_loop(file_model, a) is None:
+                loop = _training_loop(file_model, a)
+                if loop is None:
                     continue  # one step and done (FGSM): there is no next step to break
-                if not _made_leaf_again(file_model, scope, a, path):
+                if not _made_leaf_again(file_model, scope, a, path, loop):
                     reported.add(id(a))
                     yield self.report(a.node)
 
@@ -171,12 +177,12 @@ def fit(x, y, w, b, lr=0.1, steps=100):
     )
 
 
-def _higher_order(scope) -> bool:
+def _higher_order(scope: Scope) -> bool:
     """``create_graph=True`` anywhere in the function: differentiating through the update is the point."""
     return any(keyword(c.node, "create_graph") is not None for c in scope.calls)
 
 
-def _training_loop(file_model: FileModel, update):
+def _training_loop(file_model: FileModel, update: Assignment) -> Optional[Loop]:
     """The innermost loop around the update that also backpropagates: the "next step"."""
     loop = update.site.loop
     while loop is not None and not file_model.loop_role(loop).backward and not any(
@@ -185,12 +191,12 @@ def _training_loop(file_model: FileModel, update):
     return loop
 
 
-def _made_leaf_again(file_model: FileModel, scope, update, path: str) -> bool:
+def _made_leaf_again(file_model: FileModel, scope: Scope, update: Assignment, path: str, loop: Loop) -> bool:
     """Somewhere in the loop the name becomes a leaf again before the next backward:
     ``w = w.detach().requires_grad_()``, ``w = Variable(w.data, ...)``, ``w.detach_()``,
     a fresh binding each iteration (``for x, y in loader``, ``x_adv = x.clone()``), or
-    ``w.requires_grad = True``, which raises on a non-leaf, so working code re-leafs it."""
-    loop = _training_loop(file_model, update)
+    ``w.requires_grad = True``, which raises on a non-leaf, so working code re-leafs it.
+    ``loop``: the update's ``_training_loop``."""
     for a in scope.assignments:
         if a is update or not loop.contains(a.order):
             continue
@@ -207,14 +213,14 @@ def _made_leaf_again(file_model: FileModel, scope, update, path: str) -> bool:
     return any(c.receiver == path and c.method in _RELEAF_CALLS and loop.contains(c.order) for c in scope.calls)
 
 
-def _fresh(file_model: FileModel, value, path: str) -> bool:
+def _fresh(file_model: FileModel, value: cst.BaseExpression, path: str) -> bool:
     _, methods = method_chain(value)
     if any(m in FRESH_METHODS for m in methods) or is_leaf_factory(file_model, value):
         return True
     return path not in set(referenced_paths(value)) and not is_gradient_step(value, path)
 
 
-def _iterates_parameters(value) -> bool:
+def _iterates_parameters(value: Optional[cst.BaseExpression]) -> bool:
     """``for p in model.parameters()``: rebinding ``p`` never updates the model."""
     return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
             and value.func.attr.value in PARAMETER_ITERATORS)

@@ -1,6 +1,7 @@
 """TL405: the discriminator step backpropagates into the generator through an undetached fake."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.model import FileModel, GradMode
@@ -12,22 +13,26 @@ from torchlint.model.walk import children
 from torchlint.rule import Rule
 from torchlint.text_gate import BACKWARD_CALL
 
+if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, CallSite, Scope
+    from torchlint.rule import Finding
+
 _MAX_DEPTH = 8
 
 
-def _last(callee) -> str:
+def _last(callee: Optional[str]) -> str:
     return (callee or "").rsplit(".", 1)[-1]
 
 
 class _Scope:
     """One function's GAN steps, read backwards from each ``backward()``."""
 
-    def __init__(self, file_model: FileModel, scope) -> None:
+    def __init__(self, file_model: FileModel, scope: Scope) -> None:
         self.file_model = file_model
         self.scope = scope
 
     # -- which backward is the discriminator's step ---------------------
-    def is_d_step(self, backward) -> bool:
+    def is_d_step(self, backward: CallSite) -> bool:
         """The first optimizer step after ``backward`` is D's, and no G step shares it."""
         file_model, span = self.file_model, backward.site.loop or self.scope
         later = [c for c in self.scope.calls if c.order > backward.order and span.contains(c.order)]
@@ -39,7 +44,8 @@ class _Scope:
         return not any(optimizer_role(opt) == "G" for c, opt in steps if c.order < next_backward)
 
     # -- which discriminator calls feed the loss ------------------------
-    def discriminator_calls(self, expr, order, seen=None, depth=0):
+    def discriminator_calls(self, expr: cst.BaseExpression, order: int, seen: Optional[Set[int]] = None,
+                            depth: int = 0) -> Iterator[cst.Call]:
         """D(...) calls in ``expr`` and in the bindings of the names it reads, before ``order``."""
         seen = set() if seen is None else seen
         if depth > _MAX_DEPTH:
@@ -56,7 +62,7 @@ class _Scope:
                     seen.add(id(a))
                     yield from self.discriminator_calls(value, a.order, seen, depth + 1)
 
-    def _bound_prefix(self, path, order) -> str:
+    def _bound_prefix(self, path: str, order: int) -> str:
         """``logits`` for ``logits.mean`` (a method read as a dotted path): the longest
         prefix bound in this function before ``order``."""
         parts = path.split(".")
@@ -66,29 +72,31 @@ class _Scope:
                 return prefix
         return path
 
-    def _bindings(self, path, order):
+    def _bindings(self, path: str, order: int) -> Iterator[Tuple[Assignment, cst.BaseExpression]]:
         """The binding of ``path`` that reaches ``order``, plus ``path += ...`` after it."""
         reaching = reaching_value(self.scope, path, order)
         start = -1
         if reaching is not None:
-            start = reaching[0].order
-            if reaching[0].kind == "assign":
-                yield reaching
+            binding, value = reaching
+            start = binding.order
+            if binding.kind == "assign" and value is not None:  # an assignment has a value
+                yield binding, value
         for a in self.scope.assignments:
-            if start < a.order < order and a.kind == "aug" and dotted(a.targets[0]) == path:
+            if start < a.order < order and a.kind == "aug" and dotted(a.targets[0]) == path and a.value is not None:
                 yield a, a.value
 
     # -- does the generator's graph reach a D input ---------------------
-    def carries_fake(self, expr, order, depth=0) -> bool:
+    def carries_fake(self, expr: Optional[cst.BaseExpression], order: int, depth: int = 0) -> bool:
         if depth > _MAX_DEPTH or expr is None:
             return False
         t = type(expr)
+        e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t in (cst.Name, cst.Attribute):
-            if t is cst.Attribute and expr.attr.value in FRESH_METHODS:
+            if t is cst.Attribute and e.attr.value in FRESH_METHODS:
                 return False  # fake.data
-            path = dotted(expr)
+            path = dotted(e)
             if path is None:
-                return self.carries_fake(expr.value, order, depth + 1)
+                return self.carries_fake(e.value, order, depth + 1)
             if wants_its_gradient(self.file_model, self.scope, path):
                 return False  # WGAN-GP interpolates: differentiated on purpose
             reaching = reaching_value(self.scope, path, order)
@@ -96,16 +104,16 @@ class _Scope:
                 return False
             return self.carries_fake(reaching[1], reaching[0].order, depth + 1)
         if t is cst.Call:
-            return self._call_carries_fake(expr, order, depth)
+            return self._call_carries_fake(e, order, depth)
         if t is cst.Subscript:
-            return self.carries_fake(expr.value, order, depth + 1)
+            return self.carries_fake(e.value, order, depth + 1)
         if t is cst.BinaryOperation:
-            return self.carries_fake(expr.left, order, depth + 1) or self.carries_fake(expr.right, order, depth + 1)
+            return self.carries_fake(e.left, order, depth + 1) or self.carries_fake(e.right, order, depth + 1)
         if t in (cst.Tuple, cst.List):
-            return any(self.carries_fake(el.value, order, depth + 1) for el in expr.elements)
+            return any(self.carries_fake(el.value, order, depth + 1) for el in e.elements)
         return False
 
-    def _call_carries_fake(self, expr: cst.Call, order, depth) -> bool:
+    def _call_carries_fake(self, expr: cst.Call, order: int, depth: int) -> bool:
         func = expr.func
         if isinstance(func, cst.Attribute):
             if func.attr.value in GRAPH_CUT_METHODS:
@@ -122,7 +130,7 @@ class _Scope:
         return False  # a function we cannot read (an image pool, an augmentation)
 
 
-def _loss_of(file_model: FileModel, call):
+def _loss_of(file_model: FileModel, call: CallSite) -> Optional[cst.BaseExpression]:
     """The tensor a backward call differentiates: ``loss`` in ``loss.backward()``,
     ``scaler.scale(loss).backward()``, ``self.manual_backward(loss)``, ``autograd.backward(loss)``."""
     if call.method == "backward" and isinstance(call.node.func, cst.Attribute) and call.receiver != "torch.autograd":
@@ -133,7 +141,7 @@ def _loss_of(file_model: FileModel, call):
     return positional(call.node, 0)
 
 
-def _generator_frozen(file_model: FileModel, scope) -> bool:
+def _generator_frozen(file_model: FileModel, scope: Scope) -> bool:
     """The code switches requires_grad around the steps: ``requires_grad(generator, False)``,
     ``set_requires_grad(netG, False)``, Lightning's ``toggle_optimizer``, or
     ``p.requires_grad = False`` in a loop over the generator's parameters."""
@@ -215,7 +223,7 @@ optimizerD.step()
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
             backwards = [c for c in scope.calls if file_model.is_backward(c)]
             if not backwards or _generator_frozen(file_model, scope):

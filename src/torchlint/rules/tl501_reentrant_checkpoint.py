@@ -1,11 +1,16 @@
 """TL501: activation checkpointing in its reentrant form (use_reentrant left out or True)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 import libcst as cst
 
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted, keyword, literal_bool
 from torchlint.rule import Fix, Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite
+    from torchlint.rule import Finding
 
 # Each function and the first release whose signature has ``use_reentrant`` (1.11 for
 # ``checkpoint``; ``checkpoint_sequential`` got it in 2.0, pytorch/pytorch#86331):
@@ -17,7 +22,7 @@ _CHECKPOINTS = {
 _NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-def shadowed(file_model: FileModel, call) -> bool:
+def shadowed(file_model: FileModel, call: CallSite) -> bool:
     """The callee's first name is rebound in this file: a local ``def checkpoint``, a
     fallback ``checkpoint = deepspeed...checkpoint``, a parameter of the function."""
     head = (call.callee or "").split(".", 1)[0]
@@ -26,7 +31,7 @@ def shadowed(file_model: FileModel, call) -> bool:
     return any(dotted(t) == head for a in file_model.module_scope.assignments for t in a.targets)
 
 
-def _add_use_reentrant(call: cst.Call, current) -> tuple:
+def _add_use_reentrant(call: cst.Call, current: Optional[cst.BaseExpression]) -> Tuple[cst.CSTNode, cst.CSTNode]:
     if current is not None:
         return current, cst.Name("False")
     arg = cst.Arg(keyword=cst.Name("use_reentrant"), value=cst.Name("False"), equal=_NO_SPACE)
@@ -117,10 +122,10 @@ tell. The finding and its fix are the same
 for every target from 1.11 (2.0 for `checkpoint_sequential`) on.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         target = file_model.target_torch_version
         for call in file_model.calls:
-            since = _CHECKPOINTS.get(file_model.qualify(call))
+            since = _CHECKPOINTS.get(file_model.qualify(call) or "")
             if since is None or target < since or shadowed(file_model, call):
                 continue
             if any(arg.star == "**" for arg in call.node.args):

@@ -1,6 +1,7 @@
 """TL502: gradcheck/gradgradcheck on float32 inputs: finite differences too coarse to check anything."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, List, Set, Tuple
 import libcst as cst
 
 from torchlint.model import FileModel
@@ -8,13 +9,18 @@ from torchlint.model.dtypes import DtypeReader
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.rule import Fix, Rule
 
+if TYPE_CHECKING:
+    from torchlint.model.dtypes import Origin
+    from torchlint.model.records import Scope, Site
+    from torchlint.rule import Finding
+
 _GRADCHECKS = frozenset(
     f"torch.autograd.{module}{name}" for module in ("", "gradcheck.") for name in ("gradcheck", "gradgradcheck")
 )
 _COMPLEX = ("cfloat", "complex64", "chalf", "complex32")
 
 
-def input_elements(scope, call_site, inputs):
+def input_elements(scope: Scope, call_site: Site, inputs: cst.BaseExpression) -> List[cst.BaseExpression]:
     """The tensors a gradcheck call perturbs: the items of ``(x, w)``, of a tuple
     bound to a name just before, or the one tensor passed alone."""
     if isinstance(inputs, cst.Name):
@@ -34,10 +40,11 @@ def torch_alias(file_model: FileModel) -> str:
     return next((local for local, path in file_model.names.aliases.items() if path == "torch"), "torch")
 
 
-def _to_double(file_model: FileModel, origin):
+def _to_double(file_model: FileModel, origin: Origin) -> Tuple[cst.CSTNode, cst.CSTNode]:
     """The edit that makes ``origin`` float64 (complex128 for complex dtypes)."""
     node, torch = origin.node, torch_alias(file_model)
     if origin.kind == "cast":
+        assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)  # ``x.float()``
         complex_cast = node.func.attr.value == "cfloat"
         return node.func.attr, cst.Name("cdouble" if complex_cast else "double")
     if origin.kind == "dtype":
@@ -46,6 +53,7 @@ def _to_double(file_model: FileModel, origin):
     dtype = cst.Arg(keyword=cst.Name("dtype"), value=cst.parse_expression(f"{torch}.float64"),
                     equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                           whitespace_after=cst.SimpleWhitespace("")))
+    assert isinstance(node, cst.Call)  # the factory call that lacks ``dtype=``
     return node, node.with_changes(args=(*node.args, dtype))
 
 
@@ -105,11 +113,11 @@ function under test may not support float64 (a custom kernel written for
 float32 only), and the tensor may be used elsewhere in single precision.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code:
             return
         reader = None
-        fixed = set()  # an input shared by several checks is fixed once
+        fixed: Set[int] = set()  # an input shared by several checks is fixed once
         for call in file_model.calls:
             if file_model.qualify(call) not in _GRADCHECKS or keyword(call.node, "eps") is not None:
                 continue

@@ -1,11 +1,16 @@
 """TL503: autograd anomaly detection switched on unconditionally in training code."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Optional
 from torchlint.model import FileModel
 from torchlint.model.expr import keyword, literal_bool, positional
 from torchlint.model.guards import conditional_calls
 from torchlint.model.vocab import tokens
 from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite, Scope
+    from torchlint.rule import Finding
 
 _ANOMALY = frozenset(
     f"torch.autograd.{module}{name}"
@@ -16,9 +21,9 @@ _DEBUG_WORDS = frozenset("debug debugging anomaly anomalies nan nans sanity chec
 _DEBUG_FILE_WORDS = frozenset(("debug", "debugging"))
 
 
-def _switches_on(file_model: FileModel, call) -> bool:
+def _switches_on(file_model: FileModel, call: CallSite) -> bool:
     """``detect_anomaly()`` always does; ``set_detect_anomaly`` only with a literal True."""
-    if file_model.qualify(call).endswith(".detect_anomaly"):
+    if (file_model.qualify(call) or "").endswith(".detect_anomaly"):
         return True
     flag = positional(call.node, 0) or keyword(call.node, "mode")
     return literal_bool(flag) is True
@@ -33,23 +38,24 @@ def _trains(file_model: FileModel) -> bool:
     ) or any(name == "training_step" for _, name in file_model.methods)
 
 
-def _on_at_import(file_model: FileModel, call) -> bool:
+def _on_at_import(file_model: FileModel, call: CallSite) -> bool:
     """``set_detect_anomaly(True)`` in a module's own code: importing the module switches
     anomaly mode on for the whole process, for whatever training code imports it."""
-    return call.scope.is_module and file_model.qualify(call).endswith(".set_detect_anomaly")
+    return call.scope.is_module and (file_model.qualify(call) or "").endswith(".set_detect_anomaly")
 
 
-def _debug_named(file_model: FileModel, scope) -> bool:
+def _debug_named(file_model: FileModel, scope: Scope) -> bool:
     base = file_model.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
     if any(t in _DEBUG_FILE_WORDS for t in tokens(base)):
         return True
     return any(t in _DEBUG_WORDS for s in _enclosing(scope) for t in tokens(s.name))
 
 
-def _enclosing(scope):
-    while scope is not None and not scope.is_module:
-        yield scope
-        scope = scope.parent
+def _enclosing(scope: Scope) -> Iterator[Scope]:
+    current: Optional[Scope] = scope
+    while current is not None and not current.is_module:
+        yield current
+        current = current.parent
 
 
 class AnomalyDetectionLeftOn(Rule):
@@ -108,7 +114,7 @@ for x, y in loader:
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         candidates = [c for c in file_model.calls if file_model.qualify(c) in _ANOMALY and _switches_on(file_model, c)]
         if not candidates:
             return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Iterator, Tuple
 
 import libcst as cst
 
@@ -12,12 +13,16 @@ from torchlint.model.tensors import TENSOR_ATTRS, VIEW_METHODS, TensorNames
 from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex
 
+if TYPE_CHECKING:
+    from torchlint.model.records import Assignment, Scope
+    from torchlint.rule import Finding
+
 _FUNCTION_BASES = frozenset(
     f"torch.autograd.{module}{name}" for module in ("", "function.") for name in ("Function", "InplaceFunction")
 )
 
 
-def is_autograd_function(file_model: FileModel, cls, seen=()) -> bool:
+def is_autograd_function(file_model: FileModel, cls: str, seen: Tuple[str, ...] = ()) -> bool:
     """``cls`` derives from torch.autograd.Function, directly or through classes of this file."""
     for base in file_model.class_bases.get(cls, ()):
         if file_model.names.qualify(base) in _FUNCTION_BASES:
@@ -27,11 +32,12 @@ def is_autograd_function(file_model: FileModel, cls, seen=()) -> bool:
     return False
 
 
-def _is_static(scope) -> bool:
-    return any(dotted(d.decorator) == "staticmethod" for d in scope.node.decorators)
+def _is_static(scope: Scope) -> bool:
+    node = scope.node  # a method's
+    return isinstance(node, cst.FunctionDef) and any(dotted(d.decorator) == "staticmethod" for d in node.decorators)
 
 
-def _returned_names(scope, tensors) -> list:
+def _returned_names(scope: Scope, tensors: TensorNames) -> list:
     """(name, order of the return) for the outputs a forward visibly returns as tensors:
     a name returned alone (an autograd.Function's single output is a tensor) or a
     tensor-valued name among several (tuple outputs may hold non-tensors)."""
@@ -46,7 +52,7 @@ def _returned_names(scope, tensors) -> list:
     return out
 
 
-def is_output(scope, tensors, name, order) -> bool:
+def is_output(scope: Scope, tensors: TensorNames, name: str, order: int) -> bool:
     """``name`` is returned with the value it had at ``order`` (no rebinding in between)."""
     for returned, at in _returned_names(scope, tensors):
         if returned == name and at > order and not any(
@@ -135,7 +141,7 @@ class ScaledTanh(torch.autograd.Function):
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code:
             return
         for cls in file_model.class_bases:
@@ -146,7 +152,7 @@ class ScaledTanh(torch.autograd.Function):
                 continue  # with setup_context, forward has no ctx
             yield from self._check_forward(file_model, forward)
 
-    def _check_forward(self, file_model: FileModel, scope):
+    def _check_forward(self, file_model: FileModel, scope: Scope) -> Iterator[Finding]:
         ctx = scope.params[0]
         tensors = None
         for a in scope.assignments:
@@ -257,7 +263,7 @@ class Cube(Function):
     )
 
 
-def _may_store_a_tensor(tree_index: TreeIndex, function) -> bool:
+def _may_store_a_tensor(tree_index: TreeIndex, function: ast.FunctionDef) -> bool:
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     arguments = function.args
@@ -271,20 +277,25 @@ def _may_store_a_tensor(tree_index: TreeIndex, function) -> bool:
                            for n in (r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value])
                            if isinstance(n, ast.Name)}
     for node in nodes:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else ()
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
         if any(_on(t, ctx) for t in targets) and node.value is not None and _views(node.value, names):
             return True
     return False
 
 
-def _on(target, ctx: str) -> bool:
+def _on(target: ast.expr, ctx: str) -> bool:
     """``ctx.x``, or a tuple or list of targets with one."""
     if isinstance(target, (ast.Tuple, ast.List)):
         return any(_on(t, ctx) for t in target.elts)
     return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == ctx
 
 
-def _views(value, names: set) -> bool:
+def _views(value: ast.expr, names: set) -> bool:
     """Is ``value`` one of ``names`` (the arguments and returned names) or a view of one
     (``x.t()``, ``x[0]``, one in a tuple)? What ``TensorNames.views_param`` and ``is_output``
     need, and more."""
@@ -301,10 +312,10 @@ def _views(value, names: set) -> bool:
             return False
 
 
-def _pairs(a):
+def _pairs(a: Assignment) -> Iterator[Tuple[cst.Attribute, cst.BaseExpression]]:
     """(target, value) for ``ctx.x = x`` and for each item of ``ctx.x, ctx.w = x, w``."""
     for target in a.targets:
-        if isinstance(target, cst.Attribute):
+        if isinstance(target, cst.Attribute) and a.value is not None:  # (asked of assignments)
             yield target, a.value
         elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(a.value, (cst.Tuple, cst.List)) and len(
             target.elements) == len(a.value.elements):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
@@ -10,6 +11,9 @@ from torchlint.model.shapes import legacy_scalar_indexes, zero_dim
 from torchlint.rule import Fix, Rule
 from torchlint.text_checks import PASSED_THROUGH, indexes_data_with_zero
 from torchlint.tree_gate import TreeIndex
+
+if TYPE_CHECKING:
+    from torchlint.rule import Finding
 
 # The steps ``scalar_index`` looks through between the tensor and ``[0]``.
 _PASSED_THROUGH = frozenset(PASSED_THROUGH)
@@ -108,7 +112,7 @@ or `.numpy()` on the way is no longer needed). It is safe: the code it
 replaces can only raise.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code or file_model.target_torch_version < self._SINCE:
             return
         shapes = zero_dim(file_model)

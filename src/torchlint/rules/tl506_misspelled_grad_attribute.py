@@ -1,7 +1,7 @@
 """TL506: ``p.require_grad = False`` makes a new attribute; nothing is frozen."""
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterable, Iterator, Optional
 
 import libcst as cst
 
@@ -12,8 +12,12 @@ from torchlint.model.parameters import is_leaf, is_tensor
 from torchlint.rule import Fix, Rule
 from torchlint.text_checks import GRAD_ATTRIBUTE_HINT, assigns_misspelled_grad_attribute, intended_attribute
 
+if TYPE_CHECKING:
+    from torchlint.model.records import Assignment
+    from torchlint.rule import Finding
 
-def _attribute_targets(targets) -> Iterator[cst.Attribute]:
+
+def _attribute_targets(targets: Iterable[cst.BaseExpression]) -> Iterator[cst.Attribute]:
     for target in targets:
         if isinstance(target, cst.Attribute):
             yield target
@@ -83,7 +87,7 @@ raises on a tensor that does not require grad); with another value it is
 reported without a fix.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code:
             return
         for a in file_model.assignments:
@@ -96,6 +100,7 @@ reported without a fix.
                 receiver, scope, order = target.value, a.site.scope, a.order
                 if not is_tensor(file_model, scope, receiver, order):
                     continue
+                fix: Optional[Fix]
                 if intended == "requires_grad":
                     leaf = is_leaf(file_model, scope, receiver, order)
                     fix = Fix(f"spell it `{intended}`", ((target.attr, cst.Name(intended)),),
@@ -105,7 +110,7 @@ reported without a fix.
                 yield self.report(target, fix=fix)
 
     @staticmethod
-    def _retain_fix(assignment, target: cst.Attribute) -> Optional[Fix]:
+    def _retain_fix(assignment: Assignment, target: cst.Attribute) -> Optional[Fix]:
         """``h.retain_grad = True`` -> ``h.retain_grad()``, for a one-target statement."""
         node = assignment.node
         if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and literal_bool(node.value) is True):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
@@ -12,6 +12,9 @@ from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.rule import Fix, Rule
 from torchlint import tree_gate
 from torchlint.tree_gate import TreeIndex
+
+if TYPE_CHECKING:
+    from torchlint.rule import Finding
 
 _LOADS = frozenset({"torch.load", "torch.serialization.load"})
 _SAVES = frozenset({"torch.save", "torch.serialization.save"})
@@ -26,7 +29,7 @@ _EXPLICIT_MESSAGE = (
 )
 
 
-def _place(node) -> Optional[str]:
+def _place(node: Optional[cst.BaseExpression]) -> Optional[str]:
     """What names a file or buffer, comparably: ``buf``, ``self.path``, ``'model.pt'``."""
     if isinstance(node, cst.SimpleString):
         return repr(node.evaluated_value)
@@ -149,7 +152,7 @@ is `target-torch-version` in the config or `--target-torch-version`, else the
 lower bound of torch in the project's dependencies (docs/configuration.md).
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         defaults_to_unsafe = file_model.target_torch_version < _SAFE_DEFAULT_SINCE
         can_pass_it = file_model.target_torch_version >= _WEIGHTS_ONLY_SINCE
         for call in file_model.calls:

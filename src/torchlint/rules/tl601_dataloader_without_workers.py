@@ -1,10 +1,16 @@
 """TL601 (opt-in): a DataLoader feeding CUDA training loads in the main process or without pinned memory."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
 from torchlint.model import FileModel
 from torchlint.model.devices import moves_to_cuda
 from torchlint.model.expr import keyword
 from torchlint.rule import Rule
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from torchlint.rule import Finding
 
 _DATALOADERS = frozenset(("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"))
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
@@ -17,7 +23,7 @@ _ONLY = {
 }
 
 
-def missing_options(call) -> list:
+def missing_options(call: cst.Call) -> list:
     """The throughput options a DataLoader call leaves at their defaults."""
     positional = sum(1 for arg in call.args if arg.keyword is None and not arg.star)
     return [name for name, index in _POSITION.items()
@@ -74,7 +80,7 @@ for x, y in loader:
 ```
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         loaders = [c for c in file_model.calls if file_model.qualify(c) in _DATALOADERS
                    and not any(arg.star == "**" for arg in c.node.args) and missing_options(c.node)]
         if not loaders or not moves_to_cuda(file_model):

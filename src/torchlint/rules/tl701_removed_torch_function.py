@@ -1,13 +1,18 @@
 """TL701 (opt-in): a call of a function torch has removed; it raises at run time."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Optional
 from torchlint.edits import renamed_reference
 from torchlint.model import FileModel
 from torchlint.model.torch_api import REMOVED, api_calls
 from torchlint.rule import Fix, Rule
 
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite
+    from torchlint.rule import Finding
 
-def _matrix_rank_fix(file_model: FileModel, call):
+
+def _matrix_rank_fix(file_model: FileModel, call: CallSite) -> Optional[Fix]:
     """``torch.matrix_rank(A)`` -> ``torch.linalg.matrix_rank(A)``: with one positional
     argument the tolerance (largest singular value x max(m, n) x eps) is the same."""
     args = call.node.args
@@ -80,7 +85,7 @@ The others change argument order, return types or triangles, and need a
 person to adapt the code around them.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code:
             return
         for call, change, _ in api_calls(file_model, REMOVED):

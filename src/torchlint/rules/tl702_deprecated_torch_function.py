@@ -1,6 +1,7 @@
 """TL702 (opt-in): a call of a deprecated torch function that has a replacement."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, Optional, Sequence, Tuple
 import libcst as cst
 
 from torchlint.diagnostic import Applicability
@@ -10,21 +11,29 @@ from torchlint.model.expr import dotted
 from torchlint.model.torch_api import DEPRECATED, api_calls, head_rebound
 from torchlint.rule import Fix, Rule
 
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite
+    from torchlint.model.torch_api import ApiChange
+    from torchlint.rule import Finding
+
 _NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-def _plain_positional(args, count=None) -> bool:
+def _plain_positional(args: Sequence[cst.Arg], count: Optional[int] = None) -> bool:
     """Only positional arguments, no ``*``/``**`` (and ``count`` of them, if given)."""
     return all(a.keyword is None and not a.star for a in args) and (count is None or len(args) == count)
 
 
-def _renamed(file_model, call, change, new):
+def _renamed(file_model: FileModel, call: CallSite, change: ApiChange, new: str
+             ) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
+    assert call.callee is not None  # api_calls finds calls by their callee
     return renamed_reference(file_model, call.scope, call.callee, change.name, new)
 
 
-def _rename_fix(file_model, call, change):
+def _rename_fix(file_model: FileModel, call: CallSite, change: ApiChange) -> Optional[Fix]:
     if any(a.star for a in call.node.args):
         return None
+    assert change.rename is not None  # asked of renamed functions
     renamed = _renamed(file_model, call, change, change.rename)
     if renamed is None:
         return None
@@ -33,7 +42,7 @@ def _rename_fix(file_model, call, change):
                applicability=Applicability.SAFE)
 
 
-def _amp_device_fix(file_model, call, change):
+def _amp_device_fix(file_model: FileModel, call: CallSite, change: ApiChange) -> Optional[Fix]:
     """``torch.cuda.amp.X(k=v)`` -> ``torch.amp.X("cuda", k=v)``. Keyword arguments only: the
     new signatures put ``device_type``/``device`` first, so positions would shift."""
     args = call.node.args
@@ -57,7 +66,7 @@ def _device_keyword() -> cst.Arg:
     return cst.Arg(cst.SimpleString('"cuda"'), keyword=cst.Name("device_type"), equal=_NO_SPACE)
 
 
-def _amp_decorator_fix(file_model, call, change):
+def _amp_decorator_fix(file_model: FileModel, call: CallSite, change: ApiChange) -> Optional[Fix]:
     """``torch.cuda.amp.custom_fwd(f, cast_inputs=...)`` -> ``torch.amp.custom_fwd(f, cast_inputs=...,
     device_type="cuda")``: what the deprecated function calls itself."""
     args = call.node.args
@@ -76,7 +85,7 @@ def _amp_decorator_fix(file_model, call, change):
                applicability=Applicability.SAFE)
 
 
-def _multi_dot_fix(file_model, call, change):
+def _multi_dot_fix(file_model: FileModel, call: CallSite, change: ApiChange) -> Optional[Fix]:
     """``torch.chain_matmul(a, b, c)`` -> ``torch.linalg.multi_dot([a, b, c])`` (two or more
     matrices: chain_matmul's one-matrix form has no multi_dot twin)."""
     args = call.node.args
@@ -93,7 +102,7 @@ def _multi_dot_fix(file_model, call, change):
                applicability=Applicability.SAFE)
 
 
-def _single_argument_fix(file_model, call, change):
+def _single_argument_fix(file_model: FileModel, call: CallSite, change: ApiChange) -> Optional[Fix]:
     """``torch.qr(A)`` / ``torch.cholesky(A)`` with defaults only: the torch.linalg twin."""
     if not _plain_positional(call.node.args, 1):
         return None
@@ -105,7 +114,7 @@ def _single_argument_fix(file_model, call, change):
     return Fix(f"call {new_name}", ((call.node.func, func),), imports=imports, applicability=Applicability.SAFE)
 
 
-def _lu_solve_fix(file_model, call, change):
+def _lu_solve_fix(file_model: FileModel, call: CallSite, change: ApiChange) -> Optional[Fix]:
     """``torch.lu_solve(B, LU, pivots)`` -> ``torch.linalg.lu_solve(LU, pivots, B)``."""
     args = call.node.args
     if not _plain_positional(args, 3):
@@ -121,7 +130,7 @@ def _lu_solve_fix(file_model, call, change):
                applicability=Applicability.SAFE)
 
 
-_FIXES = {
+_FIXES: Dict[str, Callable[[FileModel, CallSite, ApiChange], Optional[Fix]]] = {
     "amp_device": _amp_device_fix,
     "amp_decorator": _amp_decorator_fix,
     "multi_dot": _multi_dot_fix,
@@ -221,7 +230,7 @@ comes first in `torch.amp`) and get no fix; nor do the functions whose
 replacement returns something else or takes other arguments.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code:
             return
         for call, change, _ in api_calls(file_model, DEPRECATED):
@@ -237,7 +246,7 @@ replacement returns something else or takes other arguments.
             yield self.report(call.node, message, fix=fix)
         yield from self._bare_decorators(file_model)
 
-    def _bare_decorators(self, file_model: FileModel):
+    def _bare_decorators(self, file_model: FileModel) -> Iterator[Finding]:
         """``@torch.cuda.amp.custom_fwd`` without a call: the decorator is called all the same."""
         for scope in file_model.scopes:
             if not isinstance(scope.node, cst.FunctionDef):
@@ -245,7 +254,8 @@ replacement returns something else or takes other arguments.
             for decorator in scope.node.decorators:
                 written = dotted(decorator.decorator)
                 change = DEPRECATED.get(file_model.names.qualify(written) or "")
-                if change is None or change.fix != "amp_decorator" or change.since > file_model.target_torch_version:
+                if (written is None or change is None or change.fix != "amp_decorator"
+                        or change.since > file_model.target_torch_version):
                     continue
                 if head_rebound(file_model, written, scope.parent):
                     continue

@@ -1,6 +1,7 @@
 """TL703 (opt-in): a private torch name used where its public twin is the same thing."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator, Optional
 import libcst as cst
 
 from torchlint.diagnostic import Applicability
@@ -11,8 +12,15 @@ from torchlint.model.torch_api import NON_PUBLIC, api_calls, lookup
 from torchlint.model.walk import walk
 from torchlint.rule import Fix, Rule
 
+if TYPE_CHECKING:
+    from torchlint.model.records import Scope
+    from torchlint.model.torch_api import ApiChange
+    from torchlint.rule import Finding
 
-def _rename(file_model, scope, node, written, change, member, applicability):
+
+def _rename(file_model: FileModel, scope: Scope, node: cst.BaseExpression, written: Optional[str], change: ApiChange,
+            member: str, applicability: Applicability) -> Optional[Fix]:
+    assert change.rename is not None  # asked of renamed functions
     public = change.rename + member
     renamed = renamed_reference(file_model, scope, written, change.name + member, public)
     if renamed is None:
@@ -94,7 +102,7 @@ elsewhere that tests `isinstance(scheduler, _LRScheduler)` (some older
 training frameworks did) no longer recognises the class.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code:
             return
         for call, change, member in api_calls(file_model, NON_PUBLIC, members=True):
@@ -103,7 +111,7 @@ training frameworks did) no longer recognises the class.
                               fix=fix)
         yield from self._class_bases(file_model)
 
-    def _class_bases(self, file_model: FileModel):
+    def _class_bases(self, file_model: FileModel) -> Iterator[Finding]:
         for node in file_model.derived(_class_defs):
             for base in node.bases:
                 written = dotted(base.value)

@@ -1,13 +1,17 @@
 """TL704 (opt-in): ``torch.log(1 + x)`` and ``torch.exp(x) - 1`` lose precision for small x."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 import libcst as cst
 
 from torchlint.edits import as_argument, parent_map, renamed_reference
 from torchlint.model import FileModel
 from torchlint.rule import Fix, Rule
+
+if TYPE_CHECKING:
+    from torchlint.model.records import CallSite
+    from torchlint.rule import Finding
 
 
 def _is_one(node: cst.BaseExpression) -> bool:
@@ -86,7 +90,7 @@ that compares results bit for bit with the old expression may need its
 tolerance.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code:
             return
         parents = None
@@ -98,17 +102,18 @@ tolerance.
                     fix = self._fix(file_model, call, "torch.log", "torch.log1p", call.node, operand)
                     yield self.report(call.node, "torch.log(1 + x) loses precision for small x; use "
                                                  "torch.log1p(x)", fix=fix)
-            elif name == "torch.exp" and _only_argument(call.node) is not None:
+            elif name == "torch.exp" and (argument := _only_argument(call.node)) is not None:
                 parents = parents or parent_map(file_model)
                 parent = parents.get(id(call.node))
                 if isinstance(parent, cst.BinaryOperation) and parent.left is call.node \
                         and isinstance(parent.operator, cst.Subtract) and _is_one(parent.right):
-                    fix = self._fix(file_model, call, "torch.exp", "torch.expm1", parent, _only_argument(call.node))
+                    fix = self._fix(file_model, call, "torch.exp", "torch.expm1", parent, argument)
                     yield self.report(parent, "torch.exp(x) - 1 loses precision for small x; use torch.expm1(x)",
                                       fix=fix)
 
     @staticmethod
-    def _fix(file_model, call, old, new, replaced, operand):
+    def _fix(file_model: FileModel, call: CallSite, old: str, new: str, replaced: cst.BaseExpression,
+             operand: cst.BaseExpression) -> Optional[Fix]:
         renamed = renamed_reference(file_model, call.scope, call.callee, old, new)
         if renamed is None:
             return None

@@ -1,7 +1,7 @@
 """TL705 (opt-in): torchvision model builders called with the deprecated ``pretrained=``."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 
 import libcst as cst
 
@@ -10,6 +10,9 @@ from torchlint.model import FileModel
 from torchlint.model.expr import literal_bool
 from torchlint.model.torchvision_weights import loads_imagenet_v1
 from torchlint.rule import Fix, Rule
+
+if TYPE_CHECKING:
+    from torchlint.rule import Finding
 
 _RENAMES = {"pretrained": "weights", "pretrained_backbone": "weights_backbone"}
 _NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
@@ -81,7 +84,7 @@ detection, segmentation, video, optical-flow and quantized builders, and a
 `pretrained=` that is not a literal, get no fix.
 """
 
-    def check(self, file_model: FileModel):
+    def check(self, file_model: FileModel) -> Iterator[Finding]:
         if not file_model.is_torch_code or file_model.target_torch_version < (1, 12):
             return
         for call in file_model.calls:
@@ -95,16 +98,17 @@ detection, segmentation, video, optical-flow and quantized builders, and a
             fix = None
             if len(edits) == len(old):
                 fix = Fix("pass weights= instead of pretrained=", tuple(edits), applicability=Applicability.SAFE)
-            names = " and ".join(f"{a.keyword.value}=" for a in old)
+            written = [a.keyword.value for a in old if a.keyword is not None]  # each has one
+            names = " and ".join(f"{w}=" for w in written)
             verb = "is" if len(old) == 1 else "are"
             yield self.report(call.node, f"{names} {verb} deprecated since torchvision 0.13; pass "
-                                         f"{' and '.join(_RENAMES[a.keyword.value] + '=' for a in old)} instead",
+                                         f"{' and '.join(_RENAMES[w] + '=' for w in written)} instead",
                               fix=fix)
 
     @staticmethod
-    def _new_argument(builder: str, arg: cst.Arg):
+    def _new_argument(builder: str, arg: cst.Arg) -> Optional[Tuple[cst.Arg, cst.Arg]]:
         flag = literal_bool(arg.value)
-        if flag is None:
+        if flag is None or arg.keyword is None:  # (asked of ``pretrained=``-like keywords)
             return None
         if flag is False:
             value: cst.BaseExpression = cst.Name("None")

@@ -25,8 +25,9 @@ def _element_of_compose(file_model: FileModel, call: CallSite) -> Optional[cst.E
         return None
     site = file_model.call_of(compose)
     qualified = file_model.names.qualify_vision(site.callee) if site is not None else None
-    return element if qualified is not None and qualified.startswith("torchvision.transforms.v2.") \
-        and qualified.endswith(".Compose") else None
+    composes = qualified is not None and qualified.startswith("torchvision.transforms.v2.") \
+        and qualified.endswith(".Compose")
+    return element if composes and isinstance(element, cst.Element) else None
 
 
 class TorchvisionV2ToTensor(Rule):
