@@ -353,8 +353,9 @@ def _check(args) -> int:
 
             show_settings(args.show_settings, settings, sys.stdout)
             return EXIT_CLEAN
+        missing: List[str] = []
         if stdin_name is not None:  # an editor's buffer: excluded names report nothing
-            files, missing = ([] if settings.is_excluded(stdin_name) else [stdin_name]), []
+            files = [] if settings.is_excluded(stdin_name) else [stdin_name]
         else:
             files, missing = discover(args.paths, settings, force_exclude=args.force_exclude)
         # Every config that applies is read and checked before linting; each file's request is

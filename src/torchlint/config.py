@@ -17,7 +17,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, Iterable, Optional, Set, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,7 +79,7 @@ def _matching(selector: str) -> frozenset:
 
 def expand(selectors: Iterable[str], where: str) -> set:
     """``["TL3", "TL101"]`` -> the codes they cover; a selector that names none is an error."""
-    codes = set()
+    codes: Set[str] = set()
     for sel in selectors:
         matched = _matching(sel)
         if not matched:
@@ -211,7 +211,7 @@ class Config:
         return self._excluded(self.relative(path, absolute, self.exclude_root))
 
     def _ignored(self, rel: str) -> frozenset:
-        out = frozenset()
+        out: frozenset = frozenset()
         for pattern, codes in self.per_file_ignores.items():
             if _matches(rel, pattern):
                 out |= codes
@@ -578,7 +578,7 @@ class FileOptions:
 
     def ignored_for(self, path: str) -> frozenset:
         rel = self._config().relative(path)
-        out = frozenset()
+        out: frozenset = frozenset()
         for pattern, codes in self.per_file_ignores:
             if _matches(rel, pattern):
                 out |= codes

@@ -218,6 +218,8 @@ class ResultCache:
     def get(self, key: str) -> Optional[FileResult]:
         """The cached result, or None: a missing entry and a damaged one are both misses."""
         record = self.entries.get(key)
+        if not isinstance(record, dict):
+            return None
         try:
             result = FileResult(record["path"])
             result.diagnostics = [Diagnostic(**d) for d in record["diagnostics"]]
@@ -348,7 +350,9 @@ def check_files(files: List[str], request_for: Callable[[str], LintRequest], *, 
             cache.put(_key(files[index], content, codes, request.target_torch), result)
     if cache is not None:
         cache.save()
-    return results
+    done = [result for result in results if result is not None]
+    assert len(done) == len(files)  # every file was answered, from the cache or a worker
+    return done
 
 
 def _run(work: list, jobs: int) -> Iterable[Tuple[FileResult, Optional[str]]]:
@@ -414,6 +418,7 @@ def _cgroup_quota_files() -> Iterable[Tuple[str, ...]]:
         if len(fields) != 3:
             continue
         _, controllers, path = fields
+        names: Tuple[str, ...]
         if controllers == "":
             base, names = _CGROUP_ROOT, ("cpu.max",)
         elif "cpu" in controllers.split(","):

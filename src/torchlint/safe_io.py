@@ -12,7 +12,7 @@ import os
 import signal
 import stat
 from contextlib import contextmanager
-from typing import Iterator, Optional, Tuple
+from typing import BinaryIO, Iterator, Optional, Tuple
 
 # Config, ignore and requirement files: far beyond any real one, far below what hurts.
 SMALL_FILE_LIMIT = 10 * 2**20
@@ -94,7 +94,7 @@ class FolderNotWritable(PermissionError):
 
 
 @contextmanager
-def temporary_file(folder: str, prefix: str, suffix: str = "") -> Iterator[Tuple[object, str]]:
+def temporary_file(folder: str, prefix: str, suffix: str = "") -> Iterator[Tuple[BinaryIO, str]]:
     """``(binary file, path)`` of a new file in ``folder``, with the signals that end a run
     deferred for as long as it exists. The block writes it, closes it and renames it
     over its target; whatever happens in the block, the name is gone afterwards."""

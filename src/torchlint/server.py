@@ -45,7 +45,7 @@ import logging
 import os
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -55,6 +55,9 @@ from pygls.uris import to_fs_path
 from torchlint import __version__
 from torchlint.links import rule_url
 from torchlint.noqa import noqa_pattern
+
+if TYPE_CHECKING:
+    from torchlint.config import FileSettings, Selection, Settings
 
 SOURCE = "torchlint"
 FIX_ALL = "source.fixAll.torchlint"
@@ -101,7 +104,7 @@ class EditorSettings:
     """What the editor's settings ask for: a selection layer (``config.Selection``,
     None when they name no rule) and whether fix-all may apply unsafe fixes."""
 
-    selection: object = None
+    selection: Optional["Selection"] = None
     unsafe_fixes: bool = False
 
 
@@ -150,12 +153,12 @@ class _Configs:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._settings = None
-        self._editor_settings = None
+        self._settings: Optional["Settings"] = None
+        self._editor_settings: Optional["Settings"] = None
         self.editor = EditorSettings()
         self.generation = 0
 
-    def settings(self):
+    def settings(self) -> "Settings":
         from torchlint import config as config_mod
 
         with self._lock:
@@ -163,7 +166,7 @@ class _Configs:
                 self._settings = config_mod.Settings()
             return self._settings
 
-    def editor_layered(self, isolated: bool = False):
+    def editor_layered(self, isolated: bool = False) -> "Settings":
         """The editor's selection on top of the defaults, as ``--select`` and friends are:
         for files no config file covers (``isolated``: no config file at all)."""
         from torchlint import config as config_mod
@@ -190,7 +193,7 @@ class _Configs:
 CONFIGS = _Configs()
 
 
-def _settings(path: str) -> Tuple[object, Optional[str]]:
+def _settings(path: str) -> Tuple["FileSettings", Optional[str]]:
     """What applies to a file (``config.FileSettings``) and, when its config is
     broken, the message saying so (the defaults, with the editor's settings, apply then).
     A file that no config file covers gets the editor's settings; one that a config
@@ -498,7 +501,7 @@ def _open_notebook(ls: LanguageServer, uri: str):
 def _notebook_json(ls: LanguageServer, notebook) -> str:
     """The notebook as nbformat 4 JSON, as ``torchlint check`` reads an ``.ipynb``: code
     cells with their current text, the other cells empty (they count in cell numbers)."""
-    cells = []
+    cells: List[dict] = []
     for cell in notebook.cells:
         document = _open_document(ls, cell.document)
         is_code = cell.kind == types.NotebookCellKind.Code
@@ -832,7 +835,7 @@ def _noqa_edit(document, line_number: int, code: str) -> Optional[types.TextEdit
     return types.TextEdit(range=span, new_text=text)
 
 
-def _wanted(only: Optional[List[str]], kind: str) -> bool:
+def _wanted(only: Optional[Sequence[str]], kind: str) -> bool:
     """Whether the editor's ``only`` filter (None: everything) admits ``kind``."""
     return only is None or any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
 
@@ -855,7 +858,7 @@ def _fix_data(diagnostic: types.Diagnostic) -> Tuple[Optional[dict], Optional[Tu
 
 
 def _quick_fixes(uri: str, document, diagnostic: types.Diagnostic) -> List[types.CodeAction]:
-    code = diagnostic.code
+    code = str(diagnostic.code)  # the caller took only findings of ours, whose codes are strings
     actions = []
     fix, at = _fix_data(diagnostic)
     if fix:
@@ -968,7 +971,7 @@ def hover(ls: LanguageServer, params: types.HoverParams) -> Optional[types.Hover
              if isinstance(d.code, str) and _covers(d.range, params.position)]
     if not found:
         return None
-    text = "\n\n---\n\n".join(hover_text(code) for code in dict.fromkeys(d.code for d in found))
+    text = "\n\n---\n\n".join(hover_text(code) for code in dict.fromkeys(str(d.code) for d in found))
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
                        range=found[0].range)
 
