@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+import libcst as cst
+
 from torchlint.edits import renamed_reference, without_arg
 from torchlint.model import FileModel
 from torchlint.model.records import CallSite
@@ -28,7 +30,7 @@ def _matrix_rank_fix(file_model: FileModel, call):
 _FIXES = {"matrix_rank": _matrix_rank_fix}
 
 
-def _drop_keyword_fix(call: CallSite, change: KeywordChange, argument) -> Optional[Fix]:
+def _drop_keyword_fix(call: CallSite, change: KeywordChange, argument: cst.Arg) -> Optional[Fix]:
     """The call without the removed argument: on every torch the target allows, passing it raises
     TypeError, so leaving it out only makes the call run (a ``verbose=True`` printed the learning
     rate on torch older than 2.7, which the target no longer includes)."""

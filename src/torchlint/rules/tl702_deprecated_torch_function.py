@@ -9,7 +9,7 @@ from torchlint.diagnostic import Applicability
 from torchlint.edits import renamed_reference, without_arg
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted, literal_bool
-from torchlint.model.records import CallSite
+from torchlint.model.records import CallSite, Scope
 from torchlint.model.torch_api import (DEPRECATED, DEPRECATED_KEYWORDS, REMOVED_KEYWORDS, ApiChange, KeywordChange,
                                        api_calls, head_rebound, keyword_calls)
 from torchlint.rule import Finding, Fix, Rule
@@ -300,12 +300,12 @@ replacement returns something else or takes other arguments.
                     continue
                 if head_rebound(file_model, written, scope.parent):
                     continue
+                fix = self._decorator_fix(file_model, scope, written, decorator, change)
                 yield self.report(decorator.decorator, f"{change.name} is deprecated{_since(change)}; "
-                                  f"use {change.replacement}", fix=self._decorator_fix(file_model, scope, written,
-                                                                                        decorator, change))
+                                  f"use {change.replacement}", fix=fix)
 
     @staticmethod
-    def _decorator_fix(file_model: FileModel, scope, written: Optional[str], decorator: cst.Decorator,
+    def _decorator_fix(file_model: FileModel, scope: Scope, written: Optional[str], decorator: cst.Decorator,
                        change: ApiChange) -> Optional[Fix]:
         if change.fix != "amp_decorator":
             return None
