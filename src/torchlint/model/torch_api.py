@@ -254,7 +254,9 @@ NON_PUBLIC = _table(
 _NAMED_TENSORS_REMOVED = ("named tensors (a prototype since 1.3, its docs: 'The named tensor API is a prototype "
                           "feature and subject to change') were removed in 2.13 by "
                           "https://github.com/pytorch/pytorch/pull/173895; the factories that took names= are "
-                          "docs/source/named_tensor.md's list")
+                          "docs/source/named_tensor.md's list and full "
+                          "(https://github.com/pytorch/pytorch/pull/23743 added names to ones, rand, randn, zeros, "
+                          "full)")
 
 # Tensor methods torch has removed: found as ``<receiver>.<method>(...)`` on any receiver that is
 # not a module, since the names are the named-tensor API's own (``rename`` and ``names``, which
