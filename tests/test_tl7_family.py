@@ -97,3 +97,62 @@ def test_dtensor_members_move_with_their_class():
     assert fixed("TL703", source) == (
         "import torch\nfrom torch.distributed._tensor import DTensor, Shard\n"
         "t = torch.distributed.tensor.DTensor.from_local(local, mesh, [torch.distributed.tensor.Shard(0)])\n")
+
+
+VERBOSE = "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 30, verbose=True)\n"
+GATHER = "import torch.distributed as dist\ndist._all_gather_base(out, x)\n"
+NAMED = "import torch\nx = torch.zeros(2, 3, names=('N', 'C'))\ny = x.refine_names('N', 'C')\n"
+SCRIPT = "import torch\nf = torch.jit.script(g)\n"
+DDP = "import torch\nm = torch.nn.parallel.DistributedDataParallel(net, broadcast_buffers=False)\n"
+
+
+@pytest.mark.parametrize("code, source, target, expected", [
+    # verbose= deprecated in 2.2 (TL702), gone in 2.7 (TL701): one report, never both
+    ("TL702", VERBOSE, (2, 1), 0),
+    ("TL702", VERBOSE, (2, 2), 1),
+    ("TL702", VERBOSE, (2, 6), 1),
+    ("TL701", VERBOSE, (2, 6), 0),
+    ("TL702", VERBOSE, (2, 7), 0),
+    ("TL701", VERBOSE, (2, 7), 1),
+    ("TL701", NAMED, (2, 12), 0),
+    ("TL701", NAMED, (2, 13), 2),
+    ("TL702", SCRIPT, (2, 9), 0),
+    ("TL702", SCRIPT, (2, 10), 1),
+    ("TL702", DDP, (2, 12), 0),
+    ("TL702", DDP, (2, 13), 1),
+    ("TL702", GATHER, (1, 12), 0),
+    ("TL702", GATHER, (1, 13), 1),
+])
+def test_keywords_methods_and_2_x_deprecations_follow_the_target(code, source, target, expected):
+    assert found(code, source, target) == expected
+
+
+def fixed_at(code: str, source: str, target) -> str:
+    return fix_source(source, "train.py", LintRequest.of({code}, target), {code}, unsafe=False)
+
+
+@pytest.mark.parametrize("target, after", [
+    # the advice is the target's: the 1.13 name while the target lacks the 2.13 one
+    ((2, 12), "import torch.distributed as dist\ndist.all_gather_into_tensor(out, x)\n"),
+    ((2, 13), "import torch.distributed as dist\ndist.all_gather_single(out, x)\n"),
+])
+def test_the_collective_rename_follows_the_target(target, after):
+    assert fixed_at("TL702", GATHER, target) == after
+
+
+def test_a_removed_verbose_is_dropped_and_a_deprecated_quiet_one_too():
+    assert fixed_at("TL701", VERBOSE, (2, 7)) == "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 30)\n"
+    quiet = VERBOSE.replace("verbose=True", "verbose=False")
+    assert fixed_at("TL702", quiet, (2, 4)) == "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 30)\n"
+    # verbose=True printed the learning rate on 2.2-2.6: dropping it is an unsafe fix there
+    assert fixed_at("TL702", VERBOSE, (2, 4)) == VERBOSE
+
+
+@pytest.mark.parametrize("source", [
+    "import pandas as pd\nframe = pd.DataFrame(rows).rename(columns={'a': 'b'})\n",
+    "import torch\nimport geometry\np = geometry.align_to(points, target)\n",
+    "import torch\nfrom mylib import Scheduler\ns = Scheduler(opt, verbose=True)\n",
+    "import torch\nx = torch.zeros_like(y)\nnames = [n for n, _ in model.named_parameters()]\n",
+])
+def test_named_tensor_and_verbose_lookalikes_are_silent(source):
+    assert found("TL701", source, (2, 13)) == 0

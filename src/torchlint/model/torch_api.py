@@ -14,11 +14,22 @@ new name does the same thing. Where the replacement takes its arguments in
 another order, returns something else, or differs in a default, there is no
 ``rename``: the rule reports without a fix, or a rule module builds a
 narrower exact fix itself (``fix`` names it).
+
+Not every change is a function: a keyword argument torch took away from some
+callables (``verbose`` of the learning-rate schedulers, ``names`` of the
+tensor factories) is a ``KeywordChange``, and a tensor method that is gone
+(``Tensor.refine_names``) is an ``ApiChange`` of a methods table, found by the
+method's name on any receiver but a module. Where the advice itself moved on
+(``_all_gather_base`` pointed at ``all_gather_into_tensor``, which 2.13
+deprecated in turn), ``successor`` holds the newer advice and the release that
+brought it; a project's target decides which one it gets.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, Iterator, Optional, Set, Tuple
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tuple
+
+import libcst as cst
 
 from torchlint.model.expr import dotted
 from torchlint.torch_version import TorchVersion
@@ -26,6 +37,15 @@ from torchlint.torch_version import TorchVersion
 if TYPE_CHECKING:
     from torchlint.model import FileModel
     from torchlint.model.records import CallSite, Scope
+
+
+@dataclass(frozen=True)
+class Successor:
+    """Newer advice for an ``ApiChange``: from ``since`` on, ``replacement`` is what to write."""
+    since: TorchVersion  # the release whose replacement this is (it deprecated the older advice)
+    replacement: str
+    source: str  # where ``since`` and the replacement come from
+    rename: Optional[str] = None  # as ``ApiChange.rename``
 
 
 @dataclass(frozen=True)
@@ -38,6 +58,26 @@ class ApiChange:
     rename: Optional[str] = None  # an exact drop-in replacement's qualified name
     fix: Optional[str] = None  # a narrower exact fix a rule builds (named by the rule module)
     warns: bool = True  # calling it on torch 2.13 CPU warns (False: only the docs say so)
+    successor: Optional[Successor] = None  # newer advice, for targets at or above its release
+
+    def at(self, target: TorchVersion) -> "ApiChange":
+        """The advice for a project whose oldest torch is ``target``: the successor's once the
+        target has it, so that no fix writes a name that is itself deprecated there."""
+        if self.successor is None or target < self.successor.since:
+            return self
+        return replace(self, replacement=self.successor.replacement, rename=self.successor.rename)
+
+
+@dataclass(frozen=True)
+class KeywordChange:
+    """A keyword argument torch removed from (TL701) or deprecated in (TL702) some callables."""
+    keyword: str  # ``verbose``
+    callables: FrozenSet[str]  # the qualified names of the functions and classes that took it
+    replacement: str  # what to do instead, as the message says it
+    since: TorchVersion  # the release that removed or deprecated it
+    source: str  # ``torch/<file>.py:<line>`` of torch 2.13.0, or a URL
+    since_source: str = ""  # where ``since`` comes from, when ``source`` does not say it
+    drop: bool = False  # leaving the argument out is the exact fix
 
 
 def _table(*changes: ApiChange) -> Dict[str, ApiChange]:
@@ -68,6 +108,20 @@ _LINALG_1_13 = "deprecated in 1.13: https://github.com/pytorch/pytorch/pull/7763
 _AMP_2_4 = ("deprecated in 2.4 (the FutureWarning first reported on torch 2.4.0: "
             "https://github.com/mit-han-lab/efficientvit/issues/127)")
 _OLD = "deprecated before 1.0; the release was not established, so any supported target gets the advice"
+_SINGLE_2_13 = ("deprecated in 2.13 by https://github.com/pytorch/pytorch/pull/186123 and its stack (#186124 moved "
+                "torch's own callers to the _single names); first warned on torch 2.13.0: "
+                "https://github.com/huggingface/accelerate/issues/4269")
+_ALL_GATHER_SINGLE = Successor((2, 13), "torch.distributed.all_gather_single", _SINGLE_2_13,
+                               rename="torch.distributed.all_gather_single")
+_REDUCE_SCATTER_SINGLE = Successor((2, 13), "torch.distributed.reduce_scatter_single", _SINGLE_2_13,
+                                   rename="torch.distributed.reduce_scatter_single")
+_COMPILE_OR_EXPORT = "torch.compile (to speed up eager code) or torch.export (to capture a program)"
+# TorchScript's docs have said "deprecated" since 2.5 (``.. deprecated:: 2.5`` in torch/jit); the
+# calls themselves warn from 2.10 on. Taken as 2.10: the release whose code tells its users.
+_JIT_2_10 = ("first warned on torch 2.10.0: PyTorch's release-2.10 validation log "
+             "(https://github.com/pytorch/pytorch/issues/174081, script_method) and "
+             "https://github.com/deepspeedai/DeepSpeed/issues/7835 (script, torch 2.10.0); trace, "
+             "trace_module, save and load give the same two-branch warning (Python 3.14+ or older) on 2.13")
 _INIT = "torch/nn/init.py:771"  # _make_deprecate: the warning every old nn.init name gives
 
 # Still callable on torch 2.13, with a warning (or, where ``warns`` is False, a
@@ -131,6 +185,33 @@ DEPRECATED = _table(
               "an alias since torch.outer arrived in 1.5; the release of its docs' deprecation note was not "
               "established, so it is taken as 1.9, with the other linear-algebra renames",
               rename="torch.outer", warns=False),
+    # The single-tensor collectives, renamed twice: the private names became public in 1.13,
+    # and 2.13 renamed those to the ``_single`` family (each old name calls its new one with
+    # the same arguments, so every step is an exact rename).
+    ApiChange("torch.distributed._all_gather_base", "torch.distributed.all_gather_into_tensor", (1, 13),
+              "torch/distributed/distributed_c10d.py:4418",
+              "deprecated in 1.13 by https://github.com/pytorch/pytorch/pull/85686 (all_gather_into_tensor in "
+              "its place)", rename="torch.distributed.all_gather_into_tensor", successor=_ALL_GATHER_SINGLE),
+    ApiChange("torch.distributed._reduce_scatter_base", "torch.distributed.reduce_scatter_tensor", (1, 13),
+              "torch/distributed/distributed_c10d.py:4966",
+              "deprecated in 1.13 by https://github.com/pytorch/pytorch/pull/85867 (reduce_scatter_tensor in "
+              "its place)", rename="torch.distributed.reduce_scatter_tensor", successor=_REDUCE_SCATTER_SINGLE),
+    ApiChange("torch.distributed.all_gather_into_tensor", "torch.distributed.all_gather_single", (2, 13),
+              "torch/distributed/distributed_c10d.py:4400", _SINGLE_2_13,
+              rename="torch.distributed.all_gather_single"),
+    ApiChange("torch.distributed.reduce_scatter_tensor", "torch.distributed.reduce_scatter_single", (2, 13),
+              "torch/distributed/distributed_c10d.py:4949", _SINGLE_2_13,
+              rename="torch.distributed.reduce_scatter_single"),
+    # TorchScript: no drop-in replacement (torch.compile speeds up eager code, torch.export
+    # captures a program to save), so no fix.
+    ApiChange("torch.jit.script", _COMPILE_OR_EXPORT, (2, 10), "torch/jit/_script.py:1489", _JIT_2_10),
+    ApiChange("torch.jit.script_method", _COMPILE_OR_EXPORT, (2, 10), "torch/jit/_script.py:366", _JIT_2_10),
+    ApiChange("torch.jit.trace", _COMPILE_OR_EXPORT, (2, 10), "torch/jit/_trace.py:1007", _JIT_2_10),
+    ApiChange("torch.jit.trace_module", _COMPILE_OR_EXPORT, (2, 10), "torch/jit/_trace.py:1146", _JIT_2_10),
+    ApiChange("torch.jit.save", "torch.export.export(...) and torch.export.save", (2, 10),
+              "torch/jit/_serialization.py:90", _JIT_2_10),
+    ApiChange("torch.jit.load", "torch.export.load (for a program saved with torch.export.save)", (2, 10),
+              "torch/jit/_serialization.py:177", _JIT_2_10),
 )
 
 _DTENSOR = ("public since 2.5: https://github.com/pytorch/pytorch/pull/133881 moved DTensor to "
@@ -170,7 +251,57 @@ NON_PUBLIC = _table(
               rename="torch.optim.lr_scheduler.LRScheduler"),
 )
 
-ALL_TABLES: Tuple[Dict[str, ApiChange], ...] = (REMOVED, DEPRECATED, NON_PUBLIC)
+_NAMED_TENSORS_REMOVED = ("named tensors (a prototype since 1.3, its docs: 'The named tensor API is a prototype "
+                          "feature and subject to change') were removed in 2.13 by "
+                          "https://github.com/pytorch/pytorch/pull/173895; the factories that took names= are "
+                          "docs/source/named_tensor.md's list and full "
+                          "(https://github.com/pytorch/pytorch/pull/23743 added names to ones, rand, randn, zeros, "
+                          "full)")
+
+# Tensor methods torch has removed: found as ``<receiver>.<method>(...)`` on any receiver that is
+# not a module, since the names are the named-tensor API's own (``rename`` and ``names``, which
+# other libraries share, are left out).
+REMOVED_METHODS = _table(
+    ApiChange("torch.Tensor.refine_names", "positional dimensions (tensor.permute, tensor.unsqueeze)", (2, 13),
+              "https://github.com/pytorch/pytorch/pull/173895", _NAMED_TENSORS_REMOVED),
+    ApiChange("torch.Tensor.align_to", "tensor.permute(...) by dimension index", (2, 13),
+              "https://github.com/pytorch/pytorch/pull/173895", _NAMED_TENSORS_REMOVED),
+    ApiChange("torch.Tensor.align_as", "tensor.permute(...)/unsqueeze(...) to the other tensor's layout", (2, 13),
+              "https://github.com/pytorch/pytorch/pull/173895", _NAMED_TENSORS_REMOVED),
+)
+
+_LR_SCHEDULERS = frozenset(f"torch.optim.lr_scheduler.{name}" for name in (
+    "LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
+    "LinearLR", "ExponentialLR", "SequentialLR", "PolynomialLR", "CosineAnnealingLR", "ReduceLROnPlateau",
+    "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR"))
+_VERBOSE_ADVICE = "print scheduler.get_last_lr() where the learning rate should be shown"
+_VERBOSE_DEPRECATED = ("deprecated in 2.2 by https://github.com/pytorch/pytorch/pull/111302 ('Deprecated verbose "
+                       "parameter in LR schedulers')")
+
+# Keyword arguments torch took away: the call raises TypeError.
+REMOVED_KEYWORDS: Tuple[KeywordChange, ...] = (
+    KeywordChange("verbose", _LR_SCHEDULERS, _VERBOSE_ADVICE, (2, 7),
+                  "https://github.com/pytorch/pytorch/pull/147301",
+                  "removed in 2.7 by that pull request (its BC-breaking note: 'print_lr and verbose ... deprecated "
+                  "since release 2.2 ... Now, we complete the deprecation by removing them completely'); "
+                  + _VERBOSE_DEPRECATED, drop=True),
+    KeywordChange("names", frozenset(f"torch.{name}" for name in ("empty", "zeros", "ones", "full", "rand",
+                                                                  "randn", "tensor")),
+                  "create the tensor without names (named tensors are gone, their methods too)", (2, 13),
+                  "https://github.com/pytorch/pytorch/pull/173895", _NAMED_TENSORS_REMOVED),
+)
+
+# Keyword arguments still taken, with a warning.
+DEPRECATED_KEYWORDS: Tuple[KeywordChange, ...] = (
+    KeywordChange("verbose", _LR_SCHEDULERS, _VERBOSE_ADVICE, (2, 2),
+                  "https://github.com/pytorch/pytorch/pull/111302", _VERBOSE_DEPRECATED, drop=True),
+    KeywordChange("broadcast_buffers", frozenset({"torch.nn.parallel.DistributedDataParallel",
+                                                  "torch.nn.parallel.distributed.DistributedDataParallel"}),
+                  "use forward_sync_buffers (which, unlike broadcast_buffers=False, still syncs buffers once at "
+                  "construction)", (2, 13), "torch/nn/parallel/distributed.py:698"),
+)
+
+ALL_TABLES: Tuple[Dict[str, ApiChange], ...] = (REMOVED, DEPRECATED, NON_PUBLIC, REMOVED_METHODS)
 
 
 def module_prefixes(table: Dict[str, ApiChange]) -> frozenset:
@@ -214,10 +345,53 @@ def api_calls(file_model: FileModel, table: Dict[str, ApiChange], members: bool 
               ) -> Iterator[Tuple[CallSite, ApiChange, str]]:
     """``(call site, change, member)`` for every call of a function in ``table`` (or, with
     ``members``, of a member of a class in it: ``member`` is then ``".from_local"``) whose
-    change applies to the file's target torch version (``since`` at or below it)."""
+    change applies to the file's target torch version (``since`` at or below it); the change
+    carries the advice for that target (``ApiChange.at``)."""
+    target = file_model.target_torch_version
     for call in file_model.calls:
         change, member = lookup(table, file_model.qualify(call), members)
-        if change is None or change.since > file_model.target_torch_version:
+        if change is None or change.since > target:
             continue
         if not head_rebound(file_model, call.callee, call.scope):
-            yield call, change, member
+            yield call, change.at(target), member
+
+
+def method_calls(file_model: FileModel, table: Dict[str, ApiChange]) -> Iterator[Tuple[CallSite, ApiChange]]:
+    """``(call site, change)`` for every ``<receiver>.<method>(...)`` whose method a change of
+    ``table`` (``torch.Tensor.<method>`` entries) names, at the file's target. The receiver is
+    not known to be a tensor: it only must not be a module (``mylib.align_to(...)``), which an
+    import would bind."""
+    methods = {name.rsplit(".", 1)[1]: change for name, change in table.items()}
+    target = file_model.target_torch_version
+    for call in file_model.calls:
+        change = methods.get(call.method or "")
+        if change is None or change.since > target or not isinstance(call.node.func, cst.Attribute):
+            continue
+        if call.callee is not None and file_model.names.qualify_any(call.callee) not in (None, change.name):
+            continue
+        yield call, change
+
+
+def keyword_calls(file_model: FileModel, changes: Tuple[KeywordChange, ...],
+                  superseded_by: Tuple[KeywordChange, ...] = ()
+                  ) -> Iterator[Tuple[CallSite, KeywordChange, cst.Arg]]:
+    """``(call site, change, argument)`` for every call of a callable a change names that passes
+    the change's keyword, where the change applies at the file's target; a change that one of
+    ``superseded_by`` also covers there (deprecated, then removed) is left to that one."""
+    target = file_model.target_torch_version
+
+    def applies(change: KeywordChange, qualified: str) -> bool:
+        return change.since <= target and qualified in change.callables
+
+    for call in file_model.calls:
+        qualified = file_model.qualify(call)
+        if qualified is None or head_rebound(file_model, call.callee, call.scope):
+            continue
+        for change in changes:
+            if not applies(change, qualified) or any(
+                    later.keyword == change.keyword and applies(later, qualified) for later in superseded_by):
+                continue
+            argument = next((a for a in call.node.args if a.keyword is not None
+                             and a.keyword.value == change.keyword), None)
+            if argument is not None:
+                yield call, change, argument

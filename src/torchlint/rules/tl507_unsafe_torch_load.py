@@ -1,20 +1,19 @@
-"""TL507: ``torch.load`` that unpickles arbitrary objects (weights_only=False, or left out before 2.6)."""
+"""TL507: ``torch.load`` that unpickles arbitrary objects (weights_only=False, or left out before 2.6),
+or that loads a whole pickled object which torch 2.6's weights-only default refuses."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import Iterator, Optional, Set
 
 import libcst as cst
 
 from torchlint.edits import with_keyword
 from torchlint.model import CallSite, FileModel
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
-from torchlint.rule import Fix, Rule
+from torchlint.model.loaded_objects import OBJECT_METHODS, SAME_VALUE_METHODS, pickled_object_use
+from torchlint.rule import Finding, Fix, Rule
 from torchlint import tree_gate
 from torchlint.tree_gate import TreeIndex
-
-if TYPE_CHECKING:
-    from torchlint.rule import Finding
 
 _LOADS = frozenset({"torch.load", "torch.serialization.load"})
 _SAVES = frozenset({"torch.save", "torch.serialization.save"})
@@ -26,6 +25,13 @@ _EXPLICIT_MESSAGE = (
     "torch.load(..., weights_only=False) unpickles arbitrary objects, so loading an untrusted file runs "
     "whatever code it holds; save a state_dict and load it with weights_only=True "
     "(torch.serialization.add_safe_globals for your own types)"
+)
+
+
+_OBJECT_MESSAGE = (
+    "torch.load without weights_only loads weights only since torch 2.6, and this file holds a pickled object "
+    "(the code uses the result as one: {use}), so there the call raises UnpicklingError; save a state_dict and "
+    "load that, or allow-list the classes with torch.serialization.add_safe_globals"
 )
 
 
@@ -50,6 +56,35 @@ def _round_trip(file_model: FileModel, load: CallSite) -> bool:
     )
 
 
+def _may_use_as_object(nodes: list, loads: list) -> bool:
+    """What ``pickled_object_use`` needs, asked of Python's tree (never no where it says yes): a
+    call of a name bound to one of ``loads`` or to an entry of one, or of a load itself; a
+    method call that only modules have; a ``from_numpy`` call."""
+    bindings = [(node.targets if isinstance(node, ast.Assign) else [node.target], node.value)
+                for node in nodes if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None]
+    held: Set[str] = set()
+    grown = True
+    while grown:  # names bound to a load, to an entry of a held name, or to a held name moved
+        grown = False
+        for targets, value in bindings:
+            source = value.value if isinstance(value, ast.Subscript) else (
+                value.func.value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in SAME_VALUE_METHODS else None)
+            if any(value is load for load in loads) or (isinstance(source, ast.Name) and source.id in held):
+                new = {t.id for t in targets if isinstance(t, ast.Name)} - held
+                held |= new
+                grown = grown or bool(new)
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in held or any(func is load for load in loads):
+            return True
+        if tree_gate.called_name(node) in OBJECT_METHODS or tree_gate.called_name(node) == "from_numpy":
+            return True
+    return False
+
+
 class UnsafeTorchLoad(Rule):
     code = "TL507"
     name = "unsafe-torch-load"
@@ -63,25 +98,24 @@ class UnsafeTorchLoad(Rule):
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """A ``load(...)`` call with ``weights_only`` False, or (below torch 2.6) without it."""
+        """A ``load(...)`` call with ``weights_only`` False, or without it (below torch 2.6, or
+        where the file may use what it loads as a pickled object: ``model/loaded_objects.py``)."""
         lenient = tree_index.target_torch < _SAFE_DEFAULT_SINCE
-        source = tree_index.source
-        if not lenient and "weights_only" not in source and source.isascii():
-            # Only ``weights_only=False`` is left to find, and a keyword is spelled in the
-            # text (outside ASCII, NFKC may spell it otherwise): no walk of the whole tree.
-            return False
         nodes = tree_index.module_nodes()
         names = {"load"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom)
                             for a in n.names if a.name == "load" and a.asname}
+        bare_loads = []
         for node in nodes:
             if not isinstance(node, ast.Call):
                 continue
             flag = next((k.value for k in node.keywords if k.arg == "weights_only"), None)
             if isinstance(flag, ast.Constant) and flag.value in (False, 0):
                 return True
-            if flag is None and lenient and tree_gate.called_name(node) in names:
-                return True
-        return False
+            if flag is None and tree_gate.called_name(node) in names:
+                if lenient:
+                    return True
+                bare_loads.append(node)
+        return bool(bare_loads) and _may_use_as_object(nodes, bare_loads)
     docs = """
 ## What it does
 Finds `torch.load` calls that unpickle arbitrary Python objects:
@@ -89,7 +123,14 @@ Finds `torch.load` calls that unpickle arbitrary Python objects:
 - `torch.load(f, weights_only=False)`, whatever the target torch version;
 - `torch.load(f)` with no `weights_only` when the project's target torch
   version (`target-torch-version`, or the lower bound of torch in its
-  dependencies) is older than 2.6, where that is the default.
+  dependencies) is older than 2.6, where that is the default;
+- `torch.load(f)` with no `weights_only` whose result the code uses as a
+  whole pickled object, whatever the target: called (`net(x)`), asked a
+  method only modules and optimizers have (`.eval()`, `.parameters()`,
+  `.state_dict()`, ...), directly, through one entry of a checkpoint
+  (`checkpoint["decoder"].eval()`) or after `.to(device)`, or handed to
+  `torch.from_numpy`. Since 2.6 that load raises `UnpicklingError`, and a
+  project that states a lower bound of torch (or none) meets 2.6 and later.
 
 Every spelling of the call is found: `torch.load`, `torch.serialization.load`,
 `from torch import load`, aliases of `torch`.
@@ -104,8 +145,16 @@ tensors, primitive types and containers only (and the types registered with
 runs. It loads a `state_dict`, an optimizer's state and the usual
 `{"model": ..., "optimizer": ..., "epoch": ...}` dictionaries.
 
+A whole pickled model that loads on old torch fails on new torch: the same
+line works or crashes depending on the version a user installs, and no
+`weights_only` value makes it both safe and working. Saving the
+`state_dict` does.
+
 Not reported: `weights_only=True`; a `weights_only` given as a variable, or
-possibly inside `**kwargs`; calls passing a `pickle_module` (a deliberate
+possibly inside `**kwargs`; a load whose result nothing shows to be an
+object (a state_dict, a tensor or a checkpoint dict are all subscripted and
+moved alike), on a target of 2.6 or later; a file that allow-lists classes
+(`torch.serialization.add_safe_globals`, `safe_globals`); calls passing a `pickle_module` (a deliberate
 choice of unpickler, with which `weights_only=True` cannot be combined); other
 libraries' `load` functions (`numpy.load`, `pickle.load`, `torch.jit.load`,
 which reads TorchScript, not pickles); a load of the buffer or path a
@@ -134,7 +183,8 @@ line with `# noqa: TL507`, which says it was a decision.
 
 ## Fix safety
 For a call without `weights_only` on a target older than 2.6, the fix adds
-`weights_only=True`. It is unsafe: a checkpoint that holds a whole pickled
+`weights_only=True` (not where the code uses the result as a pickled
+object: that load would fail at once, so it gets no fix). It is unsafe: a checkpoint that holds a whole pickled
 model, an `argparse.Namespace` or any other object outside the allowed types
 then fails to load (`UnpicklingError`), where it loaded before. An explicit
 `weights_only=False` is never rewritten: someone chose it, and the file it
@@ -147,9 +197,15 @@ out). So for a target of 2.6 or later only an explicit `weights_only=False` is
 reported; for a target from 1.13 to 2.5 a call that leaves it out is reported
 too, with the fix adding `weights_only=True`; for a target older than 1.13
 there is no `weights_only` to pass (it would reach the unpickler and raise
-`TypeError`), so only an explicit `weights_only=False` is reported. The target
-is `target-torch-version` in the config or `--target-torch-version`, else the
-lower bound of torch in the project's dependencies (docs/configuration.md).
+`TypeError`), so only an explicit `weights_only=False` is reported. A load
+whose result the code uses as a pickled object is reported on every target:
+it fails on 2.6 and later, which a lower bound (or no bound) allows. The
+target is `target-torch-version` in the config or `--target-torch-version`,
+else the lower bound of torch in the project's dependencies
+(docs/configuration.md). A project that declares no torch version is linted
+at the newest torch torchlint knows: a load without `weights_only` that
+reads weights is not reported there (see docs/torchfix.md for the figures
+behind that choice, and how to get TorchFix's TOR102 behaviour).
 """
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
@@ -170,6 +226,12 @@ lower bound of torch in the project's dependencies (docs/configuration.md).
                 if literal_bool(weights_only) is False:
                     yield self.report(node, message=_EXPLICIT_MESSAGE)
                 continue  # True, or decided elsewhere
+            # Whatever the target, the project's torch requirement lets it meet 2.6 and later,
+            # where this load fails; weights_only=True would not save it, so no fix.
+            use = pickled_object_use(file_model, call)
+            if use is not None:
+                yield self.report(node, message=_OBJECT_MESSAGE.format(use=use))
+                continue
             if defaults_to_unsafe and can_pass_it:
                 fix = Fix("pass weights_only=True", ((node, with_keyword(node, "weights_only", cst.Name("True"))),))
                 yield self.report(node, fix=fix)
@@ -237,6 +299,36 @@ import torch
 
 state = torch.load("model.pt", map_location="cpu")
 """,
+        # Weights and features used as such; a whole model loaded with its classes allow-listed;
+        # a name bound to a load and then to a freshly built model.
+        """\
+import torch
+
+from model import Net
+
+
+def evaluate(path, features_path):
+    checkpoint = torch.load(path, map_location="cpu")
+    model = Net()
+    model.load_state_dict(checkpoint["model"])
+    model.eval()
+    features = torch.load(features_path).cuda()
+    return model(features)
+
+
+def serve(path):
+    with torch.serialization.safe_globals([Net]):
+        model = torch.load(path)
+    model.eval()
+    return model
+
+
+def rebuild(path):
+    model = torch.load(path)
+    model = Net(**model["config"])
+    model.eval()
+    return model
+""",
     )
     invalid = (
         """\
@@ -285,5 +377,22 @@ def save(model, path):
 
 def load_back(path):
     return torch.load(path, weights_only=False)  # expect: TL507
+""",
+        # A whole pickled model, at the newest torch: its load fails there.
+        """\
+import torch
+
+
+def predict(path, batch):
+    net = torch.load(path, map_location="cpu")  # expect: TL507
+    return net(batch)
+
+
+def caption(path, image):
+    checkpoint = torch.load(path)  # expect: TL507
+    decoder = checkpoint["decoder"]
+    decoder = decoder.to("cuda")
+    decoder.eval()
+    return decoder(image)
 """,
     )

@@ -1,15 +1,17 @@
-"""TL701 (opt-in): a call of a function torch has removed; it raises at run time."""
+"""TL701 (opt-in): a call of a function, tensor method or keyword argument torch has removed; it raises."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional
-from torchlint.edits import renamed_reference
-from torchlint.model import FileModel
-from torchlint.model.torch_api import REMOVED, api_calls
-from torchlint.rule import Fix, Rule
+from typing import Iterator, Optional
 
-if TYPE_CHECKING:
-    from torchlint.model.records import CallSite
-    from torchlint.rule import Finding
+import libcst as cst
+
+from torchlint.edits import renamed_reference, without_arg
+from torchlint.model import FileModel
+from torchlint.model.records import CallSite
+from torchlint.model.torch_api import (REMOVED, REMOVED_KEYWORDS, REMOVED_METHODS, KeywordChange, api_calls,
+                                       keyword_calls, method_calls)
+from torchlint.rule import Finding, Fix, Rule
+from torchlint.torch_version import format_version
 
 
 def _matrix_rank_fix(file_model: FileModel, call: CallSite) -> Optional[Fix]:
@@ -28,28 +30,50 @@ def _matrix_rank_fix(file_model: FileModel, call: CallSite) -> Optional[Fix]:
 _FIXES = {"matrix_rank": _matrix_rank_fix}
 
 
+def _drop_keyword_fix(call: CallSite, change: KeywordChange, argument: cst.Arg) -> Optional[Fix]:
+    """The call without the removed argument: on every torch the target allows, passing it raises
+    TypeError, so leaving it out only makes the call run (a ``verbose=True`` printed the learning
+    rate on torch older than 2.7, which the target no longer includes)."""
+    if not change.drop:
+        return None
+    return Fix(f"drop {change.keyword}=", ((call.node, without_arg(call.node, argument)),))
+
+
 class RemovedTorchFunction(Rule):
     code = "TL701"
     name = "removed-torch-function"
-    message = "this torch function was removed and raises RuntimeError; call its torch.linalg replacement"
+    message = "this torch function, method or argument was removed and the call raises; use its replacement"
     default = False
     fix_safety = "safe"
-    gate = (r"\b(?:solve|lstsq|symeig|eig|matrix_rank)\b",)
+    gate = (r"\b(?:solve|lstsq|symeig|eig|matrix_rank|verbose|names|refine_names|align_to|align_as)\b",)
     torch_version = """
-Each function is reported when the target torch version
-(`target-torch-version`) is at or above the release that removed it: 1.12
-for all five (deprecated since 1.9). Code that still supports torch older
-than 1.12 is not told about them. Their `torch.linalg` replacements all
-exist from 1.9 on.
+Each removal is reported when the target torch version
+(`target-torch-version`) is at or above the release that made it: 1.12
+for the five linear-algebra functions (deprecated since 1.9; their
+`torch.linalg` replacements exist from 1.9 on), 2.7 for the learning-rate
+schedulers' `verbose` argument (deprecated since 2.2; TL702 reports it for
+a target from 2.2 to 2.6), and 2.13 for named tensors (`names=` of the
+tensor factories, `refine_names`, `align_to`, `align_as`). Code that still
+supports an older torch, where the call works, is not told about them.
 """
     docs = """
 ## What it does
-Finds calls of linear-algebra functions that PyTorch removed after
-deprecating them in 1.9: `torch.solve`, `torch.lstsq`, `torch.symeig`,
-`torch.eig` and `torch.matrix_rank` (also through `from torch import solve`
-and aliases of `torch`). Torch 2.13 still has the names, as stubs that raise
-`RuntimeError` with a migration note; the list and each stub's line are kept
-with their sources in `torchlint/model/torch_api.py`.
+Finds calls of torch APIs that PyTorch removed, so that the call raises:
+
+- linear-algebra functions removed in 1.12 after their deprecation in 1.9:
+  `torch.solve`, `torch.lstsq`, `torch.symeig`, `torch.eig` and
+  `torch.matrix_rank` (also through `from torch import solve` and aliases of
+  `torch`). Torch 2.13 still has the names, as stubs that raise
+  `RuntimeError` with a migration note;
+- the `verbose=` argument of the learning-rate schedulers
+  (`StepLR(optimizer, 30, verbose=True)`, `ReduceLROnPlateau`, ...), removed
+  in 2.7 after its deprecation in 2.2: the constructor raises `TypeError`;
+- named tensors, removed in 2.13: `names=` of `torch.zeros`, `ones`, `empty`,
+  `full`, `rand`, `randn` and `tensor` (`TypeError`), and the methods
+  `refine_names`, `align_to` and `align_as` (`AttributeError`).
+
+The list, each entry's source and the release that removed it are kept in
+`torchlint/model/torch_api.py`.
 
 ## Why is this bad
 The call fails the first time it runs: a tutorial or an old training script
@@ -62,27 +86,35 @@ returns complex tensors, and `torch.linalg.lstsq(A, B).solution` no longer
 packs residuals into the solution.
 
 Not reported: method calls on tensors (`A.solve(B)`), whose receiver
-torchlint cannot prove is a tensor; names the file rebinds (its own
-`def solve`).
+torchlint cannot prove is a tensor, except the named-tensor methods, whose
+names nothing else uses (`rename` and `names`, which pandas and others
+share, are left out); names the file rebinds (its own `def solve`); a
+`verbose` passed by position, or by a subclass to `super().__init__`.
 
 ## Example
 ```python
 X, _ = torch.solve(B, A)
 rank = torch.matrix_rank(A)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 30, verbose=True)
 ```
 
 ## Use instead
 ```python
 X = torch.linalg.solve(A, B)
 rank = torch.linalg.matrix_rank(A)
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 30)
+print(scheduler.get_last_lr())
 ```
 
 ## Fix safety
-Only `torch.matrix_rank(A)` with a single argument is fixed, to
-`torch.linalg.matrix_rank(A)`: with no tolerance given both use the largest
-singular value times `max(m, n)` times the dtype's epsilon.
-The others change argument order, return types or triangles, and need a
-person to adapt the code around them.
+Two fixes, both safe: `torch.matrix_rank(A)` with a single argument becomes
+`torch.linalg.matrix_rank(A)` (with no tolerance given both use the largest
+singular value times `max(m, n)` times the dtype's epsilon), and a
+scheduler's `verbose=` argument is dropped (the call raises on every torch
+the target allows; without it, it runs). The other functions change argument
+order, return types or triangles, and named tensors have no unnamed
+spelling a tool could write; they need a person to adapt the code around
+them.
 """
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
@@ -93,6 +125,15 @@ person to adapt the code around them.
                       f"RuntimeError; use {change.replacement}"
             build = _FIXES.get(change.fix or "")
             yield self.report(call.node, message, fix=build(file_model, call) if build else None)
+        for call, change in method_calls(file_model, REMOVED_METHODS):
+            method = change.name.rsplit(".", 1)[1]
+            yield self.report(call.node, f"Tensor.{method} was removed in torch {format_version(change.since)} "
+                              f"with named tensors and raises AttributeError; use {change.replacement}")
+        for call, removed, argument in keyword_calls(file_model, REMOVED_KEYWORDS):
+            callee = file_model.qualify(call)
+            yield self.report(call.node, f"{callee}({removed.keyword}=...): torch {format_version(removed.since)} "
+                              f"removed the {removed.keyword} argument and the call raises TypeError; "
+                              f"{removed.replacement}", fix=_drop_keyword_fix(call, removed, argument))
 
     valid = (
         """\
@@ -129,6 +170,31 @@ class Solver:
 def run(solver, A, B):
     return solver.solve(A, B)
 """,
+        # verbose= of another library's scheduler, names= of a call that is no tensor factory,
+        # a dataframe's rename, a project module's own align_to.
+        """\
+import geometry
+import pandas as pd
+import torch
+from mylib.schedules import WarmupCosine
+
+
+def setup(optimizer, points, target):
+    scheduler = WarmupCosine(optimizer, warmup=10, verbose=True)
+    table = pd.DataFrame(torch.rand(3, 2).numpy(), columns=["a", "b"]).rename(columns={"a": "x"})
+    aligned = geometry.align_to(points, target)
+    frame = pd.DataFrame(torch.rand(3, 2).numpy()).set_axis(["x", "y"], axis=1).rename_axis(names=["row"])
+    return scheduler, table, aligned, frame
+""",
+        # The target still supports torch 2.6, where verbose= works (deprecated: TL702's).
+        """\
+# target-torch-version: 2.6
+import torch
+
+
+def build(optimizer):
+    return torch.optim.lr_scheduler.StepLR(optimizer, step_size=30, verbose=False)
+""",
     )
     invalid = (
         """\
@@ -150,5 +216,24 @@ def effective_rank(weight):
 def spectrum(cov):
     values, _ = T.symeig(cov, eigenvectors=True)  # expect: TL701
     return values
+""",
+        """\
+import torch
+from torch.optim.lr_scheduler import ReduceLROnPlateau
+
+
+def build(model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = ReduceLROnPlateau(optimizer, "min", patience=2, verbose=True)  # expect: TL701
+    return optimizer, scheduler
+
+
+def channels_last(images):
+    named = images.refine_names("N", "C", "H", "W")  # expect: TL701
+    return named.align_to("N", "H", "W", "C")  # expect: TL701
+
+
+def blank(batch):
+    return torch.zeros(batch, 3, names=("N", "C"))  # expect: TL701
 """,
     )

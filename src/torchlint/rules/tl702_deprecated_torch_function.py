@@ -1,20 +1,19 @@
-"""TL702 (opt-in): a call of a deprecated torch function that has a replacement."""
+"""TL702 (opt-in): a call of a deprecated torch function, or a deprecated argument, that has a replacement."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, Optional, Sequence, Tuple
+
 import libcst as cst
 
 from torchlint.diagnostic import Applicability
-from torchlint.edits import renamed_reference
+from torchlint.edits import renamed_reference, without_arg
 from torchlint.model import FileModel
-from torchlint.model.expr import dotted
-from torchlint.model.torch_api import DEPRECATED, api_calls, head_rebound
-from torchlint.rule import Fix, Rule
-
-if TYPE_CHECKING:
-    from torchlint.model.records import CallSite
-    from torchlint.model.torch_api import ApiChange
-    from torchlint.rule import Finding
+from torchlint.model.expr import dotted, literal_bool
+from torchlint.model.records import CallSite, Scope
+from torchlint.model.torch_api import (DEPRECATED, DEPRECATED_KEYWORDS, REMOVED_KEYWORDS, ApiChange, KeywordChange,
+                                       api_calls, head_rebound, keyword_calls)
+from torchlint.rule import Finding, Fix, Rule
+from torchlint.torch_version import format_version
 
 _NO_SPACE = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
@@ -130,6 +129,22 @@ def _lu_solve_fix(file_model: FileModel, call: CallSite, change: ApiChange) -> O
                applicability=Applicability.SAFE)
 
 
+def _drop_keyword_fix(call: CallSite, change: KeywordChange, argument: cst.Arg) -> Optional[Fix]:
+    """The call without the deprecated argument. Safe where the argument asks for nothing
+    (``verbose=False``); where it may ask for something (``verbose=True`` printed the learning
+    rate on the torch versions that still take it) leaving it out changes the output: unsafe."""
+    if not change.drop:
+        return None
+    quiet = literal_bool(argument.value) is False or (
+        isinstance(argument.value, cst.SimpleString) and argument.value.evaluated_value == "deprecated")
+    return Fix(f"drop {change.keyword}=", ((call.node, without_arg(call.node, argument)),),
+               applicability=Applicability.SAFE if quiet else Applicability.UNSAFE)
+
+
+def _since(change: ApiChange | KeywordChange) -> str:
+    return "" if change.since <= (1, 0) else f" (since torch {format_version(change.since)})"
+
+
 _FIXES: Dict[str, Callable[[FileModel, CallSite, ApiChange], Optional[Fix]]] = {
     "amp_device": _amp_device_fix,
     "amp_decorator": _amp_decorator_fix,
@@ -142,17 +157,22 @@ _FIXES: Dict[str, Callable[[FileModel, CallSite, ApiChange], Optional[Fix]]] = {
 class DeprecatedTorchFunction(Rule):
     code = "TL702"
     name = "deprecated-torch-function"
-    message = "this torch function is deprecated; call its replacement"
+    message = "this torch function or argument is deprecated; use its replacement"
     default = False
     fix_safety = "unsafe"
-    # Each name, or the module (``amp``, ``init``) a from-import of it must name.
+    # Each name, or the module (``amp``, ``init``, ``jit``) a from-import of it must name, or the keyword.
     gate = (r"\bamp\b|assert_allclose|weight_norm|functional_call|set_default_tensor_type|sdp_kernel|"
             r"_register_pytree_node|upsample|clip_grad_norm\b|\binit\b|\brange\b|chain_matmul|\bqr\b|"
-            r"cholesky|\blu\b|lu_solve|triangular_solve|\bger\b",)
+            r"cholesky|\blu\b|lu_solve|triangular_solve|\bger\b|_all_gather_base|_reduce_scatter_base|"
+            r"all_gather_into_tensor|reduce_scatter_tensor|\bjit\b|\bverbose\b|broadcast_buffers",)
     torch_version = """
-Each function is reported when the target torch version
+Each function or argument is reported when the target torch version
 (`target-torch-version`) is at or above the release that deprecated it, so
-that the replacement it suggests exists there: `torch.cuda.amp` and
+that the replacement it suggests exists there: `all_gather_into_tensor`,
+`reduce_scatter_tensor` and `DistributedDataParallel(broadcast_buffers=...)`
+from 2.13, `torch.jit` (`script`, `script_method`, `trace`, `trace_module`,
+`save`, `load`) from 2.10, the schedulers' `verbose=` from 2.2 to 2.6 (from
+2.7 on it is removed, and TL701 reports it), `torch.cuda.amp` and
 `torch.cpu.amp` from 2.4 (`torch.amp.GradScaler` itself arrived in 2.3),
 `torch.nn.attention.sdpa_kernel` from 2.3, `_register_pytree_node` from
 2.2, `weight_norm` and `set_default_tensor_type` from 2.1,
@@ -161,6 +181,10 @@ that the replacement it suggests exists there: `torch.cuda.amp` and
 `chain_matmul`, `qr`, `cholesky` and `ger` from 1.9, and the
 pre-1.0 deprecations (`torch.range`, `nn.init.normal` without the
 underscore, `clip_grad_norm`, `F.upsample`) for any target.
+`torch.distributed._all_gather_base` and `_reduce_scatter_base` are
+reported from 1.13 with the advice of the target: `all_gather_into_tensor`
+and `reduce_scatter_tensor` up to 2.12, `all_gather_single` and
+`reduce_scatter_single` from 2.13 (which deprecated the 1.13 names).
 """
     docs = """
 ## What it does
@@ -173,10 +197,18 @@ and `torch.cpu.amp.autocast`/`GradScaler` (use `torch.amp`), the old
 `torch.set_default_tensor_type`, `torch.backends.cuda.sdp_kernel`,
 `torch.testing.assert_allclose`, `torch.range`, and the linear-algebra
 functions that moved to `torch.linalg` (`chain_matmul`, `qr`, `cholesky`,
-`lu`, `lu_solve`, `triangular_solve`, `ger`). Every entry, its replacement,
-the release that deprecated it and the line of torch 2.13 that warns (or
-documents the deprecation) are kept in `torchlint/model/torch_api.py`; on
-torch 2.13 every one of them but `torch.ger` warns when called.
+`lu`, `lu_solve`, `triangular_solve`, `ger`), the single-tensor collectives
+`torch.distributed._all_gather_base`, `_reduce_scatter_base`,
+`all_gather_into_tensor` and `reduce_scatter_tensor` (renamed
+`all_gather_single` and `reduce_scatter_single` in 2.13), TorchScript
+(`torch.jit.script`, `script_method`, `trace`, `trace_module`, `save`,
+`load`; use `torch.compile` or `torch.export`), and two deprecated
+arguments: `verbose=` of the learning-rate schedulers and
+`broadcast_buffers=` of `DistributedDataParallel`. Every entry, its
+replacement, the release that deprecated it and the line of torch 2.13 that
+warns (or documents the deprecation, or the pull request that made it) are
+kept in `torchlint/model/torch_api.py`; on torch 2.13 every function but
+`torch.ger` warns when called.
 
 ## Why is this bad
 A deprecated function warns on every run (a `FutureWarning` or
@@ -187,8 +219,8 @@ than their replacement: `torch.range` includes its end point, unlike Python's
 compares tensors of different dtypes.
 
 Not reported: method calls on tensors (`A.qr()`), and names the file
-rebinds. A bare `@torch.cuda.amp.custom_fwd` decorator is reported like a
-call (Python calls it).
+rebinds. A bare decorator (`@torch.cuda.amp.custom_fwd`,
+`@torch.jit.script`) is reported like a call (Python calls it).
 `torch.norm` and `torch.svd` are documented as discouraged but do not warn,
 and their replacements depend on the arguments: they are left out.
 
@@ -218,12 +250,21 @@ Fixes are offered only where the replacement does the same thing:
   alias of `torch.outer`), `GradScaler` with keyword arguments (the same
   defaults are passed on), `chain_matmul` of two or more matrices (to
   `torch.linalg.multi_dot([...])`), `qr(A)` and `cholesky(A)` without options,
-  and `lu_solve(B, LU, pivots)` (to `torch.linalg.lu_solve(LU, pivots, B)`);
+  `lu_solve(B, LU, pivots)` (to `torch.linalg.lu_solve(LU, pivots, B)`), the
+  collectives (each old name calls its new one with the same arguments), and
+  a scheduler's `verbose=False`, dropped;
 - unsafe: `autocast` with keyword arguments. The deprecated class passes
   `dtype=float16` (`bfloat16` on CPU) and `cache_enabled=True` itself,
   where `torch.amp.autocast` takes the process-wide settings, which are the
   same unless the program calls `torch.set_autocast_dtype` or
-  `set_autocast_cache_enabled`.
+  `set_autocast_cache_enabled`; and a scheduler's `verbose=True` (or a
+  value not written out), dropped, which stops the learning-rate printout
+  on the versions that still print it.
+
+TorchScript and `broadcast_buffers` get no fix: `torch.compile` and
+`torch.export` do other things than `torch.jit`, and
+`forward_sync_buffers=False`, unlike `broadcast_buffers=False`, still syncs
+buffers once when the wrapper is built.
 
 Positional arguments to `autocast`/`GradScaler` would shift (the device
 comes first in `torch.amp`) and get no fix; nor do the functions whose
@@ -234,41 +275,51 @@ replacement returns something else or takes other arguments.
         if not file_model.is_torch_code:
             return
         for call, change, _ in api_calls(file_model, DEPRECATED):
-            message = f"{change.name} is deprecated (since torch {change.since[0]}.{change.since[1]}); " \
-                      f"use {change.replacement}"
-            if change.since <= (1, 0):
-                message = f"{change.name} is deprecated; use {change.replacement}"
+            message = f"{change.name} is deprecated{_since(change)}; use {change.replacement}"
             fix = None
             if change.rename:
                 fix = _rename_fix(file_model, call, change)
             elif change.fix in _FIXES:
                 fix = _FIXES[change.fix](file_model, call, change)
             yield self.report(call.node, message, fix=fix)
+        # A keyword the target's torch no longer takes at all is TL701's (it raises there).
+        for call, keyword_change, argument in keyword_calls(file_model, DEPRECATED_KEYWORDS,
+                                                            superseded_by=REMOVED_KEYWORDS):
+            yield self.report(call.node, f"{file_model.qualify(call)}({keyword_change.keyword}=...) is deprecated"
+                              f"{_since(keyword_change)}; {keyword_change.replacement}",
+                              fix=_drop_keyword_fix(call, keyword_change, argument))
         yield from self._bare_decorators(file_model)
 
     def _bare_decorators(self, file_model: FileModel) -> Iterator[Finding]:
-        """``@torch.cuda.amp.custom_fwd`` without a call: the decorator is called all the same."""
+        """``@torch.cuda.amp.custom_fwd`` or ``@torch.jit.script`` without a call: the decorator
+        is called all the same."""
         for scope in file_model.scopes:
             if not isinstance(scope.node, cst.FunctionDef):
                 continue
             for decorator in scope.node.decorators:
                 written = dotted(decorator.decorator)
-                change = DEPRECATED.get(file_model.names.qualify(written) or "")
-                if (written is None or change is None or change.fix != "amp_decorator"
-                        or change.since > file_model.target_torch_version):
+                change: Optional[ApiChange] = DEPRECATED.get(file_model.names.qualify(written) or "")
+                if written is None or change is None or change.since > file_model.target_torch_version:
                     continue
                 if head_rebound(file_model, written, scope.parent):
                     continue
-                leaf = change.name.rsplit(".", 1)[1]
-                renamed = renamed_reference(file_model, scope.parent, written, change.name, f"torch.amp.{leaf}")
-                fix = None
-                if renamed is not None:
-                    func, imports = renamed
-                    fix = Fix(f'decorate with torch.amp.{leaf}(device_type="cuda")',
-                              ((decorator.decorator, cst.Call(func=func, args=(_device_keyword(),))),),
-                              imports=imports, applicability=Applicability.SAFE)
-                yield self.report(decorator.decorator, f"{change.name} is deprecated (since torch "
-                                  f"{change.since[0]}.{change.since[1]}); use {change.replacement}", fix=fix)
+                fix = self._decorator_fix(file_model, scope, written, decorator, change)
+                yield self.report(decorator.decorator, f"{change.name} is deprecated{_since(change)}; "
+                                  f"use {change.replacement}", fix=fix)
+
+    @staticmethod
+    def _decorator_fix(file_model: FileModel, scope: Scope, written: Optional[str], decorator: cst.Decorator,
+                       change: ApiChange) -> Optional[Fix]:
+        if change.fix != "amp_decorator":
+            return None
+        leaf = change.name.rsplit(".", 1)[1]
+        renamed = renamed_reference(file_model, scope.parent, written, change.name, f"torch.amp.{leaf}")
+        if renamed is None:
+            return None
+        func, imports = renamed
+        return Fix(f'decorate with torch.amp.{leaf}(device_type="cuda")',
+                   ((decorator.decorator, cst.Call(func=func, args=(_device_keyword(),))),),
+                   imports=imports, applicability=Applicability.SAFE)
 
     valid = (
         """\
@@ -307,6 +358,23 @@ import torch
 def check(output, expected):
     np.testing.assert_allclose(output.numpy(), expected, rtol=1e-5)
     torch.testing.assert_close(output, torch.from_numpy(expected))
+""",
+        # The 1.13 names are the advice while the target is older than 2.13, and a scheduler's
+        # verbose= from 2.7 on is TL701's (the argument is gone, not deprecated).
+        """\
+# target-torch-version: 2.7
+import torch
+import torch.distributed as dist
+
+
+def gather(features, world_size):
+    out = features.new_empty(world_size * features.shape[0], *features.shape[1:])
+    dist.all_gather_into_tensor(out, features)
+    return out
+
+
+def build(optimizer):
+    return torch.optim.lr_scheduler.StepLR(optimizer, step_size=30, verbose=False)
 """,
     )
     invalid = (
@@ -352,5 +420,38 @@ class ScaledMatmul(torch.autograd.Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         return grad @ b.T, a.T @ grad
+""",
+        """\
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+@torch.jit.script  # expect: TL702
+def gelu(x):
+    return 0.5 * x * (1.0 + torch.tanh(0.79788456 * (x + 0.044715 * x * x * x)))
+
+
+def wrap(model, rank):
+    return DDP(model, device_ids=[rank], broadcast_buffers=False)  # expect: TL702
+
+
+def gather(features, world_size):
+    out = features.new_empty(world_size * features.shape[0], *features.shape[1:])
+    dist._all_gather_base(out, features)  # expect: TL702
+    return out
+
+
+def export(model, example):
+    traced = torch.jit.trace(model, example)  # expect: TL702
+    torch.jit.save(traced, "model.ts")  # expect: TL702
+""",
+        """\
+# target-torch-version: 2.4
+import torch
+
+
+def build(optimizer):
+    return torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, "min", verbose=True)  # expect: TL702
 """,
     )
