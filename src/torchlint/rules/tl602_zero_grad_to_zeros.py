@@ -8,6 +8,7 @@ import libcst as cst
 from torchlint.edits import without_arg
 from torchlint.model import CallSite, FileModel
 from torchlint.model.expr import literal_bool
+from torchlint.model.gradient_writes import writes_into_gradients
 from torchlint.rule import Finding, Fix, Rule
 
 _SET_TO_NONE_SINCE = (1, 7)  # the argument itself
@@ -57,6 +58,10 @@ held through the next forward pass, when the activations need it. With
 and `backward()` writes fresh ones. The parameters train to the same
 values either way.
 
+Not reported in a file that adds or copies into `.grad` itself (`p.grad += g`
+in a parameter server, `p.grad.copy_(g)`): that code reads the gradient
+before `backward()` and needs the zeros.
+
 ## Example
 ```python
 for x, y in loader:
@@ -82,6 +87,8 @@ parameter that got no gradient skips it instead of applying zero.
 """
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
+        if writes_into_gradients(file_model):  # code that adds into .grad needs the zeros
+            return
         for call in file_model.calls:
             if call.method != "zero_grad" or call.receiver is None:
                 continue
@@ -115,6 +122,16 @@ def train(model, optimizer, loader, loss_fn):
 def reset(trainer, keep):
     trainer.zero_grad(set_to_none=keep)  # a variable: the caller decides
     zero_grad(False)  # a function of this program, not torch's method
+""",
+        """\
+import torch
+
+
+def apply_remote_gradients(model, optimizer, remote):
+    optimizer.zero_grad(set_to_none=False)  # the zeros are added into below
+    for p, g in zip(model.parameters(), remote):
+        p.grad += g
+    optimizer.step()
 """,
     )
     invalid = (
