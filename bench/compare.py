@@ -700,6 +700,11 @@ def probe(tool: Tool, folder: Path) -> dict:
 # The run over the corpus.
 
 
+def portable(argv: List[str], venvs: Path) -> List[str]:
+    """A command as the report shows it: no path of this machine (the cache is CACHE)."""
+    return ["python" if arg == sys.executable else arg.replace(str(venvs), "CACHE/compare/venvs") for arg in argv]
+
+
 def file_kinds(files: Iterable[str]) -> Dict[str, int]:
     kinds = Counter("ipynb" if f.endswith(".ipynb") else "py" for f in files)
     return {"py": kinds.get("py", 0), "ipynb": kinds.get("ipynb", 0)}
@@ -804,6 +809,7 @@ def compare(tools: List[Tool], files: List[str], cwd: Path, work: Path, venvs: P
                     continue
                 log(f"{tool.key}: checking {len(batch)} {kind} files")
                 run, found = run_tool(tool, batch, cwd, work, f"{tool.key}-{kind}", timeout, quiet_s)
+                run["command"] = portable(run["command"], venvs)
                 entry["runs"][kind] = run
                 findings[tool.key] += found
                 checked.setdefault(tool.key, set()).update(batch)

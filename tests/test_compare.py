@@ -66,7 +66,8 @@ def test_torchlint_runs_the_py_files_and_the_notebooks_apart(report):
     for run in (py, notebooks):  # the stored loss of STORED_LOSS, once per file
         assert run["by_code"] == {"TL301": 1} and run["findings"] == 1 and run["files_with_findings"] == 1
         assert run["parse_errors"] == 0 and run["exit_code"] == 1 and run["wall_s"] > 0
-        assert run["command"][-1] == "FILES" and "--isolated" in run["command"]
+        assert run["command"][:4] == ["python", "-m", "torchlint", "check"] and run["command"][-1] == "FILES"
+        assert "--isolated" in run["command"]
 
 
 def test_the_probes_measure_what_torchlint_offers(report):
