@@ -42,7 +42,7 @@ import sys
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -249,6 +249,22 @@ class Tool:
     def parse(self, stdout: str, stderr: str, cwd: Path) -> Parsed:
         raise NotImplementedError
 
+    @staticmethod
+    def read_json(stdout: str, stderr: str) -> Any:
+        try:
+            return json.loads(stdout)
+        except ValueError:
+            raise ToolFailed(f"no JSON on stdout: {last_line(stderr)}") from None
+
+    @staticmethod
+    def split(findings: Iterable[Finding], status: Set[str]) -> Parsed:
+        """Findings apart from the tool's messages that a file (or cell) could not be parsed."""
+        found: List[Finding] = []
+        errors: List[Finding] = []
+        for finding in findings:
+            (errors if finding.code in status else found).append(finding)
+        return Parsed(found, errors)
+
 
 class Torchlint(Tool):
     key = "torchlint"
@@ -273,17 +289,9 @@ class Torchlint(Tool):
         return [[*self.base(), "--help"], [*self.base(), "check", "--help"]]
 
     def parse(self, stdout: str, stderr: str, cwd: Path) -> Parsed:
-        try:
-            raw = json.loads(stdout)
-        except ValueError:
-            raise ToolFailed(f"no JSON on stdout: {last_line(stderr)}") from None
-        found: List[Finding] = []
-        errors: List[Finding] = []
-        for item in raw:
-            finding = Finding(relative(item["path"], cwd), item.get("cell"), item["line"], item["code"])
-            # TL001: a file or notebook cell it could not read; TL002: a rule crashed there
-            (errors if item["code"] in ("TL001", "TL002") else found).append(finding)
-        return Parsed(found, errors)
+        # TL001: a file or notebook cell it could not read; TL002: a rule crashed there
+        return self.split((Finding(relative(item["path"], cwd), item.get("cell"), item["line"], item["code"])
+                           for item in self.read_json(stdout, stderr)), {"TL001", "TL002"})
 
 
 class TorchlintAll(Torchlint):
@@ -340,10 +348,7 @@ class TorchPreflight(Tool):
         return [[self.bin("torch-preflight"), "--help"], [self.bin("torch-preflight"), "check", "--help"]]
 
     def parse(self, stdout: str, stderr: str, cwd: Path) -> Parsed:
-        try:
-            raw = json.loads(stdout)
-        except ValueError:
-            raise ToolFailed(f"no JSON on stdout: {last_line(stderr)}") from None
+        raw = self.read_json(stdout, stderr)
         found = [Finding(relative(d["path"], cwd), None, d["line"], d["code"]) for d in raw["diagnostics"]]
         errors = [Finding(relative(f["path"], cwd), None, 0, "parse-error") for f in raw.get("failures", [])]
         return Parsed(found, errors, raw.get("summary", {}).get("files_checked"))
@@ -364,17 +369,10 @@ class Ruff(Tool):
         return [[self.bin("ruff"), "--help"], [self.bin("ruff"), "check", "--help"]]
 
     def parse(self, stdout: str, stderr: str, cwd: Path) -> Parsed:
-        try:
-            raw = json.loads(stdout)
-        except ValueError:
-            raise ToolFailed(f"no JSON on stdout: {last_line(stderr)}") from None
-        found: List[Finding] = []
-        errors: List[Finding] = []
-        for item in raw:
-            code = item.get("code") or "invalid-syntax"  # older releases gave syntax errors no code
-            finding = Finding(relative(item["filename"], cwd), item.get("cell"), item["location"]["row"], code)
-            (errors if code == "invalid-syntax" else found).append(finding)
-        return Parsed(found, errors)
+        # older releases gave syntax errors no code
+        return self.split((Finding(relative(item["filename"], cwd), item.get("cell"), item["location"]["row"],
+                                   item.get("code") or "invalid-syntax")
+                           for item in self.read_json(stdout, stderr)), {"invalid-syntax"})
 
 
 # pylint's own messages about a file it could not read or parse.
@@ -439,17 +437,9 @@ class Pylint(Tool):
         return [[self.bin("pylint"), "--help"]]
 
     def parse(self, stdout: str, stderr: str, cwd: Path) -> Parsed:
-        try:
-            raw = json.loads(stdout or "[]")
-        except ValueError:
-            raise ToolFailed(f"no JSON on stdout: {last_line(stderr)}") from None
-        found: List[Finding] = []
-        errors: List[Finding] = []
-        for item in raw:
-            code = item["message-id"]
-            finding = Finding(relative(item["path"], cwd), None, item["line"], code)
-            (errors if code in PYLINT_STATUS else found).append(finding)
-        return Parsed(found, errors)
+        # pylint prints nothing at all when nothing is enabled for the files
+        return self.split((Finding(relative(item["path"], cwd), None, item["line"], item["message-id"])
+                           for item in self.read_json(stdout or "[]", stderr)), set(PYLINT_STATUS))
 
 
 class Dslinter(Pylint):
@@ -710,30 +700,39 @@ def file_kinds(files: Iterable[str]) -> Dict[str, int]:
     return {"py": kinds.get("py", 0), "ipynb": kinds.get("ipynb", 0)}
 
 
-def run_tool(tool: Tool, files: List[str], cwd: Path, out_dir: Path, name: str,
-             timeout: float, quiet_s: float = 0) -> Tuple[dict, List[Finding]]:
-    """One run over the files: the measured record and the findings (kept in memory for overlaps)."""
-    waited = bench_tools.wait_quiet(quiet_s) if quiet_s else 0.0
-    row = bench_tools.measure(tool.check_command(files), cwd, out_dir, name, timeout)
-    record = {"command": tool.check_command(["FILES"]), "files_given": len(files),
-              "wall_s": round(row["wall_s"], 3), "cpu_s": round(row["cpu_s"], 3),
-              "peak_rss_mb": round(row["peak_rss_mb"], 1), "exit_code": row["exit_code"],
-              "waited_for_quiet_s": round(waited, 1),
-              "other_load_cores": None if row["other_load_cores"] is None else round(row["other_load_cores"], 2)}
-    if row["timed_out"]:
-        raise ToolFailed(f"did not finish in {timeout:.0f} s")
-    stdout = Path(row["stdout"]).read_text(errors="replace")
-    stderr = Path(row["stderr"]).read_text(errors="replace")
-    parsed = tool.parse(stdout, stderr, cwd)
+def run_tool(tool: Tool, files: List[str], cwd: Path, out_dir: Path, name: str, timeout: float,
+             quiet_s: float = 0, repeat: int = 1) -> Tuple[dict, List[Finding]]:
+    """``repeat`` runs over the files: the fastest one's times (a shared machine only ever adds
+    time), every run's wall and CPU, the findings; the findings are kept in memory for overlaps."""
+    rows, outputs = [], set()
+    for attempt in range(repeat):
+        waited = bench_tools.wait_quiet(quiet_s) if quiet_s else 0.0
+        row = bench_tools.measure(tool.check_command(files), cwd, out_dir, f"{name}-{attempt + 1}", timeout)
+        if row["timed_out"]:
+            raise ToolFailed(f"did not finish in {timeout:.0f} s")
+        row["waited"] = waited
+        rows.append(row)
+        stdout = Path(row["stdout"]).read_text(errors="replace")
+        stderr = Path(row["stderr"]).read_text(errors="replace")
+        parsed = tool.parse(stdout, stderr, cwd)
+        outputs.add(tuple(sorted((f.path, f.cell or 0, f.line, f.code) for f in parsed.findings + parsed.parse_errors)))
+    best = min(rows, key=lambda r: r["wall_s"])
     by_code = Counter(f.code for f in parsed.findings)
-    record.update({
+    record = {
+        "command": tool.check_command(["FILES"]), "files_given": len(files),
+        "wall_s": round(best["wall_s"], 3), "cpu_s": round(best["cpu_s"], 3),
+        "wall_s_each": [round(r["wall_s"], 3) for r in rows], "cpu_s_each": [round(r["cpu_s"], 3) for r in rows],
+        "peak_rss_mb": round(best["peak_rss_mb"], 1), "exit_code": best["exit_code"],
+        "waited_for_quiet_s": round(best["waited"], 1),
+        "other_load_cores": None if best["other_load_cores"] is None else round(best["other_load_cores"], 2),
+        "same_findings_every_run": len(outputs) == 1,
         "findings": len(parsed.findings),
         "files_with_findings": len({f.path for f in parsed.findings}),
         "by_code": dict(sorted(by_code.items(), key=lambda kv: (-kv[1], kv[0]))),
         "parse_errors": len(parsed.parse_errors),
         "files_with_parse_errors": len({f.path for f in parsed.parse_errors}),
         "tool_reported_files_checked": parsed.reported_checked,
-    })
+    }
     return record, parsed.findings
 
 
@@ -773,7 +772,7 @@ ANSWER_TABLES = {"torchfix": TORCHFIX_ANSWERS, "torch-preflight": PREFLIGHT_ANSW
 
 
 def compare(tools: List[Tool], files: List[str], cwd: Path, work: Path, venvs: Path, timeout: float,
-            quiet_s: float = 0) -> dict:
+            quiet_s: float = 0, repeat: int = 1) -> dict:
     """Set up, probe and run every tool; a tool that cannot is recorded with why, and the rest go on."""
     results: Dict[str, dict] = {}
     findings: Dict[str, List[Finding]] = {}
@@ -808,7 +807,7 @@ def compare(tools: List[Tool], files: List[str], cwd: Path, work: Path, venvs: P
                 if not batch:
                     continue
                 log(f"{tool.key}: checking {len(batch)} {kind} files")
-                run, found = run_tool(tool, batch, cwd, work, f"{tool.key}-{kind}", timeout, quiet_s)
+                run, found = run_tool(tool, batch, cwd, work, f"{tool.key}-{kind}", timeout, quiet_s, repeat)
                 run["command"] = portable(run["command"], venvs)
                 entry["runs"][kind] = run
                 findings[tool.key] += found
@@ -876,6 +875,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     ap.add_argument("--cache", type=Path, default=None,
                     help="default $TORCHLINT_BENCH_CACHE or ~/.cache/torchlint-bench")
     ap.add_argument("--json", type=Path, default=None, help="where the results go (default: the cache)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run each tool N times and keep the fastest run's times (default: 1)")
     ap.add_argument("--wait-quiet", type=float, default=0, metavar="S",
                     help="before each run, wait up to S seconds for other processes to go idle")
     ap.add_argument("--timeout", type=float, default=RUN_TIMEOUT_S, help="seconds per tool run (default: %(default)s)")
@@ -889,6 +890,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"{cls.key:16} {cls.label}")
         return 0
     try:
+        if args.repeat < 1:
+            raise UsageError("--repeat needs 1 or more")
         tools = select_tools(args.tools)
         root, files, corpus = corpus_files(args)
     except UsageError as exc:
@@ -907,7 +910,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         "torchlint": {"version": TORCHLINT_VERSION, "commit": torchlint_commit()},
         "corpus": corpus,
     }
-    result.update(compare(tools, files, root, work, cache / "compare" / "venvs", args.timeout, args.wait_quiet))
+    result["repeat"] = args.repeat
+    result.update(compare(tools, files, root, work, cache / "compare" / "venvs", args.timeout, args.wait_quiet,
+                          args.repeat))
     out = args.json or (cache / "compare" / f"compare-{stamp}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
