@@ -16,11 +16,12 @@ For every tool the script first measures what it offers, on two small probe file
 itself: whether it reads notebooks (a notebook and a ``.py`` file with the same code: does the
 notebook get the ``.py`` file's findings?), whether ``--fix`` rewrites code, whether its
 distribution registers a flake8 plugin, and whether a language-server command in its ``--help``
-answers an LSP ``initialize`` request. Then it runs the tool once over the corpus (notebooks
-only to the tools the probe found reading them) and records files given, parse errors, the
-tool's own count of files checked where it prints one, findings in total and by code, wall and
-CPU time and the exit status. Where a finding of TorchFix, torch-preflight or dslinter has a
-torchlint code that answers it, the script counts those at the same file and line.
+answers an LSP ``initialize`` request. Then it runs the tool over the corpus's ``.py`` files, and
+the notebooks apart for the tools the probe found reading them (``--repeat N`` times each, the
+fastest run's times kept), and records files given, parse errors, the tool's own count of files
+checked where it prints one, findings in total and by code, wall and CPU time and the exit
+status. Where a code of TorchFix, torch-preflight or dslinter has a torchlint code that answers
+it, the script counts the lines where both report, from either side.
 
 A peer that cannot be installed or run here is recorded with the reason, in one line, and the
 rest goes on. Raw outputs stay in the cache; the JSON (``--json``) holds the aggregates.
