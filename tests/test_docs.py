@@ -37,7 +37,7 @@ def test_every_generated_file_is_covered():
     names = set(GENERATED)
     assert {f"docs/rules/{rule.code}.md" for rule in ALL_RULES} <= names
     assert {"docs/rules/index.md", "README.md", "docs/evidence.md", "src/torchlint/evidence.json",
-            "docs/claims.md", "fixtures/README.md", "src/torchlint/catalogue.py"} <= names
+            "docs/claims.md", "docs/comparison.md", "fixtures/README.md", "src/torchlint/catalogue.py"} <= names
 
 
 def test_committed_charts_show_the_committed_series():
@@ -112,13 +112,14 @@ def test_an_earlier_fixtures_figures_are_never_shown_as_current():
 
 def _copy_sources(tmp_path):
     """The generated files and their sources, in a scratch tree the tests may edit."""
-    for name in ("pyproject.toml", "README.md", "docs/evidence.md", "docs/claims.md", "src/torchlint/evidence.json",
-                 "src/torchlint/catalogue.py"):
+    for name in ("pyproject.toml", "README.md", "docs/evidence.md", "docs/claims.md", "docs/comparison.md",
+                 "src/torchlint/evidence.json", "src/torchlint/catalogue.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "docs" / "rules", tmp_path / "docs" / "rules")
     shutil.copytree(ROOT / "docs" / "evidence", tmp_path / "docs" / "evidence")
     shutil.copytree(ROOT / "docs" / "claims", tmp_path / "docs" / "claims")
+    shutil.copytree(ROOT / "docs" / "comparison", tmp_path / "docs" / "comparison")
     shutil.copytree(ROOT / "fixtures", tmp_path / "fixtures", ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
 
@@ -345,3 +346,44 @@ def test_the_fixtures_page_lists_every_rule_and_what_its_bad_py_holds():
         row = next(line for line in page.splitlines() if line.startswith(f"| [`{folder.name}/`]"))
         assert f"[{rule.code}](../docs/rules/{rule.code}.md) {rule.name}" in row
         assert ("(opt-in)" in row) is (not rule.default)
+
+
+def test_the_comparison_page_shows_every_run_of_every_report():
+    from torchlint.comparison_page import load_comparisons
+
+    page = GENERATED["docs/comparison.md"]
+    reports = load_comparisons(ROOT)
+    assert reports, "no report of bench/compare.py in docs/comparison/"
+    for stem, report in reports:
+        assert f"`{report['command']}`" in page and f"(comparison/{stem}.json)" in page
+        assert report["torchlint"]["commit"] in page and report["machine"]["cpu"] in page
+        for tool in report["tools"].values():
+            assert measured_module.cell(tool["label"]) in page
+            for run in tool.get("runs", {}).values():
+                row = next(line for line in page.splitlines()
+                           if line.startswith(f"| {measured_module.cell(tool['label'])} | ")
+                           and f" | {run['findings']:,} | {run['files_with_findings']} | " in line)
+                assert f" | {run['exit_code']} | " in row
+            if tool["status"] != "ran":
+                assert measured_module.cell(tool["why"]) in page
+
+
+def test_every_cited_cell_of_the_comparison_links_its_source():
+    from torchlint.comparison_page import CITED, COLUMNS
+
+    page = GENERATED["docs/comparison.md"]
+    for row, cells in CITED.items():
+        assert set(cells) == {name for name, _ in COLUMNS}, row
+        for text, url in cells.values():
+            assert url.startswith(("https://", "../")) or (ROOT / "docs" / url.split("#")[0]).is_file(), url
+            assert f"{measured_module.cell(text)} ([source]({url}))" in page
+
+
+def test_a_changed_comparison_report_makes_the_comparison_page_stale(tmp_path):
+    root = _copy_sources(tmp_path)
+    [path] = sorted((root / "docs" / "comparison").glob("*.json"))
+    report = json.loads(path.read_text(encoding="utf-8"))
+    run = next(iter(report["tools"]["torchlint"]["runs"].values()))
+    run["findings"] += 1
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert docs.stale(root) == ["docs/comparison.md"]

@@ -21,7 +21,7 @@ LAYERS = (
     ("positions", "edits", "tree_gate", "rule"),  # what rules build on
     ("rules",),  # the catalogue
     ("engine", "notebook", "request", "rule_index"),  # one file's lint path; what a file is linted for; the rules known
-    ("runner", "fixer", "config", "docs", "claims_page"),  # many files; the fix loop; config; rule docs
+    ("runner", "fixer", "config", "docs", "claims_page", "comparison_page"),  # many files; the fix loop; config; rule docs
     ("fix_files", "add_noqa", "reporters", "discover"),  # the front ends' helpers
     ("cli", "server", "flake8_plugin", "jupyter_lsp_spec", "__main__"),  # front ends
 )

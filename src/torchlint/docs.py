@@ -35,6 +35,7 @@ from typing import Any, List, Optional
 
 from torchlint import measured
 from torchlint.claims_page import claims_results
+from torchlint.comparison_page import comparison_results
 from torchlint.measured import (
     EVIDENCE_DIR,
     HARNESS,
@@ -61,6 +62,7 @@ _FIX = {"none": "no automatic fix", "safe": "safe fix", "unsafe": "unsafe fix (n
 RULE_PAGES = Path("docs/rules")
 EVIDENCE_PAGE = Path("docs/evidence.md")
 CLAIMS_PAGE = Path("docs/claims.md")
+COMPARISON_PAGE = Path("docs/comparison.md")
 FIXTURES_PAGE = Path("fixtures/README.md")
 README = Path("README.md")
 PACKAGED = Path("src/torchlint/evidence.json")
@@ -250,6 +252,7 @@ def generated(root: Path) -> dict:
     for path, name, block in ((README, "rules-table", rules_table()),
                               (EVIDENCE_PAGE, "evidence-results", evidence_results(reports, evidence)),
                               (CLAIMS_PAGE, "claims-results", claims_results(root)),
+                              (COMPARISON_PAGE, "comparison-results", comparison_results(root)),
                               (FIXTURES_PAGE, "fixtures-table", fixtures_table(root))):
         try:
             text = (root / path).read_text(encoding="utf-8")
