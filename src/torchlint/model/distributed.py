@@ -143,8 +143,9 @@ def forwards_kwargs(call: cst.Call) -> bool:
 def loader_bindings(file_model: FileModel, call: CallSite) -> List[Tuple[Scope, str]]:
     """``(scope, name)`` for each name a DataLoader call's value ends up bound to: its own
     assignment; the parameter of a function, method or class of the file it is passed to
-    (``Trainer(model, DataLoader(...))``); and, when a function of the file returns it, the
-    same again for that function's calls (``train_data = prepare_dataloader(dataset)``)."""
+    (``Trainer(model, DataLoader(...))``); and, when a function of the file returns it (the
+    call, or a name bound to it, alone or in a tuple), the names its callers bind the
+    result to (``train_data = prepare_dataloader(dataset)``, ``train_dl, val_dl = get_ds()``)."""
     found: List[Tuple[Scope, str]] = []
     seen: Set[int] = set()
     todo = [call]
@@ -153,7 +154,10 @@ def loader_bindings(file_model: FileModel, call: CallSite) -> List[Tuple[Scope, 
         if id(current.node) in seen:
             continue
         seen.add(id(current.node))
-        found.extend((current.scope, path) for path in assigned_paths(current))
+        own = [(current.scope, path) for path in assigned_paths(current)]
+        found.extend(own)
+        for scope, path in own:
+            found.extend(_returned_to(file_model, scope, path))
         stmt = current.site.stmt
         if isinstance(stmt, cst.Return) and stmt.value is current.node and not current.scope.is_module:
             todo.extend(file_model.callers.get(current.scope, ()))
@@ -165,6 +169,34 @@ def loader_bindings(file_model: FileModel, call: CallSite) -> List[Tuple[Scope, 
             index = next(i for i, a in enumerate(outer_call.node.args) if a is arg)
             found.extend(_parameters_receiving(file_model, outer_call, [(index, arg)]))
     return found
+
+
+def _returned_to(file_model: FileModel, scope: Scope, path: str) -> Iterator[Tuple[Scope, str]]:
+    """Where the callers of ``scope`` bind ``path`` when the function returns it: ``x = f()``
+    for ``return path``, the matching element of ``a, b = f()`` for ``return path, other``."""
+    if scope.is_module:
+        return
+    for _, value in scope.returns:
+        if dotted(value) == path:
+            position: Optional[int] = None
+        elif isinstance(value, cst.Tuple) and path in [dotted(e.value) for e in value.elements]:
+            position = [dotted(e.value) for e in value.elements].index(path)
+        else:
+            continue
+        for caller in file_model.callers.get(scope, ()):
+            stmt = caller.site.stmt
+            if not (isinstance(stmt, cst.Assign) and stmt.value is caller.node):
+                continue
+            for target in (t.target for t in stmt.targets):
+                if position is None:
+                    bound = dotted(target)
+                elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple) \
+                        and len(target.elements) == len(value.elements):
+                    bound = dotted(target.elements[position].value)
+                else:
+                    bound = None
+                if bound is not None:
+                    yield caller.scope, bound
 
 
 def loops_over(file_model: FileModel, scope: Scope, path: str) -> List[Loop]:
@@ -214,16 +246,22 @@ def _handed_on(file_model: FileModel, scope: Scope, name: str) -> Iterator[Tuple
         if isinstance(value, cst.Call) and dotted(value.func) in _ITERATORS:
             value = positional(value, 0) or value
         if dotted(value) == name:
-            yield from ((scope, p) for t in a.targets for p in [dotted(t)] if p)
+            yield from ((scope, path) for path in _target_paths(a))
     for call in scope.calls:
-        for param in _receiving_parameters(file_model, call, name):
-            target, parameter = param
+        for target, parameter in _receiving_parameters(file_model, call, name):
             yield target, parameter
             if target.name == "__init__" and target.class_name is not None:
                 for a in target.assignments:
                     if a.kind == "assign" and dotted(a.value) == parameter:
-                        yield from ((target, p) for t in a.targets for p in [dotted(t)]
-                                    if p and p.startswith("self."))
+                        yield from ((target, path) for path in _target_paths(a) if path.startswith("self."))
+
+
+def _target_paths(a: Assignment) -> Iterator[str]:
+    """The dotted names an assignment binds as a whole (not the parts of an unpacking)."""
+    for target in a.targets:
+        path = dotted(target)
+        if path is not None:
+            yield path
 
 
 def _receiving_parameters(file_model: FileModel, call: CallSite, name: str) -> Iterator[Tuple[Scope, str]]:
