@@ -40,11 +40,14 @@ or `fully_shard(model)`, where the optimizer is not built again afterwards.
 
 ## Why is this bad
 FSDP does not train the parameters it is given: `fully_shard` replaces each
-one with a sharded `DTensor` parameter, and `FullyShardedDataParallel` with its
-flat parameters (views of them with `use_orig_params=True`). An optimizer built
-before holds the old tensors. Backward now writes gradients to the new
-parameters, `optimizer.step()` finds no gradient on the old ones and skips
-them: no error, the loss is computed and logged every step, and the model never
+one with a sharded `DTensor` parameter, and `FullyShardedDataParallel` shards
+them in place into parameters of its own (its documentation: "The optimizer
+must be initialized after the module has been wrapped, since FSDP will shard
+parameters in-place and this will break any previously initialized
+optimizers"). An optimizer built before holds the old tensors. With
+`fully_shard`, measured: backward writes its gradients to the new parameters,
+`optimizer.step()` finds no gradient on the old ones and skips them; there is
+no error, the loss is computed and logged every step, and the model never
 changes. (DDP is different: it keeps the module's parameters, so an optimizer
 built before `DistributedDataParallel(model)` is fine and not reported.)
 
