@@ -82,8 +82,8 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL505": ('data', '\\[\\s*0\\s*\\]'),
     "TL506": ('(?:grad|Grad|GRAD|requi|Requi|REQUI)',),
     "TL507": ('torch', '\\bload\\b'),
-    "TL508": ('\\bcompile\\s*\\(',),
-    "TL509": ('\\bcompile\\s*\\(',),
+    "TL508": ('\\bcompile\\b', '\\btorch\\b'),
+    "TL509": ('\\bcompile\\b', '\\btorch\\b'),
     "TL601": ('DataLoader', 'cuda'),
     "TL602": ('zero_grad\\s*\\(\\s*(?:set_to_none\\s*=\\s*)?(?:False|0)\\b',),
     "TL701": ('\\b(?:solve|lstsq|symeig|eig|matrix_rank)\\b',),
@@ -96,7 +96,7 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL901": ('DataLoader', 'DistributedDataParallel|FullyShardedDataParallel|fully_shard'),
     "TL902": ('DistributedSampler',),
     "TL903": ('FullyShardedDataParallel|fully_shard',),
-    "TL904": ('\\.module\\b|\\.forward\\s*\\(', 'DistributedDataParallel|FullyShardedDataParallel|fully_shard'),
+    "TL904": ('\\.\\s*(?:module|forward)\\b', 'DistributedDataParallel|FullyShardedDataParallel|fully_shard'),
 }
 
 TEXT_CHECKS = {  # code -> its gate's last question, a function of torchlint.text_checks
