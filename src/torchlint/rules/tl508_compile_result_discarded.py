@@ -25,7 +25,8 @@ class CompileResultDiscarded(Rule):
                "away here, so nothing is compiled: call model.compile(), or use the value torch.compile returns")
     torch_programs_only = True
     fix_safety = "unsafe"
-    gate = (r"\bcompile\s*\(",)
+    # any spelling (``from torch import compile as tc`` calls ``tc(model)``), always imported from torch
+    gate = (r"\bcompile\b", r"\btorch\b")
     torch_version = """
 The fix writes `model.compile(...)`, which torch has since 2.2; for an older
 target torch version (`target-torch-version`) there is no fix, and the

@@ -24,7 +24,8 @@ class CompileInLoop(Rule):
                "compiled wrapper (set-up and guard checks every time, a recompile whenever its options differ); "
                "compile once, before the loop")
     torch_programs_only = True
-    gate = (r"\bcompile\s*\(",)
+    # any spelling (``from torch import compile as tc`` calls ``tc(model)``), always imported from torch
+    gate = (r"\bcompile\b", r"\btorch\b")
     docs = """
 ## What it does
 Finds `torch.compile(f)` calls that run many times on the same `f`:

@@ -48,7 +48,7 @@ class WrapperBypassed(Rule):
                "the gradient all-reduce: this rank's gradients are not averaged with the others' and the replicas "
                "drift apart; call the wrapper itself: model(x)")
     torch_programs_only = True
-    gate = (r"\.module\b|\.forward\s*\(", r"DistributedDataParallel|FullyShardedDataParallel|fully_shard")
+    gate = (r"\.\s*(?:module|forward)\b", r"DistributedDataParallel|FullyShardedDataParallel|fully_shard")
     docs = """
 ## What it does
 Finds forward passes that go around a data-parallel wrapper in training
