@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from torchlint.model.records import CallSite
     from torchlint.rule import Finding
 
-_MODULE_COMPILE_SINCE = (2, 2)  # nn.Module.compile(), the in-place spelling
+# nn.Module.compile(), the in-place spelling: not in torch 2.0; 2.2 keeps to the safe side
+_MODULE_COMPILE_SINCE = (2, 2)
 
 
 class CompileResultDiscarded(Rule):
@@ -28,9 +29,11 @@ class CompileResultDiscarded(Rule):
     # any spelling (``from torch import compile as tc`` calls ``tc(model)``), always imported from torch
     gate = (r"\bcompile\b", r"\btorch\b")
     torch_version = """
-The fix writes `model.compile(...)`, which torch has since 2.2; for an older
-target torch version (`target-torch-version`) there is no fix, and the
-message's other way (use the value `torch.compile` returns) stands.
+The fix writes `model.compile(...)`, a method that came after `torch.compile`
+(torch 2.0 has no `nn.Module.compile`). It is offered only for a target torch
+version (`target-torch-version`) of 2.2 or newer, a bound kept on the safe
+side; for an older target there is no fix, and the message's other way (use
+the value `torch.compile` returns) stands.
 """
     docs = """
 ## What it does
