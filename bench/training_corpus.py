@@ -344,8 +344,12 @@ def score_command(args) -> int:
     bad = {k: v for k, v in judgements.items() if v.get("verdict") not in VERDICTS}
     if bad:
         raise UsageError(f"{args.judgements}: verdicts must be one of {VERDICTS}: {next(iter(bad))}")
-    labels = load_labels(args.labels)
-    corpus_files = {(e["repo"], p) for e in load_corpus(args.corpus) for p in e["files"]}
+    repos = load_corpus(args.corpus)
+    corpus_files = {(e["repo"], p) for e in repos for p in e["files"]}
+    # Labels are about the repositories of the corpus scored: a companion corpus of other
+    # repositories (distributed_corpus.json) is not missing the training corpus's labels.
+    in_corpus = {e["repo"] for e in repos}
+    labels = {key: hazards for key, hazards in load_labels(args.labels).items() if key[0] in in_corpus}
     result = score(findings, judgements, labels, corpus_files)
     print(render(result, args.markdown))
     return 0

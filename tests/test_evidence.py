@@ -298,3 +298,51 @@ def test_tl206_scaled_gradients_are_off_by_the_loss_scale(report):
     bad, good = _numbers(report, "TL206")
     assert "RuntimeError" in bad["error"] and good["error"] is None
     assert bad["no_update_loop_steps"] == 1 < good["no_update_loop_steps"]
+
+
+def test_tl508_a_thrown_away_compile_compiles_nothing(report):
+    bad, good = _numbers(report, "TL508")
+    assert bad["graphs"] == 0 and not bad["model_compiles_its_calls"]
+    assert good["graphs"] >= 1 and good["model_compiles_its_calls"]
+
+
+def test_tl509_rebinding_compile_every_epoch_leaves_a_function_without_recompiling(report):
+    bad, good = _numbers(report, "TL509")
+    assert bad["holds"] == "function" and not bad["is_module"] and bad["state_dict"] == "raises AttributeError"
+    assert good["is_module"] and good["state_dict"] == "works"
+    assert bad["hooked_forwards"] < good["hooked_forwards"]
+    # what torch 2.13 does not do: compile again for the same options
+    assert bad["graphs"] == good["graphs"] == 1
+    assert report["rules"]["TL509"]["numbers"]["graphs_when_compiled_every_step_without_rebinding"] == 1
+
+
+def test_tl901_every_rank_trains_on_the_whole_dataset_only_in_bad(report):
+    bad, good = _numbers(report, "TL901")
+    dataset = report["rules"]["TL901"]["sizes"]["dataset"]
+    assert bad["ranks"] == good["ranks"] == 2
+    assert bad["samples_per_rank"] == [dataset] * bad["epochs"]
+    assert bad["shared_fraction"] == [1.0] * bad["epochs"]
+    assert good["samples_per_rank"] == [dataset / 2] * good["epochs"]
+    assert good["shared_fraction"] == [0.0] * good["epochs"]
+
+
+def test_tl902_every_epoch_repeats_the_first_order_only_in_bad(report):
+    bad, good = _numbers(report, "TL902")
+    assert bad["epochs"] >= 3 and bad["later_epochs_repeating_the_first"] == bad["epochs"] - 1
+    assert good["later_epochs_repeating_the_first"] == 0
+    assert bad["shares_disjoint"] and good["shares_disjoint"]
+
+
+def test_tl903_an_optimizer_built_before_fully_shard_never_moves_the_model(report):
+    bad, good = _numbers(report, "TL903")
+    assert bad["largest_weight_change"] == 0.0 and bad["first_loss"] == bad["last_loss"]
+    assert good["largest_weight_change"] > 0
+    assert all(last < first for first, last in zip(good["first_loss"], good["last_loss"]))
+
+
+def test_tl904_replicas_drift_only_when_the_forward_skips_ddp(report):
+    bad, good = _numbers(report, "TL904")
+    assert bad["largest_difference_between_ranks"] > 0 and not bad["replicas_identical"]
+    assert good["largest_difference_between_ranks"] == 0 and good["replicas_identical"]
+    sharded = report["rules"]["TL904"]["numbers"]["fully_shard_step"]
+    assert "mixed torch.Tensor and DTensor" in sharded["model.forward(x)"] and sharded["model(x)"] == "runs"

@@ -184,3 +184,49 @@ def test_every_finding_on_the_real_training_corpus_is_judged(tmp_path):
     result = tc.score(findings, judgements, tc.load_labels(tc.LABELS_DIR))
     assert not result["unjudged"], "judge these in bench/training/judgements.json:\n" + "\n".join(
         f["key"] for f in result["unjudged"])
+
+
+# The companion corpus of distributed and torch.compile scripts (docs/real-world.md, "Distributed
+# training and torch.compile"): measured for the rules of those families only.
+DISTRIBUTED_CORPUS = tc.TRAINING / "distributed_corpus.json"
+DISTRIBUTED_CODES = "TL508,TL509,TL901,TL902,TL903,TL904"
+
+
+def test_the_distributed_corpus_is_pinned_apart_from_the_training_corpus():
+    repos = tc.load_corpus(DISTRIBUTED_CORPUS)
+    assert len(repos) >= 20 and sum(len(r["files"]) for r in repos) >= 200
+    assert all(len(r["commit"]) == 40 and r["kind"] in ("tutorial", "research") and r["files"] for r in repos)
+    # a repository in both would give two pinned versions of one finding key
+    assert not {r["repo"] for r in repos} & {r["repo"] for r in tc.load_corpus()}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not all(tc.git_dir(tc.DEFAULT_MIRROR, r["repo"]) for r in tc.load_corpus(DISTRIBUTED_CORPUS)),
+                    reason="the distributed corpus's git mirrors are not on this machine")
+def test_every_distributed_and_compile_finding_on_the_distributed_corpus_is_judged(tmp_path):
+    cache = tmp_path / "cache"
+    corpus = ["--corpus", str(DISTRIBUTED_CORPUS)]
+    assert tc.main([*corpus, "materialise", "--cache", str(cache)]) == 0
+    out = tmp_path / "findings.json"
+    assert tc.main([*corpus, "run", "--cache", str(cache), "--pythonpath", str(ROOT / "src"),
+                    "--select", DISTRIBUTED_CODES, "--python", sys.executable, "--out", str(out)]) == 0
+    findings = json.loads(out.read_text())["findings"]
+    result = tc.score(findings, json.loads(tc.JUDGEMENTS_FILE.read_text()), {})
+    assert not result["unjudged"], "judge these in bench/training/judgements.json:\n" + "\n".join(
+        f["key"] for f in result["unjudged"])
+    assert result["per_rule"]["TL902"]["TP"] >= 4
+
+
+def test_score_reads_only_the_labels_of_the_corpus_it_scores(tmp_path, capsys):
+    labels_file(tmp_path / "labels", "o/r", {"train.py": {"hazards": [{"line": 10, "code": "TL101", "why": "w"}]}})
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps({"repos": [{"repo": "x/other", "commit": "0" * 40, "kind": "research",
+                                             "files": ["ddp.py"]}]}))
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps({"findings": [finding("x/other", "ddp.py", 3, "TL902")]}))
+    judgements = tmp_path / "judgements.json"
+    judgements.write_text(json.dumps({"x/other:ddp.py:3:TL902": {"verdict": "TP", "why": "w"}}))
+    assert tc.main(["--corpus", str(corpus), "score", str(findings), "--judgements", str(judgements),
+                    "--labels", str(tmp_path / "labels")]) == 0
+    out = capsys.readouterr().out
+    assert "labelled files: 0" in out and "o/r" not in out and "missed" not in out

@@ -36,6 +36,8 @@ RULES = {  # code -> (name, on by default)
     "TL505": ("legacy-data-index", True),
     "TL506": ("misspelled-grad-attribute", True),
     "TL507": ("unsafe-torch-load", True),
+    "TL508": ("compile-result-discarded", True),
+    "TL509": ("compile-in-loop", True),
     "TL601": ("dataloader-without-workers", False),
     "TL602": ("zero-grad-to-zeros", False),
     "TL701": ("removed-torch-function", False),
@@ -45,6 +47,10 @@ RULES = {  # code -> (name, on by default)
     "TL705": ("torchvision-pretrained", False),
     "TL706": ("log-sum-exp", False),
     "TL707": ("torchvision-v2-to-tensor", False),
+    "TL901": ("loader-without-distributed-sampler", True),
+    "TL902": ("sampler-set-epoch-missing", True),
+    "TL903": ("optimizer-before-fsdp", True),
+    "TL904": ("wrapper-bypassed", True),
 }
 
 GATES = {  # code -> the regexes that must all match a file for the rule to look at it
@@ -76,6 +82,8 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL505": ('data', '\\[\\s*0\\s*\\]'),
     "TL506": ('(?:grad|Grad|GRAD|requi|Requi|REQUI)',),
     "TL507": ('torch', '\\bload\\b'),
+    "TL508": ('\\bcompile\\b', '\\btorch\\b'),
+    "TL509": ('\\bcompile\\b', '\\btorch\\b'),
     "TL601": ('DataLoader', 'cuda'),
     "TL602": ('zero_grad\\s*\\(\\s*(?:set_to_none\\s*=\\s*)?(?:False|0)\\b',),
     "TL701": ('\\b(?:solve|lstsq|symeig|eig|matrix_rank|verbose|names|refine_names|align_to|align_as)\\b',),
@@ -85,6 +93,10 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL705": ('torchvision', '\\bpretrained(?:_backbone)?\\s*='),
     "TL706": ('\\bexp\\b', '\\bsum\\b', '\\blog\\b'),
     "TL707": ('torchvision', '\\bv2\\b', 'ToTensor'),
+    "TL901": ('DataLoader', 'DistributedDataParallel|FullyShardedDataParallel|fully_shard'),
+    "TL902": ('DistributedSampler',),
+    "TL903": ('FullyShardedDataParallel|fully_shard',),
+    "TL904": ('\\.\\s*(?:module|forward)\\b', 'DistributedDataParallel|FullyShardedDataParallel|fully_shard'),
 }
 
 TEXT_CHECKS = {  # code -> its gate's last question, a function of torchlint.text_checks

@@ -67,12 +67,12 @@ class Roles:
     def builds_model(self, node: Optional[cst.BaseExpression]) -> bool:
         if not isinstance(node, cst.Call):
             return dotted(node) in self.models if node is not None else False
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
+            return self.builds_model(node.func.value)  # ``Net().to(device)``: the callee is no dotted name
         callee = dotted(node.func)
         if callee is None:
             return False
         last = vocab.last_name(callee)
-        if isinstance(node.func, cst.Attribute) and last in _MOVES:
-            return self.builds_model(node.func.value)
         if last in _WRAPPERS:
             return self.builds_model(positional(node, 0))
         if last == "from_pretrained":
@@ -90,12 +90,12 @@ class Roles:
     def builds_criterion(self, node: Optional[cst.BaseExpression]) -> bool:
         if not isinstance(node, cst.Call):
             return dotted(node) in self.criteria if node is not None else False
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
+            return self.builds_criterion(node.func.value)  # ``nn.MSELoss().to(device)``
         callee = dotted(node.func)
         if callee is None:
             return False
         last = vocab.last_name(callee)
-        if isinstance(node.func, cst.Attribute) and last in _MOVES:
-            return self.builds_criterion(node.func.value)
         qualified = self.file_model.names.qualify(callee) or ""
         if qualified.startswith("torch.nn.") and _is_loss_class_name(last):
             return True
