@@ -1068,8 +1068,17 @@ def _bound_locally(scope: Scope) -> set:
 
 def _reads_numbers(scope: Scope, loop: Loop) -> bool:
     """Does the loop read Python numbers off its tensors (``multinomial(...).item()``)?"""
-    return any(loop.contains(c.order) and (c.method in _CUTS or (c.callee or "").rsplit(".", 1)[-1] in _CUTS)
-               for c in scope.calls)
+    return any(loop.contains(c.order) and _is_cut(c) for c in scope.calls)
+
+
+def _reads_numbers_anywhere(scope: Scope) -> bool:
+    """Does the scope read Python numbers off a tensor somewhere (``.item()``, ``.argmax()``)?"""
+    return any(map(_is_cut, scope.calls))
+
+
+def _is_cut(call: CallSite) -> bool:
+    """``x.item()``, ``int(x)``, ``torch.argmax(x)``: a Python number or index read off a tensor."""
+    return call.method in _CUTS or (call.callee or "").rsplit(".", 1)[-1] in _CUTS
 
 
 def _steps_a_part(file_model: FileModel, scope: Scope, call: CallSite, models: Set[str]) -> bool:
@@ -1257,8 +1266,8 @@ def _pure_inference(file_model: FileModel, scope: Scope, call: CallSite) -> Opti
         return None  # pyro's model and guide functions hand their tensors to SVI's trace
     if scope.is_module:
         loop = call.site.loop
-        if loop is None or _loop_feeds_a_backward(file_model, scope, loop):
-            return None
+        if loop is None or _loop_feeds_a_backward(file_model, scope, loop) or not _reads_numbers_anywhere(scope):
+            return None  # a benchmark that only times forwards reads nothing off them
         return (loop.start, loop.end)
     if not _runs_as_a_script(file_model):
         return None  # a library's function: its callers, and their grad mode, are elsewhere
