@@ -64,6 +64,7 @@ class HostCopy:
     factory: cst.Call  # the torch factory call that made the tensor
     name: str  # the factory's name: zeros, tensor, FloatTensor
     invariant: bool  # the factory's arguments are the same on every iteration
+    made_before: bool = False  # bound to a name before the loop: only the copy repeats
 
 
 def host_copies(file_model: FileModel, span: Union[Loop, Scope]) -> Iterator[HostCopy]:
@@ -90,7 +91,7 @@ def host_copies(file_model: FileModel, span: Union[Loop, Scope]) -> Iterator[Hos
             continue
         if binding.order < span.start:  # made once before the loop, copied on every iteration
             if path not in bound:
-                yield HostCopy(call, made[0], made[1], True)
+                yield HostCopy(call, made[0], made[1], True, made_before=True)
         else:
             yield HostCopy(call, made[0], made[1], _invariant(file_model, made[0], bound))
 

@@ -25,6 +25,8 @@ _NO_FIX_KEYWORDS = frozenset(("device", "requires_grad", "out", "pin_memory", "l
 _DEVICE_WORDS = frozenset(("device", "dev", "gpu", "cuda", "rank"))
 _INVARIANT = ("made on the CPU and copied to the device on every training step, with the same value each time; "
               "make it once before the loop (or on the device, with device=)")
+_MADE_BEFORE = ("made on the CPU before the loop is copied to the device again on every training step; copy it "
+                "once, before the loop")
 _FILL = ("made on the CPU and copied to the device on every training step; make it on the device "
          "(device=) so that no copy is needed")
 
@@ -104,7 +106,9 @@ be changed in place later in the step), and it leaves ranges, data and
             for copy in copies:
                 if id(copy.call.node) in reported:
                     continue  # a helper two step loops call
-                if copy.invariant:
+                if copy.made_before:
+                    message = f"torch.{copy.name}(...) {_MADE_BEFORE}"
+                elif copy.invariant:
                     message = f"torch.{copy.name}(...) {_INVARIANT}"
                 elif copy.name in FILL_FACTORIES:
                     message = f"torch.{copy.name}(...) {_FILL}"
