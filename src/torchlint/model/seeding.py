@@ -10,11 +10,13 @@ nothing at its own level calls is a library: its caller's program decides.
 Seeding is told generously, since a rule about its absence must not fire
 where a seed is set in a way it cannot follow: any name in the code that
 mentions a seed (``torch.manual_seed``, ``seed_everything``, ``set_seed``,
-``args.seed``, ``Trainer(seed=...)``, ``init_seeds()``) or
-``torch.use_deterministic_algorithms`` counts, and so does a call of a
-function of another project module that seeds (``function_summaries``). So
-does a comment that mentions a seed: ``# torch.manual_seed(1)  # reproducible``,
-commented out, is a choice made, not one forgotten.
+``args.seed``, ``Trainer(seed=...)``, ``init_seeds()``),
+``torch.use_deterministic_algorithms`` or a cryptographically secure
+generator (``secure_mode``, ``torchcsprng``: noise that must not repeat)
+counts, and so does a call of a function of another project module that
+seeds (``function_summaries``). So does a comment that mentions a seed:
+``# torch.manual_seed(1)  # reproducible``, commented out, is a choice made,
+not one forgotten.
 """
 from __future__ import annotations
 
@@ -28,7 +30,9 @@ if TYPE_CHECKING:
     from torchlint.model.records import CallSite, Scope
     from torchlint.model import FileModel
 
-_DETERMINISM_WORDS = ("seed", "deterministic_algorithms")
+# A seed, determinism, or a cryptographically secure generator (differential privacy's noise must
+# not be reproducible: opacus' ``secure_mode``, ``torchcsprng``): randomness decided on, either way.
+_DETERMINISM_WORDS = ("seed", "deterministic_algorithms", "secure_rng", "secure_mode", "csprng")
 _SEED_COMMENT = re.compile(r"#[^\n]*seed", re.IGNORECASE)
 # Calls that write a program's result to a file: a checkpoint, weights, metrics.
 _SAVING_TORCH = frozenset(("torch.save",))

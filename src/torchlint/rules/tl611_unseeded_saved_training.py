@@ -40,6 +40,10 @@ distribution of results matters). It stays silent when:
   own called `set_seed`/`init_seeds`, an `args.seed` handed to a library,
   `torch.use_deterministic_algorithms`; or the program calls a function of
   another module of the project that calls one of those;
+- a comment mentions a seed (`# torch.manual_seed(1)`, commented out, is a
+  choice), or the file uses a cryptographically secure generator
+  (`secure_mode`, `secure_rng`, `torchcsprng`: differential privacy's noise
+  must not be reproducible);
 - the file is a module of definitions that nothing at its own level runs
   (its caller, the program, decides about seeds);
 - the program does not train, or saves nothing (printing results, plotting
