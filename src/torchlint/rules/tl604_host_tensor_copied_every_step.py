@@ -57,8 +57,10 @@ Finds a tensor that a torch factory makes on the CPU (`torch.tensor`,
 
 Opt-in: enable with `extend-select = ["TL604"]`. The loop is the step loop
 of a file that trains on CUDA, as for TL603: the innermost loop whose
-iteration runs `backward()` or an optimizer step. Copies under an `if` are
-not reported, nor random tensors (`torch.randn(...).to(device)`: new values
+iteration runs `backward()` or an optimizer step; a function of the file
+that every step calls (a gradient penalty helper) counts as part of the
+step, its parameters and locals taken to change from call to call. Copies
+under an `if` are not reported, nor random tensors (`torch.randn(...).to(device)`: new values
 every step), nor data made from the batch (`torch.tensor(batch_lengths)`).
 
 ## Why is this bad

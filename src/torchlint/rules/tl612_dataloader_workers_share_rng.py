@@ -45,7 +45,8 @@ random numbers from a generator made once, in the main process:
 Not reported: datasets that make their generator in the worker (lazily, in
 `__getitem__`), reseed it there, or ask `torch.utils.data.get_worker_info()`
 which worker they run in; `DataLoader(..., num_workers=0)`; a
-`worker_init_fn` of any kind; datasets built elsewhere.
+`worker_init_fn` of any kind; datasets built in another file or wrapped
+before they reach the loader (`Subset`, `ConcatDataset`).
 
 ## Why is this bad
 Each worker process gets a copy of the dataset, generator included, in the
