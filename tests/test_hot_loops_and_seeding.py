@@ -214,3 +214,10 @@ def test_generators_a_dataset_draws_from_in_its_workers():
     assert found == [("Held", {"self.rng", "self.gen", "shared"})]
     old = [draws.dataset_class for draws in copied_draws(model, global_numpy=True)]
     assert old == ["Held", "Global"]  # before torch 1.9, NumPy's global generator was copied too
+
+
+def test_a_model_moved_to_the_device_is_no_tensor_to_read():
+    model = build(USES.format(statement="print(model); net = model.cpu()").replace(
+        "import torch\n", "import torch\nmodel = Net().to('cuda')\n"))
+    [loop] = step_loops(model)
+    assert list(host_reads(model, loop)) == []

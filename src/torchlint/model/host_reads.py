@@ -27,6 +27,7 @@ import libcst as cst
 
 from torchlint.model.devices import mentions_cuda
 from torchlint.model.expr import bound_paths, dotted, keyword, positional
+from torchlint.model.vocab import is_loss_name, is_model_name, last_name
 from torchlint.model.walk import children
 
 if TYPE_CHECKING:
@@ -141,15 +142,20 @@ class DeviceNames:
             else:
                 current.discard(path)
 
+    def _model(self, path: str) -> bool:
+        """A module moved with ``.to(device)`` is no tensor: printing it reads nothing back."""
+        name = last_name(path)  # ``loss_D_VAE`` ends in a model word but names a loss
+        return path in self.file_model.roles.models or (is_model_name(name) and not is_loss_name(name))
+
     def _on(self, expr: cst.BaseExpression, names: frozenset) -> bool:
         t = type(expr)
         e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t is cst.Name:
-            return e.value in names
+            return e.value in names and not self._model(e.value)
         if t is cst.Attribute:
             path = dotted(e)
             if path is not None and path in names:
-                return True
+                return not self._model(path)
             return e.attr.value not in _HOST_ATTRS and self._on(e.value, names)
         if t is cst.Call:
             return self._call(e, names)
