@@ -18,7 +18,8 @@ from torchlint.codes import STATUS_CODES
 from torchlint.rules import ALL_RULES
 
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
-NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                "sixteen seventeen eighteen nineteen twenty").split()
 
 
 def _help_texts() -> str:

@@ -73,10 +73,10 @@ def test_verdict_is_confirmed(report, code):
 
 
 def test_only_opt_in_claims_that_cpu_cannot_show_are_advisory():
-    # speed (TL106, TL601), and TL705 and TL707 where torchvision is not installed
+    # speed (TL106, TL601, TL603, TL604), and TL705 and TL707 where torchvision is not installed
     opt_in = {rule.code for rule in ALL_RULES if not rule.default}
     vision_missing = importlib.util.find_spec("torchvision") is None
-    assert set(ADVISORY) == {"TL106", "TL601"} | ({"TL705", "TL707"} if vision_missing else set())
+    assert set(ADVISORY) == {"TL106", "TL601", "TL603", "TL604"} | ({"TL705", "TL707"} if vision_missing else set())
     assert set(ADVISORY) <= opt_in
 
 
@@ -102,8 +102,40 @@ def test_tl601_only_good_loads_in_worker_processes(report):
     assert bad["steps"] == good["steps"] == 4 * ITERATIONS
 
 
+def test_tl603_only_bad_reads_the_device_every_step(report):
+    bad, good = _numbers(report, "TL603")
+    assert bad["steps"] == good["steps"] == ITERATIONS
+    assert bad["host_reads"] == 2 * ITERATIONS  # loss and accuracy, every step
+    assert good["host_reads"] == 2 * ITERATIONS // 5  # the same two, once per epoch of five steps
+    # a CPU has no queue to wait for: the time is reported, never a confirmation there
+    assert report["rules"]["TL603"]["verdict"].startswith("not confirmed on cpu: ")
+
+
+def test_tl604_only_bad_copies_host_made_tensors_every_step(report):
+    bad, good = _numbers(report, "TL604")
+    assert bad["steps"] == good["steps"] == ITERATIONS
+    assert bad["copies_to_device"] == 2 * ITERATIONS and bad["bytes_copied_per_step"] == 2 * 64 * 4
+    assert good["copies_to_device"] == 0
+    assert report["rules"]["TL604"]["numbers"]["identical_parameters"] is True
+
+
+def test_tl611_only_the_unseeded_runs_save_different_checkpoints(report):
+    bad, good = _numbers(report, "TL611")
+    assert bad["max_abs_weight_difference"] > 0 and not bad["identical_files"]
+    assert good["max_abs_weight_difference"] == 0 and good["identical_files"]
+
+
+def test_tl612_workers_repeat_draws_unless_reseeded(report):
+    bad, good = _numbers(report, "TL612")
+    numbers = report["rules"]["TL612"]["numbers"]
+    assert bad["workers"] == good["workers"] == 2 and bad["samples"] == good["samples"] == 128
+    assert bad["distinct_draws"] == 32 and bad["second_epoch_repeats_first"]  # 2 workers x 2 epochs alike
+    assert good["distinct_draws"] == 128 and not good["second_epoch_repeats_first"]
+    assert numbers["with_generator"]["distinct_draws"] == 32  # a seeded generator= changes nothing
+
+
 SERIES = {"TL101": None, "TL201": "x", "TL202": "float", "TL301": "count", "TL302": "bytes", "TL304": "count",
-          "TL503": "s", "TL601": "s"}
+          "TL503": "s", "TL601": "s", "TL603": "s", "TL604": "s"}
 
 
 @pytest.mark.parametrize("code", sorted(SERIES))

@@ -51,6 +51,7 @@ class FunctionSummary:
     forward_in_loop: bool  # a forward of a parameter runs in a loop of its own (over batches)
     retained_backward: bool  # its last backward is ``backward(retain_graph=True)``, outside loops
     steps: bool  # steps an optimizer
+    seeds: bool = False  # seeds random numbers (``torch.manual_seed``, ``set_seed``, ...)
 
     def argument_for(self, call_args: list, param: str) -> Optional[int]:
         """Index into ``call_args`` ((keyword or None) list) of the argument bound to ``param``."""
@@ -109,6 +110,7 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         forward_in_loop=facts.forward_in_loop,
         retained_backward=_retained_last(facts.backwards, names, facts.assignments),
         steps=facts.steps,
+        seeds=facts.seeds,
     )
 
 
@@ -118,13 +120,16 @@ class _Facts:
     def __init__(self) -> None:
         self.forwards: Set[str] = set()
         self.switched_to_eval: Set[Optional[str]] = set()
-        self.forward_in_loop = self.needs_grad = self.steps = False
+        self.forward_in_loop = self.needs_grad = self.steps = self.seeds = False
         self.backwards: List[Tuple[ast.Call, bool]] = []  # (call, in a loop)
         # (targets, value, grad off, augmented)
         self.assignments: List[Tuple[Sequence[ast.expr], ast.expr, bool, bool]] = []
         self.returns: List[Tuple[ast.expr, bool]] = []  # (value, grad off)
 
     def add_call(self, node: ast.Call, names: set, off: bool, in_loop: bool) -> None:
+        called = last_name(ast_dotted(node.func) or "").lower()
+        if "seed" in called or called == "use_deterministic_algorithms":
+            self.seeds = True  # the same words ``seeding.mentions_seeding`` reads in the caller's own file
         param = _called_param(node, names)
         if param is not None and not off:
             self.forwards.add(param)
