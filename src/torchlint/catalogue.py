@@ -20,6 +20,7 @@ RULES = {  # code -> (name, on by default)
     "TL204": ("scheduler-before-optimizer-step", True),
     "TL205": ("ineffective-grad-clipping", True),
     "TL206": ("grad-scaler-misuse", True),
+    "TL207": ("unscaled-gradient-accumulation", False),
     "TL301": ("graph-kept-across-iterations", True),
     "TL302": ("retain-graph-in-loop", True),
     "TL303": ("hidden-state-not-detached", True),
@@ -45,6 +46,10 @@ RULES = {  # code -> (name, on by default)
     "TL705": ("torchvision-pretrained", False),
     "TL706": ("log-sum-exp", False),
     "TL707": ("torchvision-v2-to-tensor", False),
+    "TL801": ("softmax-before-cross-entropy", True),
+    "TL802": ("sigmoid-before-bce-with-logits", True),
+    "TL803": ("nll-loss-without-log-softmax", True),
+    "TL804": ("logits-to-bce-loss", True),
 }
 
 GATES = {  # code -> the regexes that must all match a file for the rule to look at it
@@ -60,6 +65,7 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL204": ('\\.step\\(\\s*\\)', '(?i:sched)|SWALR'),
     "TL205": ('clip_grad',),
     "TL206": ('GradScaler|\\.\\s*scale\\s*\\(|unscale_',),
+    "TL207": ('\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(', '\\.step\\(', 'SGD'),
     "TL301": ('\\.(?:append|appendleft|extend|insert)\\(|\\+=|\\]\\s*=[^=]|=\\s*[\\w.]+\\s*\\+', 'backward|\\.step\\(|training_step|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\\b|def \\w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)'),
     "TL302": ('retain_graph\\s*=\\s*True|\\bimport\\b', 'retain_graph\\s*=\\s*True|\\.step\\(|\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(|\\bgrad\\s*\\(|vjp|torch\\.autograd import|(?:opt|Opt|OPT)(?:im|IM|[sS]?(?![a-z]))'),
     "TL303": ('backward|\\.step\\(|training_step',),
@@ -85,6 +91,10 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL705": ('torchvision', '\\bpretrained(?:_backbone)?\\s*='),
     "TL706": ('\\bexp\\b', '\\bsum\\b', '\\blog\\b'),
     "TL707": ('torchvision', '\\bv2\\b', 'ToTensor'),
+    "TL801": ('CrossEntropyLoss|cross_entropy', '[Ss]oftmax'),
+    "TL802": ('BCEWithLogitsLoss|binary_cross_entropy_with_logits', '[Ss]igmoid|expit'),
+    "TL803": ('NLLLoss|nll_loss', '[Ss]oftmax|Linear|Conv|linear'),
+    "TL804": ('BCELoss|binary_cross_entropy\\b', 'Linear|Conv|linear'),
 }
 
 TEXT_CHECKS = {  # code -> its gate's last question, a function of torchlint.text_checks
