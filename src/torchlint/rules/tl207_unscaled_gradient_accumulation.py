@@ -69,9 +69,13 @@ Adagrad, ...) or that the file does not show, where a constant factor changes
 the update very little.
 
 Opt-in for now: summing is sometimes the program's intent (a learning rate
-tuned for the summed gradient is correct, if fragile), and the training
-corpus (`docs/real-world.md`) holds two accumulating loops, both averaging,
-so the rule's precision on real code is still unmeasured.
+tuned for the summed gradient is correct, if fragile), and the real code it
+was measured on (`docs/real-world.md`) holds two accumulating loops, both
+averaging, so its precision is still unmeasured. One correct shape it cannot
+tell apart: contrastive training that caches the other micro-batches'
+features (GradCache, open_clip's `accum_freq`) computes the whole batch's
+loss at every micro-step, so there the sum of the micro-steps' gradients is
+the right one; with SGD such a loop would be reported.
 
 ## Example
 ```python
