@@ -118,8 +118,8 @@ def _period(file_model: FileModel, scope: Scope, test: cst.BaseExpression, loop:
         return None
     left, target = test.left, test.comparisons[0]
     right = target.comparator
-    for side, other in ((left, right), (right, left)):
-        k = _modulus(side, scope, loop)
+    if isinstance(target.operator, cst.Equal):  # ``(i + 1) % k == 0``, ``i % k == k - 1``
+        k = _modulus(left, scope, loop) or _modulus(right, scope, loop)
         if k is not None:
             return k
     if isinstance(target.operator, (cst.Equal, cst.GreaterThanEqual)):
@@ -131,8 +131,6 @@ def _period(file_model: FileModel, scope: Scope, test: cst.BaseExpression, loop:
 
 def _modulus(expr: cst.BaseExpression, scope: Scope, loop: Loop) -> Optional[cst.BaseExpression]:
     """``k`` of ``n % k`` where ``n`` changes every iteration of ``loop`` (its target, or a counter)."""
-    while isinstance(expr, cst.BinaryOperation) and not isinstance(expr.operator, cst.Modulo):
-        expr = expr.left  # ``(i + 1) % k`` is parsed as a Modulo whose left is ``(i + 1)``
     if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, cst.Modulo):
         return None
     varying = set(referenced_paths(expr.left))

@@ -85,13 +85,16 @@ def paired_loss(file_model: FileModel, call: CallSite) -> Optional[Tuple[str, cs
 def _may_hold_loss(file_model: FileModel, call: CallSite) -> bool:
     """A cheap first look before following constructions: the call is a module built inline
     (``nn.CrossEntropyLoss()(out, y)``), a name some statement of the file binds to a paired
-    loss, or a parameter (whose callers may pass one)."""
+    loss (``self.criterion`` included), or a parameter (whose callers may pass one)."""
     if isinstance(call.node.func, cst.Call):
         return True
     callee = call.callee
     if callee is None:
         return False
-    return callee in file_model.derived(_loss_bound_paths) or callee.split(".", 1)[0] in call.scope.params
+    if callee in file_model.derived(_loss_bound_paths):
+        return True
+    root = callee.split(".", 1)[0]
+    return root == callee and root in call.scope.params  # not ``self.fc(x)``: ``self`` is a parameter too
 
 
 def _loss_bound_paths(file_model: FileModel) -> frozenset:
