@@ -8,6 +8,8 @@ scales it, gradients are rescaled before the step, the loss sums over its
 batch on purpose, the gradients are cleared every iteration, the "micro-batches"
 are chunks of one sequence (truncated backpropagation through time), or the
 optimizer is Adam (its update barely depends on the gradient's scale).
+``nano_gpt`` is the training corpus's accumulating loop (karpathy/nanoGPT),
+here with SGD.
 """
 import torch
 import torch.nn as nn
@@ -114,3 +116,21 @@ def two_heads(batch, heads, trunk_opt):
     for head in heads:
         F.cross_entropy(head(features).flatten(0, 1), y.flatten()).backward(retain_graph=True)
     trunk_opt.step()
+
+
+def nano_gpt(get_batch, gradient_accumulation_steps, max_iters, scaler, ctx):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    X, Y = get_batch("train")
+    for iter_num in range(max_iters):
+        for micro_step in range(gradient_accumulation_steps):
+            with ctx:
+                logits, _ = model(X)
+                loss = F.cross_entropy(logits.flatten(0, 1), Y.flatten())
+                loss = loss / gradient_accumulation_steps
+            X, Y = get_batch("train")
+            scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)

@@ -7,7 +7,11 @@ CrossEntropyLoss (it changes nothing), soft targets from a softmax (the target,
 not the input), ``log`` of a softmax into NLLLoss, a sigmoid decoder into
 BCELoss, a clamped output, a criterion rebound from BCELoss to
 BCEWithLogitsLoss before the call, a model chosen at run time between a
-softmax head and a logits head, and layers the file cannot read.
+softmax head and a logits head, and layers the file cannot read. The last three
+come from the training corpus: DCGAN's discriminator with a ``data_parallel``
+branch in ``forward`` (pytorch/examples), a sigmoid used only for the
+accuracy next to BCEWithLogitsLoss (mrdbourke), and a sigmoid at the end of
+``forward`` before BCELoss (Atcold).
 """
 import argparse
 
@@ -88,6 +92,55 @@ def train(loader, teacher, args):
         bce = nn.BCEWithLogitsLoss()
         loss = loss + bce(scorer(x).squeeze(1), y.float())
         loss.backward()
+
+
+class Discriminator(nn.Module):
+    def __init__(self, ngpu):
+        super().__init__()
+        self.ngpu = ngpu
+        self.main = nn.Sequential(nn.Conv2d(3, 64, 4, 2, 1), nn.LeakyReLU(0.2), nn.Conv2d(64, 1, 4, 1, 0), nn.Sigmoid())
+
+    def forward(self, input):
+        if input.is_cuda and self.ngpu > 1:
+            output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
+        else:
+            output = self.main(input)
+        return output.view(-1, 1).squeeze(1)
+
+
+class CircleModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer_1 = nn.Linear(2, 10)
+        self.layer_2 = nn.Linear(10, 1)
+
+    def forward(self, x):
+        return self.layer_2(torch.relu(self.layer_1(x)))
+
+
+class Readout(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 1)
+
+    def forward(self, x):
+        out = torch.relu(self.fc1(x))
+        out = self.fc2(out)
+        out = torch.sigmoid(out)
+        return out
+
+
+def corpus_cases(images, X, y, samples, labels):
+    netD, criterion = Discriminator(ngpu=2), nn.BCELoss()
+    errD = criterion(netD(images), torch.ones(len(images)))
+    model_0, loss_fn = CircleModel(), nn.BCEWithLogitsLoss()
+    y_logits = model_0(X).squeeze()
+    y_pred = torch.round(torch.sigmoid(y_logits))
+    loss = loss_fn(y_logits, y)
+    readout = Readout()
+    outputs = readout(samples)
+    return errD + loss + nn.BCELoss()(outputs, labels), y_pred
 
 
 if __name__ == "__main__":
