@@ -116,6 +116,8 @@ def reaching_bindings(file_model: FileModel, scope: Scope, path: str, order: int
     for a in scope.assignments:
         if a.order >= order:
             break
+        if a.site.stmt is read:
+            continue  # ``x = f(x)``: the read comes before the statement binds
         for binding in _bindings_of(a, path):
             if read is not None and _always_runs_before(file_model, a, read_blocks, scope):
                 live = [binding]

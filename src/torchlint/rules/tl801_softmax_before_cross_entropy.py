@@ -7,6 +7,7 @@ from torchlint.edits import as_argument
 from torchlint.model import FileModel
 from torchlint.model.activations import SOFTMAX, LossInput, loss_inputs
 from torchlint.rule import Fix, Rule
+from torchlint.tree_gate import TreeIndex, activation_may_reach_loss
 
 if TYPE_CHECKING:
     from torchlint.rule import Finding
@@ -23,6 +24,11 @@ class SoftmaxBeforeCrossEntropy(Rule):
     fix_safety = "unsafe"
     torch_programs_only = True
     gate = (r"CrossEntropyLoss|cross_entropy", r"[Ss]oftmax")
+
+    @classmethod
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        return activation_may_reach_loss(tree_index, "cross_entropy", SOFTMAX)
+
     docs = """
 ## What it does
 Finds `nn.CrossEntropyLoss` and `F.cross_entropy` called on a tensor that

@@ -7,6 +7,7 @@ from torchlint.edits import as_argument
 from torchlint.model import FileModel
 from torchlint.model.activations import SIGMOID, LossInput, loss_inputs
 from torchlint.rule import Fix, Rule
+from torchlint.tree_gate import TreeIndex, activation_may_reach_loss
 
 if TYPE_CHECKING:
     from torchlint.rule import Finding
@@ -23,6 +24,11 @@ class SigmoidBeforeBCEWithLogits(Rule):
     fix_safety = "unsafe"
     torch_programs_only = True
     gate = (r"BCEWithLogitsLoss|binary_cross_entropy_with_logits", r"[Ss]igmoid|expit")
+
+    @classmethod
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        return activation_may_reach_loss(tree_index, "bce_logits", SIGMOID)
+
     docs = """
 ## What it does
 Finds `nn.BCEWithLogitsLoss` and `F.binary_cross_entropy_with_logits`
