@@ -13,7 +13,7 @@ from conftest import STORED_LOSS, without_gates
 from torchlint.engine import _tree_gated, lint_source
 from torchlint.model.vocab import is_loader_name
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
-from torchlint.tree_gate import TreeIndex
+from torchlint.tree_gate import TreeIndex, activation_may_reach_loss
 
 
 def facts(source: str) -> TreeIndex:
@@ -427,3 +427,50 @@ def test_the_index_lists_statements_in_the_order_they_are_written():
     assert [loop.lineno for loop in index.outermost_loops] == [3, 6, 10, 21]  # f's loop is its own scope's
     assert [type(stmt).__name__ for stmt in index.import_time] == ["Import", "For", "Import", "Try", "While", "Pass",
                                                                    "Import", "Import", "Match", "For", "Pass"]
+
+
+ATTENTION_AND_HEAD = """\
+import torch.nn as nn
+from torch.nn import CrossEntropyLoss
+
+
+class Attention(nn.Module):
+    def forward(self, q, k, v):
+        weights = nn.functional.softmax(q @ k.transpose(-1, -2), dim=-1)
+        weights = nn.functional.dropout(weights, p=0.1)
+        return weights @ v, weights
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.classifier = nn.Linear(8, 3)
+
+    def forward(self, x, labels):
+        logits = self.classifier(x)
+        loss_fct = CrossEntropyLoss()
+        return loss_fct(logits.view(-1, 3), labels.view(-1))
+"""
+
+
+@pytest.mark.parametrize("old, new, reaches", [
+    ("", "", False),  # attention's softmax goes through dropout; the loss takes a linear layer's logits
+    ("        weights = nn.functional.dropout(weights, p=0.1)\n", "", True),  # returned as it is: it may reach
+    ("logits = self.classifier(x)", "logits = self.classifier(x).softmax(-1)", True),  # the loss's own input
+])
+def test_a_softmax_reaches_a_cross_entropy_only_through_returns_layers_and_loss_inputs(old, new, reaches):
+    source = ATTENTION_AND_HEAD.replace(old, new) if old else ATTENTION_AND_HEAD
+    assert activation_may_reach_loss(facts(source), "cross_entropy", "softmax") is reaches
+
+
+@pytest.mark.parametrize("body, reaches", [
+    ("probs = F.softmax(out, 1)\n    probs = probs.view(-1, 10)\n    return crit(probs, y)", True),
+    ("probs = F.softmax(out, 1); loss = crit(probs, y)\n    return loss", True),  # one line, two statements
+    ("probs = F.softmax(out, 1)\n    probs = torch.log(probs)\n    return crit(probs, y)", False),
+    ("out = crit(out, y)\n    return out", False),  # the binding comes after the read it holds
+    ("return crit(nn.Softmax(dim=1)(out), y)", True),  # a layer of the activation: anywhere
+])
+def test_the_last_binding_before_the_read_decides(body, reaches):
+    source = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\ncrit = nn.CrossEntropyLoss()\n\n\n"
+              f"def step(out, y):\n    {body}\n")
+    assert activation_may_reach_loss(facts(source), "cross_entropy", "softmax") is reaches

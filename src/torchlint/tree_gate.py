@@ -25,9 +25,11 @@ import functools
 import sys
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Pattern, Set, Tuple, Type, Union, cast
 
-from torchlint.model.ast_reading import ast_dotted, bound_names
+from torchlint.model.ast_reading import ast_dotted, bound_names, flat_targets
+from torchlint.model.roles import _MOVES  # what hands back the module it is called on
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.model.vocab import OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
+from torchlint.model.vocab import ACTIVATION_FUNCTIONS, ACTIVATION_LAYERS, ACTIVATION_METHODS, LAYOUT_METHODS, PAIRED_LOSSES
 from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
@@ -621,3 +623,145 @@ def _spans_any(body: list, lines: List[int]) -> bool:
     last = getattr(body[-1], "end_lineno", None) or 1 << 30
     at = bisect.bisect_left(lines, first)
     return at < len(lines) and lines[at] <= last
+
+
+# -- losses fed an activation (TL801, TL802) ----------------------------------------
+
+def activation_may_reach_loss(tree_index: TreeIndex, loss: str, activation: str) -> bool:
+    """Could a value that went through ``activation`` (``softmax``, ``sigmoid``) last be the input
+    of a ``loss`` call (a kind of ``vocab.PAIRED_LOSSES``), as ``model/activations.py`` follows it?
+
+    Only through one of: a layer of that activation built anywhere (``nn.Softmax(dim=1)``);
+    a ``return`` that ends in it (a model's ``forward``, a helper the tracer resolves); or the
+    input of a call that may compute the loss (its functional form, a name the file binds to
+    the loss's class, an inline construction, a parameter) ending in it. "Ends in" reads the
+    value as the tracer does: through reshapes and indexing, and for a name through the last
+    binding before the read in the same scope (the tracer needs every binding that may reach
+    the read to agree, and that one always may). Transformers' modeling files, which all
+    compute a softmax for attention and a cross-entropy on a linear head, mostly stop here."""
+    functions = {q.rsplit(".", 1)[-1] for q, kind in PAIRED_LOSSES.items() if kind == loss and _lower(q)}
+    classes = {q.rsplit(".", 1)[-1] for q, kind in PAIRED_LOSSES.items() if kind == loss and not _lower(q)}
+    calls = {q.rsplit(".", 1)[-1] for q, kind in (*ACTIVATION_FUNCTIONS.items(), *ACTIVATION_METHODS.items())
+             if kind == activation}
+    layers = {name for name, kind in ACTIVATION_LAYERS.items() if kind == activation}
+    nodes = tree_index.module_nodes()
+    if any(isinstance(n, ast.Call) and called_name(n) in layers for n in nodes):
+        return True
+    bound = _bound_to(nodes, classes)
+    params = {a.arg for n in nodes if isinstance(n, _FUNCTIONS)
+              for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
+    for body in tree_index.bodies:
+        reader = _LastBinding(tree_index.nodes_of(body), calls)
+        for node in reader.nodes:
+            if isinstance(node, ast.Return) and node.value is not None and reader.ends_in(node.value, node, 0):
+                return True
+            if isinstance(node, ast.Call) and _may_compute(node, functions, bound, params):
+                value = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else next(
+                    (k.value for k in node.keywords if k.arg == "input"), None)
+                if value is not None and reader.ends_in(value, node, 0):
+                    return True
+    return False
+
+
+def _lower(qualified: str) -> bool:
+    return qualified.rsplit(".", 1)[-1][:1].islower()
+
+
+def _bound_to(nodes: List[ast.AST], classes: Set[str]) -> Set[str]:
+    """Dotted names assigned an instance of one of ``classes`` (through ``.to(device)`` and the like)."""
+    found: Set[str] = set()
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            value = node.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
+                value = value.func.value
+            if isinstance(value, ast.Call) and called_name(value) in classes:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found.update(p for p in map(ast_dotted, targets) if p)
+    return found
+
+
+def _may_compute(call: ast.Call, functions: Set[str], bound: Set[str], params: Set[str]) -> bool:
+    """Might this call compute the loss: its functional form, an inline construction
+    (``nn.CrossEntropyLoss()(x, y)``), a name bound to its class, or a parameter?"""
+    if isinstance(call.func, ast.Call):
+        return True
+    name = called_name(call)
+    callee = ast_dotted(call.func)
+    return name in functions or callee in bound or (isinstance(call.func, ast.Name) and call.func.id in params)
+
+
+class _LastBinding:
+    """Reads what a value of one scope ends in, following a name to its last binding before the read."""
+
+    def __init__(self, nodes: List[ast.AST], activations: Set[str]) -> None:
+        self.nodes = nodes
+        self.activations = activations
+        # path -> [(where the binding statement starts, where it ends, the value bound or None)]
+        self.bindings: Dict[str, List[Tuple[Tuple[int, int], Tuple[int, int], Optional[ast.AST]]]] = {}
+        for node in nodes:
+            if not isinstance(node, ast.stmt):
+                continue
+            for target, value in _bindings(node):
+                path = ast_dotted(target)
+                if path is not None:
+                    start = (node.lineno, node.col_offset)
+                    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+                    self.bindings.setdefault(path, []).append((start, end, value))
+
+    def ends_in(self, value: ast.AST, read: Union[ast.expr, ast.stmt], depth: int) -> bool:
+        return self._ends_in(value, (read.lineno, read.col_offset), depth)
+
+    def _ends_in(self, value: ast.AST, at: Tuple[int, int], depth: int) -> bool:
+        """Does ``value``, read at position ``at``, end in the activation?"""
+        if depth > 12:
+            return False
+        if isinstance(value, ast.Subscript):
+            return self._ends_in(value.value, at, depth + 1)
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(self._ends_in(e, at, depth + 1) for e in value.elts)
+        if isinstance(value, ast.Call):
+            name = called_name(value)
+            if name in self.activations:
+                return True
+            if name in LAYOUT_METHODS and isinstance(value.func, ast.Attribute):
+                return self._ends_in(value.func.value, at, depth + 1)
+            return False  # a model or helper: its returns and layers are asked on their own
+        path = ast_dotted(value)
+        before = [b for b in self.bindings.get(path or "", ()) if b[1] <= at]
+        if not before:
+            return False
+        start, _, bound = max(before, key=lambda b: b[1])
+        return bound is not None and self._ends_in(bound, start, depth + 1)
+
+
+def _bindings(node: ast.stmt) -> Iterator[Tuple[ast.AST, Optional[ast.AST]]]:
+    """(target, the value it gets, None when the statement does not say) for a binding statement."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            yield from _paired(target, node.value)
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        yield node.target, node.value
+    elif isinstance(node, ast.AugAssign):
+        yield node.target, None
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        for single in flat_targets(node.target):
+            yield single, None
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                for single in flat_targets(item.optional_vars):
+                    yield single, None
+
+
+def _paired(target: ast.AST, value: ast.AST) -> Iterator[Tuple[ast.AST, Optional[ast.AST]]]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        pairs = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+        for i, element in enumerate(target.elts):
+            if pairs is not None and not isinstance(element, ast.Starred):
+                yield from _paired(element, pairs[i])
+            else:
+                for single in flat_targets(element):
+                    yield single, None
+    else:
+        yield target, value

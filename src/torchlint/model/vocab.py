@@ -42,6 +42,37 @@ LOSS_FUNCTIONS = frozenset(
     "soft_margin_loss triplet_margin_loss triplet_margin_with_distance_loss".split()
 )
 
+# The losses that apply an activation of their own, or expect one applied, by what they
+# compute (``model/activations.py``): torch's functional form and its module, both qualified.
+PAIRED_LOSSES = MappingProxyType({
+    "torch.nn.functional.cross_entropy": "cross_entropy", "torch.nn.CrossEntropyLoss": "cross_entropy",
+    "torch.nn.functional.nll_loss": "nll", "torch.nn.NLLLoss": "nll",
+    "torch.nn.functional.binary_cross_entropy": "bce", "torch.nn.BCELoss": "bce",
+    "torch.nn.functional.binary_cross_entropy_with_logits": "bce_logits", "torch.nn.BCEWithLogitsLoss": "bce_logits",
+})
+# What a tensor went through last, by the torch function, Tensor method or nn layer that made it.
+ACTIVATION_FUNCTIONS = MappingProxyType({
+    "torch.softmax": "softmax", "torch.nn.functional.softmax": "softmax", "torch.special.softmax": "softmax",
+    "torch.log_softmax": "log_softmax", "torch.nn.functional.log_softmax": "log_softmax",
+    "torch.special.log_softmax": "log_softmax",
+    "torch.sigmoid": "sigmoid", "torch.nn.functional.sigmoid": "sigmoid", "torch.special.expit": "sigmoid",
+    "torch.nn.functional.linear": "logits",
+})
+ACTIVATION_METHODS = MappingProxyType({"softmax": "softmax", "log_softmax": "log_softmax", "sigmoid": "sigmoid"})
+ACTIVATION_LAYERS = MappingProxyType({
+    "Softmax": "softmax", "Softmax2d": "softmax", "LogSoftmax": "log_softmax", "Sigmoid": "sigmoid",
+    **{name: "logits" for name in (
+        "Linear LazyLinear Bilinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d "
+        "LazyConv1d LazyConv2d LazyConv3d".split())},
+})
+# Layers that pass their input's activation on unchanged, as far as a loss can tell.
+TRANSPARENT_LAYERS = frozenset("Dropout Dropout1d Dropout2d Dropout3d AlphaDropout Identity Flatten Unflatten".split())
+# Tensor methods that move, reshape or re-type a tensor without changing what its values mean.
+LAYOUT_METHODS = frozenset(
+    "view reshape flatten squeeze unsqueeze permute transpose t contiguous float double half bfloat16 to cuda "
+    "cpu view_as reshape_as".split()
+)
+
 # Framework hooks that their framework already runs under no_grad
 # (Lightning, mmengine/mmdet, Keras-on-torch, Hugging Face Trainer).
 GRAD_FREE_HOOKS = frozenset(
