@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 
 import pytest
 
@@ -255,7 +257,9 @@ def test_head_of_a_long_report_under_pipefail_fails(tmp_path):
     # exited while torchlint is still writing.
     stores = "".join(f"        kept{i}.append(loss)\n" for i in range(2000))
     write(tmp_path, "train.py", STORED.format(suffix="").replace("        losses.append(loss)\n", stores))
-    proc = subprocess.run(["bash", "-o", "pipefail", "-c", "torchlint check --no-cache train.py | head -1"],
+    # This interpreter's torchlint, whether or not its virtualenv's bin/ is on PATH.
+    command = f"{shlex.quote(sys.executable)} -m torchlint check --no-cache train.py | head -1"
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", command],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.stdout.startswith("train.py:") and proc.stdout.count("\n") == 1
     assert (proc.returncode, proc.stderr) == (141, "")
