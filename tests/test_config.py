@@ -236,11 +236,11 @@ def test_config_option_applies_to_every_file(project, capsys, monkeypatch):
 
 
 def test_a_broken_nested_config_is_a_usage_error_naming_it(project, capsys):
-    write(project, "sub/pyproject.toml", '[tool.torchlint]\nignore = ["TL9"]\n')
+    write(project, "sub/pyproject.toml", '[tool.torchlint]\nignore = ["TL99"]\n')
     write(project, "sub/t.py", TWO_FAMILIES)
     code, err = check_json(".", capsys=capsys)
     assert code == 2 and "Traceback" not in err
-    assert err.startswith("torchlint: error: ") and "pyproject.toml: [tool.torchlint] ignore: unknown rule code 'TL9'" in err
+    assert err.startswith("torchlint: error: ") and "pyproject.toml: [tool.torchlint] ignore: unknown rule code 'TL99'" in err
 
 
 def test_configs_are_read_once_per_folder(project, monkeypatch):
@@ -336,7 +336,7 @@ def test_flake8_layer_reads_only_selectors_that_cover_tl_codes():
     # TL (or T, which flake8's prefix match makes cover TL101) only switches the plugin on.
     assert layer(select=["E", "T"]) is None and layer(select=["TL"], extend_select=["TL"]) is None
     assert layer(select=["TL", "TL106"]) == config_mod.Selection(extend_select=("TL106",), where="flake8 --")
-    assert layer(select=["TL9", "TL3"]).select == ("TL3",)
+    assert layer(select=["TL99", "TL3"]).select == ("TL3",)
     assert layer(extend_select=["TL106"], extend_ignore=["TL1"]).ignore == ("TL1",)
     assert layer(ignore=["T"]).ignore == ("TL",)
 
@@ -358,11 +358,11 @@ def test_flake8_runs_opt_in_rules_the_config_selects(project):
 
 
 def test_flake8_reports_a_broken_config_without_a_traceback(project):
-    write(project, "pyproject.toml", '[tool.torchlint]\nselect = ["TL9"]\n')
+    write(project, "pyproject.toml", '[tool.torchlint]\nselect = ["TL99"]\n')
     write(project, "t.py", TWO_FAMILIES)
     proc = run_flake8("t.py", cwd=project)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
-    assert "[tool.torchlint] select: unknown rule code 'TL9'" in proc.stdout
+    assert "[tool.torchlint] select: unknown rule code 'TL99'" in proc.stdout
 
 
 def test_flake8_honours_the_configs_exclude(project):

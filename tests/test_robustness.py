@@ -442,7 +442,7 @@ def test_ctrl_c_to_the_main_process_only(tmp_path):
     ("[tool.torchlint]\nper-file-ignores = { \"a.py\" = \"TL301\" }\n", "[tool.torchlint] per-file-ignores: expected a table"),
     ("[tool]\ntorchlint = 1\n", "[tool.torchlint] must be a table"),
     ("tool = 1\n", "pyproject.toml"),
-    ("[tool.torchlint]\nignore = [\"TL9\"]\n", "[tool.torchlint] ignore: unknown rule code 'TL9'"),
+    ("[tool.torchlint]\nignore = [\"TL99\"]\n", "[tool.torchlint] ignore: unknown rule code 'TL99'"),
     ("[tool.torchlint]\nextend-select = [\"E501\"]\n", "[tool.torchlint] extend-select: unknown rule code 'E501'"),
     ("[tool.torchlint]\nselect = [\"TL3\"]\nignore = [\"tl3\"]\n", "both name TL3"),
     ("[tool.torchlint]\nselect = []\nselect = []\n", "invalid TOML"),

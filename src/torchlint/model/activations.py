@@ -294,13 +294,6 @@ class LossInput:
         """The input's ending when it is one of ``kinds``."""
         return self.ending if isinstance(self.ending, Ending) and self.ending.kind in kinds else None
 
-    def inline_operand(self, file_model: FileModel) -> Optional[cst.BaseExpression]:
-        """``out`` when the activation is applied in the loss call's own argument
-        (``loss(F.softmax(out, 1), y)``): what the argument would be without it."""
-        if not isinstance(self.ending, Ending) or self.ending.node is not self.input:
-            return None
-        return activation_operand(file_model, self.ending)
-
 
 def loss_inputs(file_model: FileModel) -> Tuple[LossInput, ...]:
     """Every call of a paired loss in the file, with its input's ending; computed once per file."""
@@ -315,15 +308,3 @@ def _loss_inputs(file_model: FileModel) -> Tuple[LossInput, ...]:
             loss, value = pair
             found.append(LossInput(call, loss, value, ending(file_model, call.scope, value, call.order)))
     return tuple(found)
-
-
-def activation_operand(file_model: FileModel, applied: Ending) -> Optional[cst.BaseExpression]:
-    """The tensor an activation applied inline was given: ``out`` of ``F.softmax(out, dim=1)``,
-    ``out.softmax(1)`` and ``nn.Softmax(dim=1)(out)``; None for a layer built elsewhere."""
-    node = applied.node
-    func = node.func
-    if file_model.names.qualify(dotted(func)) is not None or isinstance(func, cst.Call):
-        return positional(node, 0) or keyword(node, "input")
-    if isinstance(func, cst.Attribute) and func.attr.value in vocab.ACTIVATION_METHODS:
-        return func.value
-    return None

@@ -20,10 +20,11 @@ load an instance of a class in worker processes without a ``worker_init_fn``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from torchlint.model.constructions import class_and_bases
 from torchlint.model.expr import dotted, keyword, positional
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def held_generators(file_model: FileModel, cls: str) -> FrozenSet[str]:
     for a in file_model.module_scope.assignments:
         if a.kind == "assign" and _generator_construction(file_model, a.value):
             found.update(p for p in map(dotted, a.targets) if p)
-    for klass in _lineage(file_model, cls):
+    for klass in class_and_bases(file_model, cls):
         init = file_model.methods.get((klass, "__init__"))
         if init is None:
             continue
@@ -85,23 +86,10 @@ def held_generators(file_model: FileModel, cls: str) -> FrozenSet[str]:
     return frozenset(found)
 
 
-def _lineage(file_model: FileModel, cls: str) -> List[str]:
-    """``cls`` and its base classes defined in this file, nearest first."""
-    order: List[str] = []
-    todo = [cls]
-    while todo:
-        current = todo.pop(0)
-        if current in order or current not in file_model.class_bases:
-            continue
-        order.append(current)
-        todo.extend(file_model.class_bases[current])
-    return order
-
-
 def _item_scopes(file_model: FileModel, cls: str) -> List[Scope]:
     """``__getitem__``/``__iter__`` of ``cls`` (or inherited here), and the methods they call
     on ``self``: what runs in a worker per sample."""
-    lineage = _lineage(file_model, cls)
+    lineage = class_and_bases(file_model, cls)
     found: List[Scope] = []
     todo = [scope for name in _ITEM_METHODS for scope in _method(file_model, lineage, name)]
     while todo:
@@ -115,7 +103,7 @@ def _item_scopes(file_model: FileModel, cls: str) -> List[Scope]:
     return found
 
 
-def _method(file_model: FileModel, lineage: List[str], name: str) -> List[Scope]:
+def _method(file_model: FileModel, lineage: Sequence[str], name: str) -> List[Scope]:
     for klass in lineage:
         scope = file_model.methods.get((klass, name))
         if scope is not None:

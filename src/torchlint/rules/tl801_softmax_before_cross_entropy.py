@@ -1,12 +1,11 @@
 """TL801: probabilities from a softmax fed to a cross-entropy loss, which applies log_softmax itself."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Iterator
 
-from torchlint.edits import as_argument
 from torchlint.model import FileModel
-from torchlint.model.activations import SOFTMAX, LossInput, loss_inputs
-from torchlint.rule import Fix, Rule
+from torchlint.model.activations import SOFTMAX, loss_inputs
+from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex, activation_may_reach_loss
 
 if TYPE_CHECKING:
@@ -21,7 +20,6 @@ class SoftmaxBeforeCrossEntropy(Rule):
     name = "softmax-before-cross-entropy"
     message = ("input of cross_entropy already went through softmax; CrossEntropyLoss applies log_softmax itself, "
                "so gradients shrink and the loss cannot fall below log(1 + (C-1)/e): pass the raw logits")
-    fix_safety = "unsafe"
     torch_programs_only = True
     gate = (r"CrossEntropyLoss|cross_entropy", r"[Ss]oftmax")
 
@@ -92,19 +90,13 @@ for x, y in loader:
     loss = criterion(model(x), y)
 ```
 
-## Fix safety
-Where the softmax is applied in the loss call's own argument
-(`criterion(F.softmax(out, dim=1), y)`), the fix passes its operand instead
-(`criterion(out, y)`). It is unsafe: it changes the loss and every gradient,
-as it should. A softmax elsewhere (bound to a name that other code reads, or
-inside the model) is reported without a fix.
 """
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
         for found in loss_inputs(file_model):
             applied = found.ends_in(SOFTMAX) if found.loss == "cross_entropy" else None
             if applied is not None:
-                yield self.report(found.call.node, _DETAIL.format(applied.describe()), fix=_logits_fix(file_model, found))
+                yield self.report(found.call.node, _DETAIL.format(applied.describe()))
 
     valid = (
         """\
@@ -196,11 +188,3 @@ def step(features, labels, logits):
 """,
     )
 
-
-
-def _logits_fix(file_model: FileModel, found: LossInput) -> Optional[Fix]:
-    """Pass the softmax's operand when the softmax is the loss call's argument itself."""
-    operand = found.inline_operand(file_model)
-    if operand is None:
-        return None
-    return Fix("pass the logits, without the softmax", ((found.input, as_argument(operand)),))

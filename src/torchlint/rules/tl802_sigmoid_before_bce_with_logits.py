@@ -1,12 +1,11 @@
 """TL802: probabilities from a sigmoid fed to BCEWithLogitsLoss, which applies sigmoid itself."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Iterator
 
-from torchlint.edits import as_argument
 from torchlint.model import FileModel
-from torchlint.model.activations import SIGMOID, LossInput, loss_inputs
-from torchlint.rule import Fix, Rule
+from torchlint.model.activations import SIGMOID, loss_inputs
+from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex, activation_may_reach_loss
 
 if TYPE_CHECKING:
@@ -21,7 +20,6 @@ class SigmoidBeforeBCEWithLogits(Rule):
     name = "sigmoid-before-bce-with-logits"
     message = ("input of binary_cross_entropy_with_logits already went through sigmoid; the loss applies sigmoid "
                "itself, so predictions stay between 0.5 and 0.73 and gradients vanish: pass the raw logits")
-    fix_safety = "unsafe"
     torch_programs_only = True
     gate = (r"BCEWithLogitsLoss|binary_cross_entropy_with_logits", r"[Ss]igmoid|expit")
 
@@ -84,18 +82,13 @@ D, criterion = Discriminator(), nn.BCEWithLogitsLoss()
 loss = criterion(D(images), torch.ones(len(images), 1))
 ```
 
-## Fix safety
-Where the sigmoid is applied in the loss call's own argument
-(`criterion(torch.sigmoid(out), y)`), the fix passes its operand instead
-(`criterion(out, y)`). It is unsafe: it changes the loss and every gradient,
-as it should. A sigmoid elsewhere is reported without a fix.
 """
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
         for found in loss_inputs(file_model):
             applied = found.ends_in(SIGMOID) if found.loss == "bce_logits" else None
             if applied is not None:
-                yield self.report(found.call.node, _DETAIL.format(applied.describe()), fix=_logits_fix(file_model, found))
+                yield self.report(found.call.node, _DETAIL.format(applied.describe()))
 
     valid = (
         """\
@@ -168,11 +161,3 @@ def step(model, x, y):
     return a + b
 """,
     )
-
-
-def _logits_fix(file_model: FileModel, found: LossInput) -> Optional[Fix]:
-    """Pass the sigmoid's operand when the sigmoid is the loss call's argument itself."""
-    operand = found.inline_operand(file_model)
-    if operand is None:
-        return None
-    return Fix("pass the logits, without the sigmoid", ((found.input, as_argument(operand)),))

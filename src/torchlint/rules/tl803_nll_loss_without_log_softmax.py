@@ -1,13 +1,11 @@
 """TL803: NLLLoss fed probabilities from a softmax, or raw logits, instead of log-probabilities."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional
-
-import libcst as cst
+from typing import TYPE_CHECKING, Iterator
 
 from torchlint.model import FileModel
-from torchlint.model.activations import LOGITS, SOFTMAX, Ending, LossInput, loss_inputs
-from torchlint.rule import Fix, Rule
+from torchlint.model.activations import LOGITS, SOFTMAX, loss_inputs
+from torchlint.rule import Rule
 
 if TYPE_CHECKING:
     from torchlint.rule import Finding
@@ -23,7 +21,6 @@ class NllLossWithoutLogSoftmax(Rule):
     name = "nll-loss-without-log-softmax"
     message = ("input of nll_loss went through softmax, not log_softmax; NLLLoss expects log-probabilities and "
                "would minimise -p, whose gradient vanishes on confident mistakes: use log_softmax")
-    fix_safety = "unsafe"
     torch_programs_only = True
     gate = (r"NLLLoss|nll_loss", r"[Ss]oftmax|Linear|Conv|linear")
     docs = """
@@ -82,12 +79,6 @@ for x, y in loader:
     loss = F.nll_loss(model(x), y)
 ```
 
-## Fix safety
-Where the softmax is written as `F.softmax(...)`, `torch.softmax(...)`,
-`x.softmax(...)` or `nn.Softmax(...)(x)` in the loss call's own argument,
-the fix writes the `log_softmax` (`nn.LogSoftmax`) of the same tensor and
-dimension. It is unsafe: it changes the loss and every gradient, as it
-should. Softmaxes elsewhere, and raw logits, are reported without a fix.
 """
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
@@ -96,7 +87,7 @@ should. Softmaxes elsewhere, and raw logits, are reported without a fix.
             if wrong is None:
                 continue
             if wrong.kind == SOFTMAX:
-                yield self.report(found.call.node, _SOFTMAX.format(wrong.describe()), fix=_log_fix(found, wrong))
+                yield self.report(found.call.node, _SOFTMAX.format(wrong.describe()))
             else:
                 yield self.report(found.call.node, _LOGITS.format(wrong.describe()))
 
@@ -178,17 +169,3 @@ def step(hidden, target):
     return a + b
 """,
     )
-
-
-def _log_fix(found: LossInput, applied: Ending) -> Optional[Fix]:
-    """``F.softmax(x, 1)`` -> ``F.log_softmax(x, 1)`` (and ``nn.Softmax`` -> ``nn.LogSoftmax``) where the
-    softmax is the loss call's argument itself."""
-    if applied.node is not found.input:
-        return None
-    func = applied.node.func
-    if isinstance(func, cst.Call) and isinstance(func.func, cst.Attribute) and func.func.attr.value == "Softmax":
-        name = func.func.attr  # ``nn.Softmax(dim=1)(x)``
-        return Fix("use nn.LogSoftmax", ((name, name.with_changes(value="LogSoftmax")),))
-    if isinstance(func, cst.Attribute) and func.attr.value == "softmax":
-        return Fix("use log_softmax", ((func.attr, func.attr.with_changes(value="log_softmax")),))
-    return None
