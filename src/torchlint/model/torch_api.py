@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, Optional, Set, Tupl
 import libcst as cst
 
 from torchlint.model.expr import dotted
+from torchlint.model.vocab import NAMED_DIMENSION_LIBRARIES
 from torchlint.torch_version import TorchVersion
 
 if TYPE_CHECKING:
@@ -360,8 +361,14 @@ def method_calls(file_model: FileModel, table: Dict[str, ApiChange]) -> Iterator
     """``(call site, change)`` for every ``<receiver>.<method>(...)`` whose method a change of
     ``table`` (``torch.Tensor.<method>`` entries) names, at the file's target. The receiver is
     not known to be a tensor: it only must not be a module (``mylib.align_to(...)``), which an
-    import would bind."""
+    import would bind. A file that imports a library with methods of these names (TensorDict's
+    ``refine_names``) is left alone, and so is a method the file's own classes or functions
+    define: there the call is as likely theirs."""
+    if file_model.names.imported_roots & NAMED_DIMENSION_LIBRARIES:
+        return
+    own = set(file_model.functions) | {name for _, name in file_model.methods}
     methods = {name.rsplit(".", 1)[1]: change for name, change in table.items()}
+    methods = {method: change for method, change in methods.items() if method not in own}
     target = file_model.target_torch_version
     for call in file_model.calls:
         change = methods.get(call.method or "")

@@ -139,6 +139,10 @@ def is_pytest_conftest(path: str) -> bool:
     return path.replace("\\", "/").rsplit("/", 1)[-1].lower() == "conftest.py"
 
 
+# Libraries whose objects have methods named as torch's named-tensor API (TensorDict's
+# ``refine_names``, ``names``): in a file that imports one, such a call is not surely a tensor's.
+NAMED_DIMENSION_LIBRARIES = frozenset({"tensordict"})
+
 # Other deep-learning frameworks with a torch-like API (model.eval(),
 # loss.backward()). A file that imports one of them and not torch is theirs.
 OTHER_FRAMEWORKS = frozenset(

@@ -87,8 +87,11 @@ packs residuals into the solution.
 
 Not reported: method calls on tensors (`A.solve(B)`), whose receiver
 torchlint cannot prove is a tensor, except the named-tensor methods, whose
-names nothing else uses (`rename` and `names`, which pandas and others
-share, are left out); names the file rebinds (its own `def solve`); a
+names few others use (`rename` and `names`, which pandas and others
+share, are left out); even those are not reported in a file that imports
+tensordict (its `TensorDict` has a `refine_names` of its own) or that
+defines a method of the same name; names the file rebinds (its own
+`def solve`); a
 `verbose` passed by position, or by a subclass to `super().__init__`.
 
 ## Example
@@ -194,6 +197,31 @@ import torch
 
 def build(optimizer):
     return torch.optim.lr_scheduler.StepLR(optimizer, step_size=30, verbose=False)
+""",
+        # TensorDict has named dimensions of its own: refine_names on one is its method, not torch's.
+        """\
+import torch
+from tensordict import TensorDict
+
+
+def name_batch(images):
+    batch = TensorDict({"images": images}, batch_size=[images.shape[0]])
+    return batch.refine_names("N")
+""",
+        # A class of the file's own with the method: its callers mean it (tensordict's own base class).
+        """\
+import torch
+
+
+class Frame:
+    def __init__(self, data, names):
+        self.data, self.names = data, names
+
+    def refine_names(self, *names):
+        return Frame(self.data, list(names))
+
+    def joined(self, other):
+        return torch.cat([self.data, other.refine_names(*self.names).data])
 """,
     )
     invalid = (
