@@ -213,19 +213,39 @@ class FileModel:
             return None
         head, _, rest = callee.partition(".")
         if not rest:
-            candidates = self.functions.get(head)
-            if not candidates:
-                return None
-            scope: Optional[Scope] = call.scope
-            while scope is not None:
-                for cand in candidates:
-                    if cand.parent is scope:
-                        return cand
-                scope = scope.parent
-            return None
+            return self._function_named(head, call.scope)
         if head in ("self", "cls") and "." not in rest:
             cls = self.enclosing_class(call.scope)
             return self.methods.get((cls, rest)) if cls else None
+        return None
+
+    def _function_named(self, name: str, where: Scope) -> Optional[Scope]:
+        """The function ``name`` means in ``where``: the nearest enclosing scope's own."""
+        candidates = self.functions.get(name)
+        if not candidates:
+            return None
+        scope: Optional[Scope] = where
+        while scope is not None:
+            for cand in candidates:
+                if cand.parent is scope:
+                    return cand
+            scope = scope.parent
+        return None
+
+    def instance_method(self, call: CallSite) -> Optional[Scope]:
+        """The method of a class of this module that ``agent.act(s)`` runs, when every binding
+        of ``agent`` builds that class (its own method, or one it inherits from the file)."""
+        receiver, method = call.receiver, call.method
+        if receiver is None or method is None or receiver in ("self", "cls"):
+            return None
+        cls: Optional[str] = self.roles.instance_class(receiver)
+        seen = set()
+        while cls is not None and cls not in seen:
+            seen.add(cls)
+            found = self.methods.get((cls, method))
+            if found is not None:
+                return found
+            cls = next((b for b in self.class_bases.get(cls, ()) if b in self.class_bases), None)
         return None
 
     @memoized_property
