@@ -244,6 +244,19 @@ def test_tl101_imports_torch_when_only_type_checkers_see_it(project, capsys):
     assert [a.name for n in runtime for a in n.names] == ["torch"]
 
 
+def test_tl101_leaves_policy_gradient_rollouts_alone(project, capsys):
+    # The rollouts keep what they compute for a backward() that comes later: a no_grad
+    # around them would leave that backward nothing to differentiate.
+    sources = {name: (ROOT / "tests" / "corpus" / "negatives" / name).read_text() for name in (
+        "policy_gradient_probs_stored_through_method.py", "policy_gradient_log_probs_in_memory.py")}
+    for name, source in sources.items():
+        write(project, name, source)
+    status, out, _ = check("--fix", "--unsafe-fixes", "--select", "TL101", *sources, capsys=capsys)
+    assert status == 0 and "TL101" not in out
+    for name, source in sources.items():
+        assert (project / name).read_text() == source
+
+
 def test_tl201_inserts_zero_grad_for_each_optimizer(project, capsys):
     path = write(project, "gan.py", """\
         import torch

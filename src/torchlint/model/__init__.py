@@ -21,7 +21,7 @@ from torchlint.model.walk import walk
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.expr import bound_paths, identifiers, read_paths, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
-from torchlint.model.grad import GradMode
+from torchlint.model.grad import GradMode, classify
 from torchlint.model.names import TorchNames
 from torchlint.model.roles import Roles
 from torchlint.model.project import ProjectView, view_for
@@ -232,6 +232,22 @@ class FileModel:
             scope = scope.parent
         return None
 
+    @memoized_property
+    def wrapped_calls(self) -> dict:
+        """{function: [grad mode, ...]} for calls made through a grad-mode wrapper:
+        ``torch.no_grad()(evaluate)(model, loader)`` runs ``evaluate`` without grad."""
+        out = defaultdict(list)
+        for call in self.calls:
+            wrapper = call.node.func
+            if not isinstance(wrapper, cst.Call) or len(wrapper.args) != 1 or not isinstance(wrapper.func, cst.Call):
+                continue
+            mode = classify(wrapper.func)
+            name = dotted(wrapper.args[0].value)
+            target = self._function_named(name, call.scope) if mode is not None and name is not None else None
+            if target is not None:
+                out[target].append(mode)
+        return out
+
     def instance_method(self, call: CallSite) -> Optional[Scope]:
         """The method of a class of this module that ``agent.act(s)`` runs, when every binding
         of ``agent`` builds that class (its own method, or one it inherits from the file)."""
@@ -398,9 +414,10 @@ class FileModel:
         if scope.class_name is not None and scope.name in vocab.GRAD_FREE_HOOKS:
             if self._framework_class(scope.class_name):
                 return GradMode.NO_GRAD
-        callers = self.callers.get(scope)
-        if callers:
-            modes = {self.grad_at(c.site) for c in callers} - {_CYCLE}
+        callers = self.callers.get(scope, [])
+        wrapped = self.wrapped_calls.get(scope, [])
+        if callers or wrapped:
+            modes = ({self.grad_at(c.site) for c in callers} | set(wrapped)) - {_CYCLE}
             if not modes:  # only called from itself (or its own callees): callers say nothing
                 pass
             elif modes == {GradMode.NO_GRAD}:
