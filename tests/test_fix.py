@@ -215,6 +215,48 @@ def test_tl101_offers_no_fix_in_generators(project, capsys):
     assert status == 1 and "TL101" in out and path.read_bytes() == before
 
 
+def test_tl101_imports_torch_when_only_type_checkers_see_it(project, capsys):
+    # ``import torch`` under ``if TYPE_CHECKING:`` binds nothing at run time: the fix
+    # must import it for real, or the fixed program raises NameError.
+    path = write(project, "typed.py", """\
+        from __future__ import annotations
+
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            import torch
+            from torch.utils.data import DataLoader
+
+
+        def evaluate(model: torch.nn.Module, test_loader: DataLoader) -> float:
+            model.eval()
+            correct = 0
+            for x, y in test_loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+            return correct / len(test_loader.dataset)
+    """)
+    assert check("--fix", "--unsafe-fixes", "typed.py", capsys=capsys)[0] == 0
+    text = path.read_text()
+    assert text.startswith("from __future__ import annotations\n\nimport torch\nfrom typing import TYPE_CHECKING\n")
+    assert "    with torch.no_grad():\n        for x, y in test_loader:\n" in text
+    tree = ast.parse(text)
+    runtime = [n for n in tree.body if isinstance(n, ast.Import)]
+    assert [a.name for n in runtime for a in n.names] == ["torch"]
+
+
+def test_tl101_leaves_policy_gradient_rollouts_alone(project, capsys):
+    # The rollouts keep what they compute for a backward() that comes later: a no_grad
+    # around them would leave that backward nothing to differentiate.
+    sources = {name: (ROOT / "tests" / "corpus" / "negatives" / name).read_text() for name in (
+        "policy_gradient_probs_stored_through_method.py", "policy_gradient_log_probs_in_memory.py")}
+    for name, source in sources.items():
+        write(project, name, source)
+    status, out, _ = check("--fix", "--unsafe-fixes", "--select", "TL101", *sources, capsys=capsys)
+    assert status == 0 and "TL101" not in out
+    for name, source in sources.items():
+        assert (project / name).read_text() == source
+
+
 def test_tl201_inserts_zero_grad_for_each_optimizer(project, capsys):
     path = write(project, "gan.py", """\
         import torch

@@ -81,13 +81,17 @@ def enclosing_statement(file_model: FileModel, node: Optional[cst.CSTNode]) -> O
 
 
 def top_level_imports(module: cst.Module) -> List[Union[cst.Import, cst.ImportFrom]]:
-    """``import``/``from`` statements at module level, including inside top-level ``if``/``try``."""
+    """``import``/``from`` statements at module level, including inside top-level ``if``/``try``;
+    not those under ``if TYPE_CHECKING:``, which bind nothing when the program runs."""
     found: List[Union[cst.Import, cst.ImportFrom]] = []
 
     def scan(body: Iterable[cst.CSTNode]) -> None:
         for stmt in body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 found.extend(s for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
+            elif isinstance(stmt, cst.If) and _type_checking_only(stmt.test):
+                if isinstance(stmt.orelse, cst.Else):
+                    scan(stmt.orelse.body.body)  # what runs when the program does
             elif isinstance(stmt, (cst.If, cst.Try)):
                 scan(stmt.body.body)
                 if isinstance(stmt, cst.Try):
@@ -96,6 +100,11 @@ def top_level_imports(module: cst.Module) -> List[Union[cst.Import, cst.ImportFr
 
     scan(module.body)
     return found
+
+
+def _type_checking_only(test: cst.BaseExpression) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: true only for type checkers."""
+    return (dotted(test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING"
 
 
 def module_bindings(module: cst.Module) -> Dict[str, str]:

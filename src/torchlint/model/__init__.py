@@ -21,7 +21,7 @@ from torchlint.model.walk import walk
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.expr import bound_paths, identifiers, read_paths, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
-from torchlint.model.grad import GradMode
+from torchlint.model.grad import GradMode, classify
 from torchlint.model.names import TorchNames
 from torchlint.model.roles import Roles
 from torchlint.model.project import ProjectView, view_for
@@ -213,19 +213,55 @@ class FileModel:
             return None
         head, _, rest = callee.partition(".")
         if not rest:
-            candidates = self.functions.get(head)
-            if not candidates:
-                return None
-            scope: Optional[Scope] = call.scope
-            while scope is not None:
-                for cand in candidates:
-                    if cand.parent is scope:
-                        return cand
-                scope = scope.parent
-            return None
+            return self._function_named(head, call.scope)
         if head in ("self", "cls") and "." not in rest:
             cls = self.enclosing_class(call.scope)
             return self.methods.get((cls, rest)) if cls else None
+        return None
+
+    def _function_named(self, name: str, where: Scope) -> Optional[Scope]:
+        """The function ``name`` means in ``where``: the nearest enclosing scope's own."""
+        candidates = self.functions.get(name)
+        if not candidates:
+            return None
+        scope: Optional[Scope] = where
+        while scope is not None:
+            for cand in candidates:
+                if cand.parent is scope:
+                    return cand
+            scope = scope.parent
+        return None
+
+    @memoized_property
+    def wrapped_calls(self) -> dict:
+        """{function: [grad mode, ...]} for calls made through a grad-mode wrapper:
+        ``torch.no_grad()(evaluate)(model, loader)`` runs ``evaluate`` without grad."""
+        out = defaultdict(list)
+        for call in self.calls:
+            wrapper = call.node.func
+            if not isinstance(wrapper, cst.Call) or len(wrapper.args) != 1 or not isinstance(wrapper.func, cst.Call):
+                continue
+            mode = classify(wrapper.func)
+            name = dotted(wrapper.args[0].value)
+            target = self._function_named(name, call.scope) if mode is not None and name is not None else None
+            if target is not None:
+                out[target].append(mode)
+        return out
+
+    def instance_method(self, call: CallSite) -> Optional[Scope]:
+        """The method of a class of this module that ``agent.act(s)`` runs, when every binding
+        of ``agent`` builds that class (its own method, or one it inherits from the file)."""
+        receiver, method = call.receiver, call.method
+        if receiver is None or method is None or receiver in ("self", "cls"):
+            return None
+        cls: Optional[str] = self.roles.instance_class(receiver)
+        seen = set()
+        while cls is not None and cls not in seen:
+            seen.add(cls)
+            found = self.methods.get((cls, method))
+            if found is not None:
+                return found
+            cls = next((b for b in self.class_bases.get(cls, ()) if b in self.class_bases), None)
         return None
 
     @memoized_property
@@ -378,9 +414,10 @@ class FileModel:
         if scope.class_name is not None and scope.name in vocab.GRAD_FREE_HOOKS:
             if self._framework_class(scope.class_name):
                 return GradMode.NO_GRAD
-        callers = self.callers.get(scope)
-        if callers:
-            modes = {self.grad_at(c.site) for c in callers} - {_CYCLE}
+        callers = self.callers.get(scope, [])
+        wrapped = self.wrapped_calls.get(scope, [])
+        if callers or wrapped:
+            modes = ({self.grad_at(c.site) for c in callers} | set(wrapped)) - {_CYCLE}
             if not modes:  # only called from itself (or its own callees): callers say nothing
                 pass
             elif modes == {GradMode.NO_GRAD}:

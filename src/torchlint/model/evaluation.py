@@ -219,3 +219,55 @@ def _phase_loop_over_evaluation(scope: Scope, names: set) -> bool:
 
 def _names_evaluation(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.SimpleString) and node.evaluated_value.lower() in _EVAL_WORDS
+
+
+# torch functions that draw a random tensor: input made up on the spot, not data.
+_RANDOM_FACTORIES = frozenset("rand randn randint randperm rand_like randn_like randint_like normal".split())
+# Calls that bring trained weights into a model built here.
+_LOADS = frozenset(("load_state_dict", "load_from_checkpoint", "from_pretrained", "load"))
+
+
+def demonstrates_fresh_layers(file_model: FileModel, call: CallSite) -> bool:
+    """A forward pass of layers built in this file on random input, in a file that neither
+    trains nor loads weights: ``conv = nn.Conv2d(3, 8, 3)`` then ``conv(torch.randn(1, 3, 32, 32))``
+    to show an output shape. No trained model is evaluated; the graph is the lesson's."""
+    target = file_model.forward_target(call)
+    if target is None or target not in file_model.roles.models or not call.node.args:
+        return False
+    if not all(_random_input(file_model, call.scope, arg.value, set()) for arg in call.node.args):
+        return False
+    return not file_model.derived(_trains_or_loads)
+
+
+def _random_input(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, seen: set) -> bool:
+    """``torch.randn(...)``, a fresh layer run on one, or a local name bound only to those."""
+    if isinstance(expr, cst.Name):
+        if expr.value in seen or expr.value in scope.params:
+            return False
+        seen.add(expr.value)
+        bindings = [a for a in scope.assignments if any(dotted(t) == expr.value for t in a.targets)]
+        return bool(bindings) and all(
+            a.kind == "assign" and len(a.targets) == 1 and a.value is not None
+            and _random_input(file_model, scope, a.value, seen) for a in bindings)
+    if not isinstance(expr, cst.Call):
+        return False
+    qualified = file_model.names.qualify(dotted(expr.func)) or ""
+    if qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in _RANDOM_FACTORIES:
+        return True
+    inner = file_model.call_of(expr)
+    return inner is not None and demonstrates_fresh_layers(file_model, inner)
+
+
+def _trains_or_loads(file_model: FileModel) -> bool:
+    """Does anything in the file compute gradients, step an optimizer, or load weights
+    (``load_state_dict``, ``torch.load``, ``from_pretrained``, ``weights=``/``pretrained=``)?"""
+    for call in file_model.calls:
+        if file_model.computes_gradients(call) or file_model.stepped_optimizer(call):
+            return True
+        if call.method in _LOADS or (call.callee or "").rsplit(".", 1)[-1] in _LOADS:
+            return True
+        for arg in call.node.args:
+            if arg.keyword is not None and arg.keyword.value in ("weights", "pretrained") \
+                    and literal_bool(arg.value) is not False and dotted(arg.value) != "None":
+                return True
+    return False

@@ -121,6 +121,14 @@ class TorchNames:
         return bool(self.aliases) or "torch" in self.imported_roots
 
     @property
+    def imports_only_other_modules(self) -> bool:
+        """The file imports modules (``__future__`` aside), torch not among them: it names what
+        it works with, and that is not torch. A file without imports (a snippet) is not one."""
+        if self.imports_torch:
+            return False
+        return any(level or module.split(".", 1)[0] != "__future__" for module, _, level in self.origins.values())
+
+    @property
     def foreign_framework(self) -> bool:
         """The file is written for another framework with a torch-like API."""
         return not self.imports_torch and bool(self.imported_roots & OTHER_FRAMEWORKS)

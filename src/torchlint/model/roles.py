@@ -153,6 +153,20 @@ class Roles:
         """Is ``path`` assigned in the file (``G_AB = Generator()``): a variable, whatever its case?"""
         return path in self._bindings
 
+    def instance_class(self, path: str) -> Optional[str]:
+        """The class of this file every binding of ``path`` builds (``agent = Agent(...)``,
+        ``Agent(...).to(device)``), or None: rebound to anything else, we cannot tell."""
+        found = set()
+        for value in self._bindings.get(path, [None]):
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in _MOVES:
+                value = value.func.value
+            callee = dotted(value.func) if isinstance(value, cst.Call) else None
+            if callee is None or callee not in self.file_model.class_bases:
+                return None
+            found.add(callee)
+        return found.pop() if len(found) == 1 else None
+
     def _bind_parameters(self) -> None:
         """A parameter every visible caller in the file passes a model (or criterion) to
         holds one: ``evaluate(net, loader)`` makes ``evaluate``'s first parameter a model."""

@@ -17,7 +17,7 @@ from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, pos
 from torchlint.model.grad import GradMode
 from torchlint.model.project_calls import returned_graph
 from torchlint.model.records import CallSite
-from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES, last_name, tokens
+from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES, SHAPE_METHODS, last_name, tokens
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, Scope
@@ -36,6 +36,8 @@ KILL_TORCH = GRAPH_FREE_FACTORIES | frozenset(
     "argmax argmin argsort eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
     "equal numel is_tensor no_grad multinomial bernoulli searchsorted bucketize".split()
 )
+# Draws from a distribution (``Categorical(p).sample()``): integers or values with no graph.
+DRAW_METHODS = frozenset(("sample",))
 KILL_BUILTINS = frozenset("float int str bool len round repr format isinstance print hash id".split())
 PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".split())
 # Reductions that return a (values, indices) pair: always, or only when given a dim.
@@ -188,12 +190,20 @@ class Taint:
         if isinstance(func, cst.Attribute):
             if func.attr.value in KILL_METHODS:
                 return False
+            if func.attr.value in DRAW_METHODS and self._draws(expr):
+                return False
             if self._tainted(func.value, names) and func.attr.value not in CONTAINER_METHODS:
                 return True
         call = self.file_model.call_of(expr)
         if call is None or self.file_model.grad_at(call.site) is GradMode.NO_GRAD:
             return False
         file_model = self.file_model
+        method = file_model.instance_method(call)
+        if method is not None and method is not self.scope:
+            # ``agent.act(s)`` of a class in this file: what the method returns, not what
+            # ``agent`` is (a model's ``act`` that returns ``q.argmax()`` hands back an index).
+            shape = file_model.returns_graph(method)
+            return any(shape) if isinstance(shape, tuple) else shape
         helper = file_model.resolve(call)
         if helper is not None and helper is not self.scope and file_model.returns_plain(helper):
             return False  # a helper named like a loss that returns loss.item()
@@ -203,8 +213,11 @@ class Taint:
                 return any(imported) if isinstance(imported, tuple) else imported
         if file_model.is_gradient_call(call):
             return _creates_graph(expr) and any(self._tainted(arg.value, names) for arg in expr.args)
-        if file_model.is_forward(call) or file_model.is_submodule_forward(call) or file_model.is_loss_call(call):
+        if file_model.is_forward(call) or file_model.is_submodule_forward(call):
             return True
+        if file_model.is_loss_call(call):
+            # ``F.mse_loss(rewards, baseline)`` of tensors made from data: no graph to carry
+            return not all(self._graph_free(arg.value, names, set()) for arg in expr.args)
         args_tainted = any(self._tainted(arg.value, names) for arg in expr.args)
         qualified = self.file_model.qualify(call)
         if qualified is not None:
@@ -218,6 +231,60 @@ class Taint:
             return False
         shape = self.file_model.returns_graph(target)
         return any(shape) if isinstance(shape, tuple) else shape
+
+
+    def _draws(self, expr: cst.Call) -> bool:
+        """``dist.sample()``, ``Categorical(p).sample()``: a draw from a distribution, which
+        never requires grad (``rsample`` is the one that does). Not ``vae.sample(z)`` nor
+        ``G.sample(n)``, forwards of a model, nor a method of a class of this file."""
+        call = self.file_model.call_of(expr)
+        if call is None:
+            return False
+        file_model = self.file_model
+        return not (file_model.is_forward(call) or file_model.is_submodule_forward(call)
+                    or file_model.instance_method(call) is not None)
+
+    def _graph_free(self, expr: Optional[cst.BaseExpression], names: frozenset, seen: set) -> bool:
+        """Surely no graph: numbers, tensors a factory makes (``torch.zeros(n)``, not given
+        ``requires_grad``), what ``.item()``/``.detach()`` hand back, arithmetic and reshapes
+        of those, and local names every binding of which is one of them. Unknown values are
+        not: ``_tainted`` assumes they end the graph, this asks the opposite question."""
+        t = type(expr)
+        e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
+        if t in (cst.Integer, cst.Float):
+            return True
+        if t is cst.Name:
+            return self._graph_free_local(e.value, names, seen)
+        if t is cst.Attribute:
+            return e.attr.value in KILL_ATTRS
+        if t is cst.Subscript:
+            return self._graph_free(e.value, names, seen)
+        if t is cst.BinaryOperation:
+            return self._graph_free(e.left, names, seen) and self._graph_free(e.right, names, seen)
+        if t is cst.UnaryOperation:
+            return self._graph_free(e.expression, names, seen)
+        if t is not cst.Call:
+            return False
+        if keyword(e, "requires_grad") is not None:
+            return False
+        func = e.func
+        if isinstance(func, cst.Attribute) and self.file_model.names.qualify(dotted(func)) is None:
+            if func.attr.value in KILL_METHODS:
+                return True
+            # a reshape or move (``.view(-1)``, ``.to(device)``) has the graph of what it reshapes
+            return func.attr.value in SHAPE_METHODS and self._graph_free(func.value, names, seen)
+        qualified = self.file_model.names.qualify(dotted(func)) or ""
+        return qualified.startswith("torch.") and qualified.rsplit(".", 1)[-1] in GRAPH_FREE_FACTORIES
+
+    def _graph_free_local(self, name: str, names: frozenset, seen: set) -> bool:
+        if name in names or name in self.scope.params:
+            return False
+        if name in seen:
+            return True  # ``baseline = 0.9 * baseline + 0.1 * r``: the other bindings decide
+        seen.add(name)
+        bindings = [a for a in self.scope.assignments if any(name in bound_paths(t) for t in a.targets)]
+        return bool(bindings) and all(a.kind in ("assign", "aug") and len(a.targets) == 1 and dotted(a.targets[0]) == name
+                   and self._graph_free(a.value, names, seen) for a in bindings)
 
 
 def values_indices_pair(file_model: FileModel, expr: cst.Call) -> bool:

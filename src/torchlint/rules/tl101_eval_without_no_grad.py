@@ -12,8 +12,11 @@ from torchlint.edits import enclosing_statement, shadowed, suspends, torch_refer
 from torchlint.model import CallSite, FileModel, GradMode, Span, differentiated, modes
 from torchlint.model.ast_reading import flat_targets
 from torchlint.model.backprop import consumed_by_backward
-from torchlint.model.evaluation import evaluation_only, guarded_training, raw_parameters, training_flag_switches
+from torchlint.model.evaluation import (
+    demonstrates_fresh_layers, evaluation_only, guarded_training, raw_parameters, training_flag_switches,
+)
 from torchlint.model.project_calls import evaluation_forwards
+from torchlint.model.sinks import Meters
 from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
 from torchlint.model.vocab import CONTAINER_METHODS, FORWARD_METHODS, STORE_METHODS, is_eval_data_name, is_eval_function_name
@@ -387,7 +390,8 @@ hand (`W = torch.randn(..., requires_grad=True)`, `emb = C[context]`,
 `h @ W1`) in a loop that only reads numbers off its results and feeds no
 backward. Code that keeps what it sampled for a loss (REINFORCE's log-probs,
 an actor-critic's saved values, a DQN's update step, teacher forcing) is
-training and stays silent.
+training and stays silent, also when it keeps them through a method of its
+own class (`pi.put_data((r, prob[a]))`).
 
 Helpers of the project's own modules are read too (`from .metrics import
 measure`): a call from evaluation code of a helper that runs the model it is
@@ -404,9 +408,15 @@ graphs of the whole evaluation stay alive.
 
 torchlint stays silent where grad mode is already off: under `no_grad`,
 `inference_mode` or `set_grad_enabled(False)`, in functions decorated with
-them, in functions only called from such regions in the same module, and in
-framework hooks that run without grad (Lightning's `validation_step`,
-`test_step`, `predict_step`). Code that deliberately needs gradients in
+them, in functions only called from such regions in the same module (or
+wrapped at the call, `torch.no_grad()(evaluate)(model, loader)`), in framework
+hooks that run without grad (Lightning's `validation_step`, `test_step`,
+`predict_step`), and where the model is frozen (`requires_grad_(False)`,
+`p.requires_grad = False`, Lightning's `freeze()`). Freshly built layers run
+on random input in a file that neither trains nor loads weights
+(`nn.Conv2d(3, 8, 3)` on `torch.randn(1, 3, 32, 32)`, to show a shape) are no
+model being evaluated, and a file whose imports name other libraries and never
+torch is not read for this rule (a snippet without imports still is). Code that deliberately needs gradients in
 evaluation (input gradients, adversarial examples, test-time training: a
 `backward()`, `autograd.grad` or `requires_grad_()` nearby) is left alone, as
 are pytest test functions. So is a single forward pass that runs once, outside
@@ -455,6 +465,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
 """
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
+        if file_model.names.imports_only_other_modules:
+            return  # its ``model(x)`` runs a model of the libraries it imports, not torch's
         for scope in file_model.scopes:
             # A notebook's ``p.requires_grad = True`` sets up training; only freezing excuses it.
             handles = _freezes_parameters(file_model) if scope.is_module else _handles_grad(scope)
@@ -530,6 +542,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
             return _loop_of_the_module(file_model, scope, call, (last[0], min(ends, default=scope.end)))
         if last is not None:
             return None  # the model was put back in training mode
+        if demonstrates_fresh_layers(file_model, call):
+            return None  # ``conv(torch.randn(1, 3, 32, 32))``: a shape shown, no model evaluated
         loop = call.site.loop
         while loop is not None:
             if loop.iter is not None and any(is_eval_loader_name(n) for n in identifiers(loop.iter)):
@@ -1222,10 +1236,15 @@ def _returns_a_graph(file_model: FileModel, scope: Scope) -> bool:
 def _keeps_graph(file_model: FileModel, scope: Scope) -> bool:
     """Values stored where a caller can reach them: ``self.log_probs.append(...)``, or
     ``model.saved_actions.append(SavedAction(log_prob, value))`` (what a constructor wraps
-    cannot be told, so any store into a container that outlives the call counts)."""
+    cannot be told, so any store into a container that outlives the call counts), or handed
+    to a method of the file that appends or sums its argument into its object
+    (``pi.put_data((r, prob[a]))``)."""
     taint = file_model.taint(scope)
     local = {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
+    keepers = file_model.derived(Meters)
     for call in scope.calls:
+        if any(taint.carries_graph(arg, call.order) for arg in keepers.kept_arguments(call)):
+            return True  # ``pi.put_data((r, prob[a]))``: a method of the file stores it on its object
         if call.method not in CONTAINER_METHODS or call.receiver is None:
             continue
         if call.receiver.split(".", 1)[0] not in local or "." in call.receiver:
@@ -1299,15 +1318,24 @@ _TRACING_LIBRARIES = frozenset(("pyro", "numpyro", "funsor"))
 
 
 def _freezes_parameters(file_model: FileModel) -> bool:
-    """``requires_grad_(False)`` or ``p.requires_grad = False`` anywhere in the file."""
+    """``requires_grad_(False)``, ``p.requires_grad = False`` or Lightning's ``model.freeze()``
+    anywhere in the file."""
     for call in file_model.calls:
         if call.method == "requires_grad_" and call.node.args and literal_bool(call.node.args[0].value) is False:
+            return True
+        if _lightning_freeze(call):
             return True
     return any(
         a.kind == "assign" and literal_bool(a.value) is False
         and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" for t in a.targets)
         for a in file_model.assignments
     )
+
+
+def _lightning_freeze(call: CallSite) -> bool:
+    """``model.freeze()``: a LightningModule sets ``requires_grad = False`` on every parameter
+    (and switches to eval mode). Given arguments, it is some other object's freeze."""
+    return call.method == "freeze" and call.receiver is not None and not call.node.args
 
 
 def _registers_hooks(file_model: FileModel) -> bool:
@@ -1401,8 +1429,9 @@ def _reads_eval_data(expr: cst.BaseExpression) -> bool:
 
 
 def _handles_grad(scope: Scope) -> bool:
-    """The code sets requires_grad itself: it froze the model or wants input gradients."""
-    if any(call.method == "requires_grad_" for call in scope.calls):
+    """The code sets requires_grad itself: it froze the model (Lightning's ``freeze()`` too)
+    or wants input gradients."""
+    if any(call.method == "requires_grad_" or _lightning_freeze(call) for call in scope.calls):
         return True
     return any(
         isinstance(t, cst.Attribute) and t.attr.value == "requires_grad"

@@ -67,7 +67,12 @@ allows it; after `.detach()`, on `.data`, on `.item()`/`.tolist()` values, on
 data tensors, with `numpy(force=True)`; on integer and bool results, which
 never require grad: `argmax`/`argmin`, the indices of `torch.max(x, dim)` /
 `x.max(1)[1]` / `topk(...)[1]` / `sort(...)[1]` / `.indices`, comparisons
-(`pred == y`), `.long()`/`.int()`; in helpers with no caller in the
+(`pred == y`), `.long()`/`.int()`, a draw from a distribution
+(`Categorical(logits=out).sample()`), and what a method of the file's own
+class returns when it returns one of those (`agent.act(s)` returning
+`q.argmax()`); a loss of tensors made from data alone
+(`F.mse_loss(rewards, baseline)` with both from `torch.zeros`/`torch.tensor`);
+in helpers with no caller in the
 same file (a caller elsewhere may run them under `no_grad`), and, outside
 functions that backpropagate, in files that freeze parameters
 (`requires_grad_(False)`): a frozen model's outputs do not require grad.

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.model import FileModel, GradMode
-from torchlint.model.expr import dotted, identifiers, positional, referenced_paths
+from torchlint.model.expr import dotted, identifiers, keyword, positional, referenced_paths
 from torchlint.model.gan import is_discriminator_name, is_generator_name, optimizer_role
 from torchlint.model.leaves import reaching_value, wants_its_gradient
 from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS
@@ -141,6 +141,13 @@ def _loss_of(file_model: FileModel, call: CallSite) -> Optional[cst.BaseExpressi
     return positional(call.node, 0)
 
 
+def _only_into_others(call: CallSite) -> bool:
+    """``d_loss.backward(inputs=list(D.parameters()))``: gradients go into the tensors named
+    and nowhere else, so the generator's stay untouched; unless a generator is among them."""
+    inputs = keyword(call.node, "inputs")
+    return inputs is not None and not any(is_generator_name(name) for name in identifiers(inputs))
+
+
 def _generator_frozen(file_model: FileModel, scope: Scope) -> bool:
     """The code switches requires_grad around the steps: ``requires_grad(generator, False)``,
     ``set_requires_grad(netG, False)``, Lightning's ``toggle_optimizer``, or
@@ -201,8 +208,10 @@ ones)` followed by the generator's optimizer), WGAN-GP interpolates (they are
 differentiated on purpose), a combined step that deliberately updates both
 (a G optimizer steps before the next backward), code that freezes the
 generator (`requires_grad(generator, False)`, `set_requires_grad`,
-Lightning's `toggle_optimizer`), and fakes that pass through functions
-torchlint cannot read (an image pool, an augmentation).
+Lightning's `toggle_optimizer`), a discriminator backward limited to its own
+tensors (`d_loss.backward(inputs=list(D.parameters()))` writes no gradient
+into the generator), and fakes that pass through functions torchlint cannot
+read (an image pool, an augmentation).
 
 ## Example
 ```python
@@ -231,7 +240,7 @@ optimizerD.step()
             gan, reported = _Scope(file_model, scope), set()
             for call in backwards:
                 loss = _loss_of(file_model, call)
-                if loss is None or not gan.is_d_step(call):
+                if loss is None or not gan.is_d_step(call) or _only_into_others(call):
                     continue
                 for d_call in gan.discriminator_calls(loss, call.order):
                     site = file_model.call_of(d_call)
