@@ -28,7 +28,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Pattern, 
 from torchlint.model.ast_reading import ast_dotted, bound_names, flat_targets
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
-from torchlint.model.vocab import OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
+from torchlint.model.vocab import LIBRARIES_AROUND_TORCH, NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
 from torchlint.model.vocab import ACTIVATION_FUNCTIONS, ACTIVATION_LAYERS, ACTIVATION_METHODS, LAYOUT_METHODS, PAIRED_LOSSES
 from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
@@ -357,12 +357,7 @@ class TreeIndex:
 
 # Libraries training code imports that are no project's own modules (the standard library's
 # are in ``sys.stdlib_module_names``): calls of theirs need no project index.
-_LIBRARIES = frozenset(
-    "torch torchvision torchaudio torchtext numpy np pandas matplotlib tqdm scipy sklearn PIL cv2 "
-    "IPython seaborn tensorboard tensorboardX wandb yaml einops timm lightning pytorch_lightning "
-    "transformers datasets jax tensorflow keras requests h5py skimage gym gymnasium nltk spacy "
-    "torchmetrics accelerate fastai google".split()
-)
+_LIBRARIES = NON_TORCH_LIBRARIES | LIBRARIES_AROUND_TORCH
 
 
 def _library(module: str) -> bool:

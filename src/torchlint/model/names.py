@@ -11,7 +11,7 @@ from typing import Dict, Optional
 import libcst as cst
 
 from torchlint.model.expr import dotted
-from torchlint.model.vocab import OTHER_FRAMEWORKS
+from torchlint.model.vocab import OTHER_FRAMEWORKS, is_non_torch_module
 
 
 def _module_path(node: Optional[cst.BaseExpression]) -> Optional[str]:
@@ -122,11 +122,15 @@ class TorchNames:
 
     @property
     def imports_only_other_modules(self) -> bool:
-        """The file imports modules (``__future__`` aside), torch not among them: it names what
-        it works with, and that is not torch. A file without imports (a snippet) is not one."""
+        """The file imports modules (``__future__`` aside), each of them a library that is not
+        torch (``numpy``, ``jax``, the standard library): it names what it works with, and that is
+        not torch. A file without imports (a snippet) is not one, nor one that imports a module of
+        its project (``from tools import measure``), which may run a torch model for it."""
         if self.imports_torch:
             return False
-        return any(level or module.split(".", 1)[0] != "__future__" for module, _, level in self.origins.values())
+        imported = [(module, level) for module, _, level in self.origins.values()
+                    if level or module.split(".", 1)[0] != "__future__"]
+        return bool(imported) and all(not level and is_non_torch_module(module) for module, level in imported)
 
     @property
     def foreign_framework(self) -> bool:

@@ -9,6 +9,7 @@ all read, so that they cannot drift apart.
 from __future__ import annotations
 
 import re
+import sys
 from functools import lru_cache
 from types import MappingProxyType
 from typing import List
@@ -148,6 +149,25 @@ NAMED_DIMENSION_LIBRARIES = frozenset({"tensordict"})
 OTHER_FRAMEWORKS = frozenset(
     "paddle tensorflow mindspore jittor oneflow mxnet megengine chainer jax flax".split()
 )
+
+# Libraries that are not torch and do not wrap it: a file that imports only these (and the
+# standard library) names what it works with, and that is not torch.
+NON_TORCH_LIBRARIES = frozenset(
+    "numpy np pandas matplotlib tqdm scipy sklearn PIL cv2 IPython seaborn yaml requests h5py skimage "
+    "gym gymnasium nltk spacy jax tensorflow keras".split()
+)
+# torch and the libraries around it: models, data and logging for torch code.
+LIBRARIES_AROUND_TORCH = frozenset(
+    "torch torchvision torchaudio torchtext tensorboard tensorboardX wandb einops timm lightning "
+    "pytorch_lightning transformers datasets torchmetrics accelerate fastai google".split()
+)
+
+
+def is_non_torch_module(module: str) -> bool:
+    """``numpy.linalg``, ``os.path``, ``paddle``: a module that is neither torch, nor around it,
+    nor possibly the project's own (which may wrap torch)."""
+    root = module.split(".", 1)[0]
+    return root in NON_TORCH_LIBRARIES or root in OTHER_FRAMEWORKS or root in sys.stdlib_module_names
 
 
 @lru_cache(maxsize=4096)
