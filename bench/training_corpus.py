@@ -3,7 +3,7 @@
 
     python bench/training_corpus.py materialise [--cache DIR] [--mirror DIR]
     python bench/training_corpus.py run --out FINDINGS.json [--pythonpath SRC] [--select TL] [--cache DIR]
-    python bench/training_corpus.py score FINDINGS.json [--judgements FILE] [--markdown]
+    python bench/training_corpus.py score FINDINGS.json [--judgements FILE] [--markdown] [--repo OWNER/NAME ...]
 
 The corpus (``bench/training/corpus.json``) names training and evaluation scripts and
 notebooks of public repositories, each pinned by commit; only this metadata is in the
@@ -349,6 +349,14 @@ def score_command(args) -> int:
     # Labels are about the repositories of the corpus scored: a companion corpus of other
     # repositories (distributed_corpus.json) is not missing the training corpus's labels.
     in_corpus = {e["repo"] for e in repos}
+    if args.repo:
+        unknown = sorted(set(args.repo) - in_corpus)
+        if unknown:
+            raise UsageError(f"--repo names a repository the corpus does not have: {', '.join(unknown)}")
+        # A part of the corpus scored alone: its findings and its labels, nothing of the others.
+        in_corpus = set(args.repo)
+        findings = [f for f in findings if f["repo"] in in_corpus]
+        corpus_files = {(repo, path) for repo, path in corpus_files if repo in in_corpus}
     labels = {key: hazards for key, hazards in load_labels(args.labels).items() if key[0] in in_corpus}
     result = score(findings, judgements, labels, corpus_files)
     print(render(result, args.markdown))
@@ -377,6 +385,8 @@ def parse_args(argv):
     sc.add_argument("--judgements", type=Path, default=JUDGEMENTS_FILE)
     sc.add_argument("--labels", type=Path, default=LABELS_DIR, help="folder of label files (default: %(default)s)")
     sc.add_argument("--markdown", action="store_true", help="a Markdown table, as in docs/real-world.md")
+    sc.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME",
+                    help="score only these repositories of the corpus (repeatable)")
     return ap.parse_args(argv)
 
 

@@ -230,3 +230,23 @@ def test_score_reads_only_the_labels_of_the_corpus_it_scores(tmp_path, capsys):
                     "--labels", str(tmp_path / "labels")]) == 0
     out = capsys.readouterr().out
     assert "labelled files: 0" in out and "o/r" not in out and "missed" not in out
+
+
+def test_score_of_named_repositories_leaves_the_others_out(tmp_path, capsys):
+    labels_file(tmp_path / "labels", "o/r", {"train.py": {"hazards": [{"line": 10, "code": "TL101", "why": "w"}]}})
+    labels_file(tmp_path / "labels", "x/new", {"rl.py": {"hazards": [{"line": 4, "code": "TL101", "why": "w"}]}})
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps({"repos": [
+        {"repo": "o/r", "commit": "0" * 40, "kind": "research", "files": ["train.py"]},
+        {"repo": "x/new", "commit": "1" * 40, "kind": "research", "files": ["rl.py"]}]}))
+    findings = tmp_path / "findings.json"
+    findings.write_text(json.dumps({"findings": [finding("o/r", "train.py", 3, "TL505"),
+                                                 finding("x/new", "rl.py", 4, "TL101")]}))
+    args = ["--corpus", str(corpus), "score", str(findings), "--judgements", str(tmp_path / "none.json"),
+            "--labels", str(tmp_path / "labels")]
+    assert tc.main(args + ["--repo", "x/new"]) == 0
+    out = capsys.readouterr().out
+    # the other repository's unjudged finding and its missed label are not counted
+    assert "labelled files: 1" in out and "o/r" not in out and "1/1 (100%)" in out
+    assert tc.main(args + ["--repo", "x/gone"]) == 2
+    assert "x/gone" in capsys.readouterr().err
