@@ -248,20 +248,30 @@ class FileModel:
                 out[target].append(mode)
         return out
 
-    def instance_method(self, call: CallSite) -> Optional[Scope]:
-        """The method of a class of this module that ``agent.act(s)`` runs, when every binding
-        of ``agent`` builds that class (its own method, or one it inherits from the file)."""
+    def instance_methods(self, call: CallSite) -> Tuple[Scope, ...]:
+        """The methods of classes of this module that ``agent.act(s)`` may run, when every
+        binding of ``agent`` builds one of them (each class's own method, or one it inherits
+        from the file); empty when a binding is something else or a class lacks the method."""
         receiver, method = call.receiver, call.method
         if receiver is None or method is None or receiver in ("self", "cls"):
-            return None
-        cls: Optional[str] = self.roles.instance_class(receiver)
+            return ()
+        found = []
+        for cls in sorted(self.roles.instance_classes(receiver)):
+            scope = self._own_or_inherited(cls, method)
+            if scope is None:
+                return ()
+            found.append(scope)
+        return tuple(found)
+
+    def _own_or_inherited(self, cls: str, method: str) -> Optional[Scope]:
         seen = set()
-        while cls is not None and cls not in seen:
-            seen.add(cls)
-            found = self.methods.get((cls, method))
+        current: Optional[str] = cls
+        while current is not None and current not in seen:
+            seen.add(current)
+            found = self.methods.get((current, method))
             if found is not None:
                 return found
-            cls = next((b for b in self.class_bases.get(cls, ()) if b in self.class_bases), None)
+            current = next((b for b in self.class_bases.get(current, ()) if b in self.class_bases), None)
         return None
 
     @memoized_property

@@ -12,7 +12,7 @@ optimizers: the same spelling means the same object far more often than not.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -153,19 +153,22 @@ class Roles:
         """Is ``path`` assigned in the file (``G_AB = Generator()``): a variable, whatever its case?"""
         return path in self._bindings
 
-    def instance_class(self, path: str) -> Optional[str]:
-        """The class of this file every binding of ``path`` builds (``agent = Agent(...)``,
-        ``Agent(...).to(device)``), or None: rebound to anything else, we cannot tell."""
+    def instance_classes(self, path: str) -> FrozenSet[str]:
+        """The classes of this file the bindings of ``path`` build (``agent = Agent(...)``,
+        ``Agent(...).to(device)``, then ``agent = agent.cuda()``; a notebook may rebind it to a
+        second class), or none: bound to anything else once, we cannot tell."""
         found = set()
         for value in self._bindings.get(path, [None]):
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
                     and value.func.attr.value in _MOVES:
                 value = value.func.value
+            if value is not None and dotted(value) == path:
+                continue  # ``model = model.cuda()`` moves what it was: the class stays
             callee = dotted(value.func) if isinstance(value, cst.Call) else None
             if callee is None or callee not in self.file_model.class_bases:
-                return None
+                return frozenset()
             found.add(callee)
-        return found.pop() if len(found) == 1 else None
+        return frozenset(found)
 
     def _bind_parameters(self) -> None:
         """A parameter every visible caller in the file passes a model (or criterion) to

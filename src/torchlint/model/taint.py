@@ -198,12 +198,12 @@ class Taint:
         if call is None or self.file_model.grad_at(call.site) is GradMode.NO_GRAD:
             return False
         file_model = self.file_model
-        method = file_model.instance_method(call)
-        if method is not None and method is not self.scope:
+        methods = file_model.instance_methods(call)
+        if methods and self.scope not in methods:
             # ``agent.act(s)`` of a class in this file: what the method returns, not what
             # ``agent`` is (a model's ``act`` that returns ``q.argmax()`` hands back an index).
-            shape = file_model.returns_graph(method)
-            return any(shape) if isinstance(shape, tuple) else shape
+            shapes = [file_model.returns_graph(method) for method in methods]
+            return any(any(shape) if isinstance(shape, tuple) else shape for shape in shapes)
         helper = file_model.resolve(call)
         if helper is not None and helper is not self.scope and file_model.returns_plain(helper):
             return False  # a helper named like a loss that returns loss.item()
@@ -242,7 +242,7 @@ class Taint:
             return False
         file_model = self.file_model
         return not (file_model.is_forward(call) or file_model.is_submodule_forward(call)
-                    or file_model.instance_method(call) is not None)
+                    or bool(file_model.instance_methods(call)))
 
     def _graph_free(self, expr: Optional[cst.BaseExpression], names: frozenset, seen: set) -> bool:
         """Surely no graph: numbers, tensors a factory makes (``torch.zeros(n)``, not given
