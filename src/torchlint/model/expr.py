@@ -58,6 +58,13 @@ def literal_bool(node: Optional[cst.BaseExpression]) -> Optional[bool]:
     return None
 
 
+def literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
+    """The value of a numeric literal (``1e-6``, ``0.001``, ``1``); None for anything else."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return float(node.evaluated_value)
+    return None
+
+
 def is_constant(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
 
