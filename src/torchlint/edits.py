@@ -316,6 +316,8 @@ class VolatileUnwrapper(cst.CSTTransformer):
         site = self.file_model.call_of(original)
         if site is None or volatile_flag(self.file_model, site) not in self.flags:
             return updated
+        if self.file_model.qualify(site) is None:
+            return updated  # through a lambda, which may also move the tensor (``.cuda()``)
         data = variable_data(updated)
         if data is None:
             return updated

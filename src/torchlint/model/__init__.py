@@ -22,7 +22,7 @@ from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.expr import bound_paths, identifiers, read_paths, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode, classify
-from torchlint.model.names import TorchNames
+from torchlint.model.names import TorchNames, forwarded_callee
 from torchlint.model.roles import Roles
 from torchlint.model.project import ProjectView, view_for
 from torchlint.model.unit_tests import is_unit_test_file
@@ -445,6 +445,27 @@ class FileModel:
     # -- what calls do -------------------------------------------------
     def qualify(self, call: CallSite) -> Optional[str]:
         return self.names.qualify(call.callee)
+
+    def qualify_forwarded(self, call: CallSite) -> Optional[str]:
+        """``qualify``, also through a module-level name bound only to a lambda that hands
+        every argument on (``Variable = lambda *a, **k: autograd.Variable(*a, **k)``): what the
+        call's keywords reach. Its result may be moved to a device, so this is no answer to
+        what the call returns."""
+        qualified = self.qualify(call)
+        if qualified is None and call.callee is not None and "." not in call.callee:
+            qualified = self.names.qualify(self._forwarding_lambdas.get(call.callee))
+        return qualified
+
+    @memoized_property
+    def _forwarding_lambdas(self) -> dict:
+        """{name: the dotted callee} for module-level names bound once, to a forwarding lambda."""
+        found: Dict[str, Optional[str]] = {}
+        for a in self.module_scope.assignments:
+            for target in a.targets:
+                for path in bound_paths(target):
+                    callee = forwarded_callee(a.value) if a.kind == "assign" and len(a.targets) == 1 else None
+                    found[path] = callee if path not in found else None
+        return {name: callee for name, callee in found.items() if callee is not None}
 
     def is_backward(self, call: CallSite) -> bool:
         if call.method in ("backward", "manual_backward"):

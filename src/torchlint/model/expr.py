@@ -1,7 +1,7 @@
 """Small readers of libcst expressions shared by the model and the rules."""
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 import libcst as cst
 
@@ -58,6 +58,13 @@ def literal_bool(node: Optional[cst.BaseExpression]) -> Optional[bool]:
     return None
 
 
+def literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
+    """The value of a numeric literal (``1e-6``, ``0.001``, ``1``); None for anything else."""
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return float(node.evaluated_value)
+    return None
+
+
 def is_constant(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float))
 
@@ -109,6 +116,24 @@ def read_paths(node: cst.CSTNode) -> Iterator[str]:
             if receiver is not None:
                 yield receiver
         stack.extend(children(cur))
+
+
+def bound_values(target: cst.BaseExpression,
+           value: Optional[cst.BaseExpression]) -> Iterator[Tuple[str, Optional[cst.BaseExpression]]]:
+    """(path, value bound) for a target: ``a, b = Net(), Net()`` pairs element-wise;
+    other unpacking binds values we cannot see (None)."""
+    path = dotted(target)
+    if path is not None:
+        yield path, value
+        return
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
+            and len(target.elements) == len(value.elements) \
+            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        for t, v in zip(target.elements, value.elements):
+            yield from bound_values(t.value, v.value)
+        return
+    for bound in bound_paths(target):
+        yield bound, None
 
 
 def bound_paths(target: cst.BaseExpression) -> Iterator[str]:

@@ -123,6 +123,30 @@ def reaching_value(scope: Scope, path: str, order: int) -> Optional[Tuple[Assign
     return found
 
 
+def loop_members(scope: Scope, path: str, order: int) -> Optional[Tuple[int, List[cst.BaseExpression]]]:
+    """``(loop order, [w, b])`` when ``path`` at ``order`` is the variable of a loop over a
+    literal tuple or list of names that ``order`` stands inside: ``p`` in ``for p in (w, b):``
+    is each of ``w`` and ``b`` in turn, so what holds for all of them holds for ``p``, and a
+    write to ``p`` writes to every one. None for any other binding, after the loop (``p`` is
+    then only the last one), or when an element is not a plain name or attribute."""
+    reaching = reaching_value(scope, path, order)
+    if reaching is None or reaching[0].kind != "for":
+        return None
+    binding = reaching[0]
+    loop_node = binding.node
+    if not isinstance(loop_node, cst.For) or dotted(loop_node.target) != path:
+        return None  # ``for i, p in enumerate(...)``: not one element per name
+    iterated = loop_node.iter
+    if not isinstance(iterated, (cst.Tuple, cst.List)) or not iterated.elements:
+        return None
+    members = [el.value for el in iterated.elements]
+    if any(isinstance(el, cst.StarredElement) for el in iterated.elements) or any(dotted(m) is None for m in members):
+        return None
+    if not any(loop.node is loop_node and loop.contains(order) for loop in scope.loops):
+        return None
+    return binding.order, members
+
+
 class _Unbound(enum.Enum):
     """``_value_for``'s answer for a target that does not bind the path (an enum: mypy
     tells it apart from a value by ``is``)."""
@@ -265,12 +289,33 @@ def _freezes(file_model: FileModel) -> list:
         if _freeze_call(call):
             paths: List[Optional[str]] = [call.receiver] if call.receiver else []
             paths += [p for p in (dotted(arg.value) for arg in call.node.args) if p]
-            out.extend((call.scope, call.order, p) for p in (paths or [None]))
+            out.extend((call.scope, call.order, p) for path in (paths or [None])
+                       for p in _standing_for(call.scope, path, call.order))
     for a in file_model.assignments:
         if a.kind == "assign" and not _literal_true(a.value):
             for t in a.targets:
                 if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad":
-                    out.append((a.site.scope, a.order, dotted(t.value)))
+                    out.extend((a.site.scope, a.order, p) for p in _standing_for(a.site.scope, dotted(t.value), a.order))
+    return out
+
+
+def _standing_for(scope: Scope, path: Optional[str], order: int) -> List[Optional[str]]:
+    """``path`` and, for the variable of ``for p in (w, b)``, the names it stands for."""
+    found = loop_members(scope, path, order) if path is not None else None
+    return [path] + ([dotted(m) for m in found[1]] if found is not None else [])
+
+
+def grad_switched_on(scope: Scope) -> List[Tuple[str, int]]:
+    """``(path, order)`` for every ``x.requires_grad = True`` in ``scope`` (each of ``w`` and
+    ``b`` for ``for p in (w, b): p.requires_grad = True``). Torch refuses to set the flag on a
+    computed tensor, so once the line has run ``x`` is a leaf that requires grad."""
+    out: List[Tuple[str, int]] = []
+    for a in scope.assignments:
+        if a.kind != "assign" or not _literal_true(a.value):
+            continue
+        for t in a.targets:
+            if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad":
+                out.extend((p, a.order) for p in _standing_for(scope, dotted(t.value), a.order) if p is not None)
     return out
 
 

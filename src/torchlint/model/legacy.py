@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Optional, Union
 import libcst as cst
 
 from torchlint.model.expr import keyword, literal_bool, positional
-from torchlint.model.vocab import last_name
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -17,13 +16,14 @@ _VARIABLE = frozenset(("torch.autograd.Variable", "torch.autograd.variable.Varia
 
 def volatile_flag(file_model: FileModel, call: CallSite) -> Optional[Union[bool, str]]:
     """True/False for a literal ``volatile=``, "unknown" for an expression, None if not a Variable."""
-    if call.callee is None or last_name(call.callee) != "Variable":
+    if call.callee is None:
         return None
     volatile = keyword(call.node, "volatile")
     if volatile is None:
         return None
-    # Only torch's Variable: chainer's took ``volatile='on'`` and still does.
-    if file_model.qualify(call) not in _VARIABLE:
+    # Only torch's Variable (``Variable``, ``V`` after ``import Variable as V``, a lambda
+    # handing its arguments to it): chainer's took ``volatile='on'`` and still does.
+    if file_model.qualify_forwarded(call) not in _VARIABLE:
         return None
     flag = literal_bool(volatile)
     if flag is False:

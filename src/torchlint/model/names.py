@@ -34,6 +34,45 @@ def from_import_bindings(node: cst.ImportFrom, module: str) -> dict:
     return bound
 
 
+# What a forwarding lambda may do to its call's result and still be the same call to every
+# keyword it passes on: move it (``lambda *a, **k: Variable(*a, **k).cuda()``).
+_MOVES = frozenset(("cuda", "cpu", "to"))
+
+
+def forwarded_callee(value: Optional[cst.BaseExpression]) -> Optional[str]:
+    """``autograd.Variable`` for ``lambda *args, **kwargs: autograd.Variable(*args, **kwargs)``:
+    the dotted callee a lambda hands all its arguments to, unchanged (in both branches of
+    ``... if USE_CUDA else ...``, maybe moved to a device after). None for any other value."""
+    if not isinstance(value, cst.Lambda):
+        return None
+    params = value.params
+    star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    double = params.star_kwarg.name.value if params.star_kwarg is not None else None
+    if params.params or params.posonly_params or params.kwonly_params or star is None or double is None:
+        return None
+    callees = {_forwarding_call(branch, star, double) for branch in _branches(value.body)}
+    return callees.pop() if len(callees) == 1 else None
+
+
+def _branches(body: cst.BaseExpression) -> list:
+    if isinstance(body, cst.IfExp):
+        return _branches(body.body) + _branches(body.orelse)
+    return [body]
+
+
+def _forwarding_call(expr: cst.BaseExpression, star: str, double: str) -> Optional[str]:
+    while (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+           and expr.func.attr.value in _MOVES and isinstance(expr.func.value, cst.Call)):
+        expr = expr.func.value
+    if not isinstance(expr, cst.Call) or len(expr.args) != 2:
+        return None
+    first, second = expr.args
+    if (first.star == "*" and isinstance(first.value, cst.Name) and first.value.value == star
+            and second.star == "**" and isinstance(second.value, cst.Name) and second.value.value == double):
+        return dotted(expr.func)
+    return None
+
+
 class TorchNames:
     def __init__(self) -> None:
         self.aliases: dict = {}  # local name -> qualified path, torch only

@@ -10,12 +10,12 @@ pass or a loss, a torch operation on a tensor. Unknown is not a tensor.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
-from torchlint.model.leaves import is_leaf_factory, method_chain, produced_by_graph_call, reaching_value
+from torchlint.model.leaves import is_leaf_factory, loop_members, method_chain, produced_by_graph_call, reaching_value
 from torchlint.model.tensors import TensorNames
 from torchlint.model.vocab import LEAF_WRAPPERS, PARAMETER_ITERATORS, SHAPE_METHODS
 from torchlint.model.walk import walk
@@ -103,12 +103,22 @@ def is_parameter(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, 
         return False
     assignment, value = reaching
     if assignment.kind == "for" and isinstance(assignment.node, cst.For):  # a "for" binding is a For's
+        if _all_members(file_model, scope, path, order, is_parameter):  # ``for p in (w, b)``
+            return True
         iterated = _followed(scope, assignment.value, order)
         return _loop_parameter(assignment.node, iterated, path)
     return assignment.kind == "assign" and (
         _wraps_parameter(file_model, value)
         or (isinstance(value, cst.Attribute) and value.attr.value in PARAMETER_ATTRS)
     )
+
+
+def _all_members(file_model: FileModel, scope: Scope, path: str, order: int,
+                 holds: Callable[[FileModel, Scope, cst.BaseExpression, int], bool]) -> bool:
+    """Is ``path`` a loop variable over a literal tuple of names (``for p in (w, b)``), each
+    of which ``holds`` where the loop starts?"""
+    found = loop_members(scope, path, order)
+    return found is not None and all(holds(file_model, scope, member, found[0]) for member in found[1])
 
 
 def _wraps_parameter(file_model: FileModel, value: Optional[cst.BaseExpression]) -> bool:
@@ -135,6 +145,9 @@ def is_leaf(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, order
         return True
     path = dotted(expr)
     reaching = reaching_value(scope, path, order) if path is not None and "." not in path else None
+    if reaching is not None and reaching[0].kind == "for":
+        assert path is not None  # bound, so a path
+        return _all_members(file_model, scope, path, order, is_leaf)
     if reaching is None or reaching[0].kind != "assign":
         return False
     value = reaching[1]
@@ -157,6 +170,8 @@ def is_tensor(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, ord
     reaching = reaching_value(scope, path, order)
     if reaching is None:  # a function's own argument, not rebound before here
         return not scope.is_module and path in file_model.derived(_tensor_names, scope).params
+    if reaching[0].kind == "for":
+        return _all_members(file_model, scope, path, order, is_tensor)
     if reaching[0].kind != "assign":
         return False
     value = reaching[1]

@@ -12,12 +12,12 @@ optimizers: the same spelling means the same object far more often than not.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional
 
 import libcst as cst
 
 from torchlint.model import vocab
-from torchlint.model.expr import bound_paths, dotted, positional
+from torchlint.model.expr import bound_paths, bound_values, dotted, positional
 from torchlint.model.project import MODEL_BASES
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class Roles:
             bound = self._bound = {}
             for a in self.file_model.assignments:
                 for target in a.targets:
-                    for path, value in _pairs(target, a.value if a.kind == "assign" else None):
+                    for path, value in bound_values(target, a.value if a.kind == "assign" else None):
                         if a.kind != "del":
                             bound.setdefault(path, []).append(value)
         return bound
@@ -182,24 +182,6 @@ class Roles:
                     self.criteria.add(param)
                 elif all(self.builds_model(arg) for arg in passed):
                     self.models.add(param)
-
-
-def _pairs(target: cst.BaseExpression,
-           value: Optional[cst.BaseExpression]) -> Iterator[Tuple[str, Optional[cst.BaseExpression]]]:
-    """(path, value bound) for a target: ``a, b = Net(), Net()`` pairs element-wise;
-    other unpacking binds values we cannot see (None)."""
-    path = dotted(target)
-    if path is not None:
-        yield path, value
-        return
-    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) \
-            and len(target.elements) == len(value.elements) \
-            and not any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
-        for t, v in zip(target.elements, value.elements):
-            yield from _pairs(t.value, v.value)
-        return
-    for bound in bound_paths(target):
-        yield bound, None
 
 
 def _argument(call: cst.Call, index: int, name: str) -> Optional[cst.BaseExpression]:

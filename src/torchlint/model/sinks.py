@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, List, Optional, Union
 import libcst as cst
 
 from torchlint.model.carry import Flow
-from torchlint.model.expr import dotted, positional, referenced_paths
+from torchlint.model.expr import bound_values, dotted, positional, referenced_paths
 from torchlint.model.records import CallSite
 from torchlint.model.vocab import CONTAINER_METHODS
 
@@ -76,14 +76,17 @@ class Meters:
         classes |= {cls for cls, bases in self.file_model.class_bases.items() if classes.intersection(bases)}
         found, other = {}, set()
         for a in self.file_model.assignments:
-            if a.kind != "assign" or not isinstance(a.value, cst.Call):
+            if a.kind != "assign":
                 continue
-            cls = dotted(a.value.func)
-            for path in filter(None, map(dotted, a.targets)):
-                if cls in classes:
-                    found[path] = cls
-                else:
-                    other.add(path)
+            for target in a.targets:  # ``loc_meter, conf_meter = AverageMeter(), AverageMeter()`` too
+                for path, value in bound_values(target, a.value):
+                    if not isinstance(value, cst.Call):
+                        continue
+                    cls = dotted(value.func)
+                    if cls in classes:
+                        found[path] = cls
+                    else:
+                        other.add(path)
         return {path: cls for path, cls in found.items() if path not in other}
 
     def kept_arguments(self, call: CallSite) -> list:

@@ -30,7 +30,9 @@ class VolatileVariable(Rule):
     docs = """
 ## What it does
 Finds `torch.autograd.Variable(x, volatile=True)` (also through
-`from torch.autograd import Variable` and aliases of `torch`).
+`from torch.autograd import Variable`, `import Variable as V`, aliases of
+`torch`, and a module-level lambda that hands its arguments to it:
+`Variable = lambda *args, **kwargs: autograd.Variable(*args, **kwargs)`).
 
 ## Why is this bad
 Before PyTorch 0.4, a volatile `Variable` told autograd not to record
@@ -43,8 +45,9 @@ replaced it.
 
 Not reported: `volatile=False` (the old default, harmless), and calls
 already under `no_grad`/`inference_mode`, where nothing is recorded anyway.
-A `volatile=` that is not a literal (`volatile=not train`) is reported
-without a fix.
+A `volatile=` that is not a literal (`volatile=not train`), and a call
+through a lambda (which may also move the tensor), are reported without a
+fix.
 
 ## Example
 ```python
@@ -94,8 +97,8 @@ From 0.4 on it reports as described.
             yield self.report(call.node, fix=fix)
 
     def _fix(self, file_model: FileModel, call: CallSite, covered: set) -> Optional[Fix]:
-        if variable_data(call.node) is None:
-            return None
+        if variable_data(call.node) is None or file_model.qualify(call) is None:
+            return None  # a lambda in between may also move the tensor: ``x`` is not the same
         found = statement_in_block(file_model.module, call.node)
         if found is None:
             return None

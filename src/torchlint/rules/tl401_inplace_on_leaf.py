@@ -9,7 +9,9 @@ import libcst as cst
 
 from torchlint.model import FileModel, GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional, referenced_paths
-from torchlint.model.leaves import argument_at_calls, frozen_for, known_grad_scope, reaching_value
+from torchlint.model.leaves import (
+    argument_at_calls, frozen_for, grad_switched_on, known_grad_scope, loop_members, reaching_value,
+)
 from torchlint.model.parameters import layer_parameter
 from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
@@ -61,6 +63,9 @@ def leaf_bindings(file_model: FileModel, scope: Scope) -> dict:
         for target in a.targets:
             for path in bound_paths(target):
                 bindings.setdefault(path, []).append((a.order, path in leaves))
+    for path, order in grad_switched_on(scope):
+        bindings.setdefault(path, []).append((order, True))
+    bindings = {path: sorted(seen) for path, seen in bindings.items()}
     return bindings
 
 
@@ -271,7 +276,11 @@ def _writes_in_place(node: ast.AST) -> TypeGuard[_Write]:
 
 
 def _makes_a_leaf(node: ast.AST) -> bool:
-    """``nn.Parameter(...)``, ``requires_grad=True``, ``.requires_grad_()``, ``for p in m.parameters()``."""
+    """``nn.Parameter(...)``, ``requires_grad=True``, ``.requires_grad_()``, ``for p in m.parameters()``,
+    ``x.requires_grad = True``."""
+    if isinstance(node, ast.Assign):
+        return (isinstance(node.value, ast.Constant) and node.value.value is True
+                and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in node.targets))
     if isinstance(node, ast.Call):
         return (called_name(node) in ("Parameter", "requires_grad_")
                 or any(k.arg == "requires_grad" for k in node.keywords))
@@ -316,6 +325,10 @@ class _Leaves:
             leaf = True
         else:
             leaf = depth < 3 and path in scope.params and self._bound_to_leaves(scope, path, depth)
+        if not leaf and depth < 3 and (members := loop_members(scope, path, order)) is not None:
+            # ``for p in (w, b): p -= ...`` writes to each of them in turn
+            leaf = any((member_path := dotted(member)) is not None
+                       and self.requires_grad_at(scope, member_path, order, depth + 1) for member in members[1])
         return leaf and not frozen_for(file_model, scope, order, self._owners(scope, path, order))
 
     def _bound_to_leaves(self, scope: Scope, name: str, depth: int) -> bool:
