@@ -271,3 +271,71 @@ def _trains_or_loads(file_model: FileModel) -> bool:
                     and literal_bool(arg.value) is not False and dotted(arg.value) != "None":
                 return True
     return False
+
+
+# -- forwards whose output only becomes numbers ---------------------------
+# Reads that hand a tensor's values to Python or numpy: nothing after them holds a graph.
+_NUMBER_READS = frozenset(("item", "tolist", "numpy"))
+# ``int(...)`` of an index (``int(q(s).argmax())``): after ``argmax``/``argmin`` only, which the
+# rule's text gate looks for (``float(loss_of(x))`` is a number too, but no gate word says so).
+_NUMBER_BUILTINS = frozenset(("int", "float", "bool", "round"))
+_INDEX_READS = frozenset(("argmax", "argmin"))
+
+
+def read_as_numbers(file_model: FileModel, call: CallSite) -> bool:
+    """Does the call's result become Python numbers within its own expression, through
+    nothing but tensor methods, torch functions, operators and subscripts
+    (``q(obs).argmax().item()``, ``int(torch.argmax(net(x)))``,
+    ``(model(x).argmax(1) == y).sum().item()``)? Then no name, container or other call
+    ever holds it: whatever graph its forward records is dropped unused. Not
+    ``dist = Categorical(policy(s))``, whose log-probabilities may reach a loss."""
+    node: cst.CSTNode = call.node
+    parents, stmt = file_model.parents, call.site.stmt
+    indexed = False
+    while True:
+        parent = parents.get(id(node))
+        if parent is None or parent is stmt:
+            return False
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            holder = parents.get(id(parent))
+            if isinstance(holder, cst.Call) and holder.func is parent:
+                if parent.attr.value in _NUMBER_READS:
+                    return True
+                indexed = indexed or parent.attr.value in _INDEX_READS
+                node = holder  # ``.argmax(1)``, ``.squeeze()``, ``.cpu()``: still a tensor
+            else:
+                node = parent  # ``.logits``, ``.data``
+        elif isinstance(parent, cst.Subscript) and parent.value is node:
+            node = parent
+        elif isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+            node = parent
+        elif isinstance(parent, cst.Arg):
+            holder = parents.get(id(parent))
+            if not isinstance(holder, cst.Call) or parent.keyword is not None or parent.star:
+                return False
+            callee = dotted(holder.func)
+            if callee in _NUMBER_BUILTINS:
+                return indexed
+            qualified = file_model.names.qualify(callee) or ""
+            if not qualified.startswith("torch.") or qualified.startswith(("torch.autograd", "torch.distributions")):
+                return False  # a helper, a loss kept elsewhere, a distribution to draw from
+            indexed = indexed or qualified.rsplit(".", 1)[-1] in _INDEX_READS
+            node = holder
+        else:
+            return False
+
+
+def forwards_that_train(file_model: FileModel) -> bool:
+    """Does a model class of this file backpropagate or step an optimizer in its own
+    ``forward`` (test-time adaptation: each call takes a step on its output)? Then reading
+    numbers off a forward is no sign that its graph goes unused."""
+    return file_model.derived(_forwards_that_train)
+
+
+def _forwards_that_train(file_model: FileModel) -> bool:
+    for (_, name), method in file_model.methods.items():
+        if name in vocab.FORWARD_METHODS:
+            if any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
+                   for c in file_model.reachable_calls(method)):
+                return True
+    return False
