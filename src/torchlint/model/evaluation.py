@@ -8,14 +8,15 @@ forward pass with autograd recording for nothing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Set
+from typing import TYPE_CHECKING, FrozenSet, Optional, Set
 
 import libcst as cst
 
 from torchlint.model import modes, vocab
-from torchlint.model.expr import dotted, identifiers, literal_bool
+from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool
 from torchlint.model.grad import GradMode
 from torchlint.model.tree import ancestors
+from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -120,6 +121,54 @@ def _raw_parameters(file_model: FileModel) -> frozenset:
                 not call.node.args or literal_bool(call.node.args[0].value) is True):
             found.update(_named_by(file_model, call.scope, call.node.func.value, call.order))
     return frozenset(found)
+
+
+def computes_with(file_model: FileModel, expr: cst.BaseExpression, params: FrozenSet[str]) -> bool:
+    """Does ``expr`` compute with one of ``params``: ``C[ix]``, ``h @ W2 + b2``,
+    ``torch.tanh(W)``? Reading ``W.shape``, ``W.grad`` or ``W.data`` is no computation."""
+    found = []
+
+    def enter(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Subscript):
+            found.append(dotted(node.value) in params)
+        elif isinstance(node, cst.BinaryOperation):
+            found.append(dotted(node.left) in params or dotted(node.right) in params)
+        elif isinstance(node, cst.Call) and (file_model.names.qualify(dotted(node.func) or "") or "").startswith("torch."):
+            found.append(any(dotted(arg.value) in params for arg in node.args))
+
+    walk(expr, enter, lambda n: None)
+    return any(found)
+
+
+def bound_locally(scope: Scope) -> set:
+    """The names a function binds itself (its parameters and assignments): not the module's."""
+    if scope.is_module:
+        return set()
+    return set(scope.params) | {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
+
+
+def hand_written_forward(file_model: FileModel, call: CallSite) -> bool:
+    """``net(x)`` where ``def net(x): return relu(x @ W1 + b1) @ W2 + b2`` over tensors the
+    code trains by hand (``raw_parameters``): a model written as a function, whose every
+    call records a graph as a module's forward does. The function computes with them
+    (not only reads their shape) and computes no gradient itself (a ``loss_fn`` that
+    backpropagates, a training ``step``)."""
+    scope = file_model.resolve(call)
+    if scope is None or scope.class_name is not None:
+        return False
+    return file_model.derived(_hand_written_forward, scope)
+
+
+def _hand_written_forward(file_model: FileModel, scope: Scope) -> bool:
+    params = raw_parameters(file_model)
+    if not params:
+        return False
+    free = params - bound_locally(scope)
+    values = [a.value for a in scope.assignments if a.value is not None] + [v for _, v in scope.returns]
+    if not any(computes_with(file_model, v, free) for v in values):
+        return False
+    return not any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
+                   for c in file_model.reachable_calls(scope))
 
 
 def _makes_parameter(file_model: FileModel, value: cst.BaseExpression) -> bool:

@@ -13,8 +13,8 @@ from torchlint.model import CallSite, FileModel, GradMode, Span, differentiated,
 from torchlint.model.ast_reading import flat_targets
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import (
-    demonstrates_fresh_layers, evaluation_only, forwards_that_train, guarded_training, raw_parameters, read_as_numbers,
-    training_flag_switches,
+    bound_locally, computes_with, demonstrates_fresh_layers, evaluation_only, forwards_that_train, guarded_training,
+    hand_written_forward, raw_parameters, read_as_numbers, training_flag_switches,
 )
 from torchlint.model.project_calls import evaluation_forwards
 from torchlint.model.sinks import Meters
@@ -270,6 +270,19 @@ def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
     return False
 
 
+def _calls_hand_written_forward(tree_index: TreeIndex) -> bool:
+    """A call of a function of the file (no method) that reads a tensor made to require grad
+    (``def net(x): return x @ W1 + b1``): what ``evaluation.hand_written_forward`` may take."""
+    if not _HAND_TRAINED(tree_index.code_text()):
+        return False
+    params = _raw_parameter_paths(tree_index.module_nodes())
+    forwards = {name for name, definitions in tree_index.definitions.items() for f in definitions
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(f) not in tree_index.method_ids()
+                and any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params for n in ast.walk(f))}
+    return bool(forwards) and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in forwards
+                                  for n in tree_index.module_nodes())
+
+
 def _raw_parameter_paths(nodes: list) -> set:
     """Every path ``evaluation.raw_parameters`` may name, read off the tree (more, never
     fewer): targets of ``Parameter(...)`` and of calls given ``requires_grad=True``, tensors
@@ -401,7 +414,8 @@ class EvalWithoutNoGrad(Rule):
         return (_switches_and_runs(tree_index) or tree_index.evaluation_loops() or _hands_model_to_import(tree_index)
                 or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
                 or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index)
-                or _generates_in_a_loop(tree_index) or _reads_numbers_off_a_forward(tree_index))
+                or _generates_in_a_loop(tree_index) or _reads_numbers_off_a_forward(tree_index)
+                or _calls_hand_written_forward(tree_index))
 
     docs = """
 ## What it does
@@ -421,7 +435,9 @@ a decoding or sampling loop (`while`, `range`) that runs a model's parts after
 eval mode with `layer.training = False`, and sampling with tensors trained by
 hand (`W = torch.randn(..., requires_grad=True)`, `emb = C[context]`,
 `h @ W1`) in a loop that only reads numbers off its results and feeds no
-backward. Code that keeps what it sampled for a loss (REINFORCE's log-probs,
+backward. A function of the file that computes with such tensors and no
+gradient (`def net(x): return relu(x @ W1 + b1) @ W2 + b2`) is a model written
+as a function: its calls are forwards like a module's. Code that keeps what it sampled for a loss (REINFORCE's log-probs,
 an actor-critic's saved values, a DQN's update step, teacher forcing) is
 training and stays silent, also when it keeps them through a method of its
 own class (`pi.put_data((r, prob[a]))`).
@@ -514,7 +530,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 yield self.report(call.node, _HELPER_MESSAGE.format(call.callee), fix=_no_grad_fix(file_model, call))
             forwards_reported = set()  # loops already reported through a model call
             for call in scope.calls:
-                if not (file_model.is_forward(call, models) or _steps_a_part(file_model, scope, call, models)):
+                if not (file_model.is_forward(call, models) or _steps_a_part(file_model, scope, call, models)
+                        or hand_written_forward(file_model, call)):
                     continue
                 if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
@@ -545,7 +562,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
             loop = _outermost_step_loop(a.site.loop)
             if loop is None or id(loop) in reported or a.kind not in ("assign", "aug") or a.value is None:
                 continue
-            if not _computes_with(file_model, a.value, params - _bound_locally(scope)):
+            if not computes_with(file_model, a.value, params - bound_locally(scope)):
                 continue
             if file_model.grad_at(a.site) is not GradMode.GRAD or not _reads_numbers(scope, loop):
                 continue
@@ -1093,29 +1110,6 @@ def _outermost_step_loop(loop: Optional[Loop]) -> Optional[Loop]:
         steps = steps or loop.iter is None or _is_range(loop.iter)
         outer, loop = loop, loop.parent
     return outer if steps else None
-
-
-def _computes_with(file_model: FileModel, expr: cst.BaseExpression, params: FrozenSet[str]) -> bool:
-    """Does ``expr`` compute with one of ``params``: ``C[ix]``, ``h @ W2 + b2``,
-    ``torch.tanh(W)``? Reading ``W.shape``, ``W.grad`` or ``W.data`` is no computation."""
-    found = []
-
-    def enter(node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Subscript):
-            found.append(dotted(node.value) in params)
-        elif isinstance(node, cst.BinaryOperation):
-            found.append(dotted(node.left) in params or dotted(node.right) in params)
-        elif isinstance(node, cst.Call) and (file_model.names.qualify(dotted(node.func) or "") or "").startswith("torch."):
-            found.append(any(dotted(arg.value) in params for arg in node.args))
-
-    walk(expr, enter, lambda n: None)
-    return any(found)
-
-
-def _bound_locally(scope: Scope) -> set:
-    if scope.is_module:
-        return set()
-    return set(scope.params) | {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
 
 
 def _reads_numbers(scope: Scope, loop: Loop) -> bool:
