@@ -288,6 +288,11 @@ def demonstrates_fresh_layers(file_model: FileModel, call: CallSite) -> bool:
     return not file_model.derived(_trains_or_loads)
 
 
+def on_random_input(file_model: FileModel, scope: Scope, expr: cst.BaseExpression) -> bool:
+    """``torch.randn(...)`` or a local name bound only to such: input made up for a demonstration."""
+    return _random_input(file_model, scope, expr, set())
+
+
 def _random_input(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, seen: set) -> bool:
     """``torch.randn(...)``, a fresh layer run on one, or a local name bound only to those."""
     if isinstance(expr, cst.Name):
