@@ -112,3 +112,39 @@ test_step(model_2, [])
 '''
     assert mode_free_model(file_model(source.format(layer="nn.Tanh()")), "model")
     assert not mode_free_model(file_model(source.format(layer="nn.Dropout(0.1)")), "model")
+
+
+_NET = '''
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, rate):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(rate)
+
+'''
+
+
+@pytest.mark.parametrize("source, loaded", [
+    # built here with batch-norm, given trained weights: still in training mode
+    ("import torch\nfrom torch import nn\nm = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\n"
+     "m.load_state_dict(torch.load('m.pt'))\n", True),
+    (_NET.replace("nn.Dropout(rate)", "nn.Dropout(0.1)") + "m = Net(0).to('cuda')\nm.load_state_dict(sd)\n", True),
+    # a rate the file does not show may be zero
+    (_NET + "m = Net(0.1)\nm.load_state_dict(sd)\n", False),
+    # no weights loaded: a fresh model, perhaps for a shape check
+    ("import torch\nfrom torch import nn\nm = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))\n", False),
+    # put in eval mode where it is built, or by its own class
+    ("import torch\nfrom torch import nn\nm = nn.Sequential(nn.BatchNorm1d(4)).eval()\nm.load_state_dict(sd)\n", False),
+    (_NET.replace("nn.Dropout(rate)", "nn.Dropout()") + "        self.eval()\n\nm = Net(1)\nm.load_state_dict(sd)\n",
+     False),
+    # a model from elsewhere may hold anything, in any mode
+    ("import torch\nimport torchvision\nm = torchvision.models.resnet18()\nm.load_state_dict(sd)\n", False),
+])
+def test_models_loaded_in_training_mode(source, loaded):
+    from torchlint.model.mode_effects import loaded_in_training_mode
+
+    assert loaded_in_training_mode(file_model(source), "m") is loaded

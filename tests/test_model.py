@@ -149,3 +149,22 @@ def test_functions_of_imported_modules_are_not_forward_passes():
 ])
 def test_unit_tests_are_told_by_content(path, source, unit_test):
     assert FileModel(cst.parse_module(source), path).is_test_file is unit_test
+
+
+@pytest.mark.parametrize("statement, numbers", [
+    ("a = q(s).argmax().item()", True),
+    ("a = int(torch.argmax(q(s)))", True),
+    ("hits += (q(s).argmax(1) == y).sum().item()", True),
+    ("xs = q(s).detach().cpu().numpy()", True),
+    ("a = int(q(s))", False),  # no index read before the int(): the text gate could not tell
+    ("a = q(s).argmax(1, keepdim=True)", False),  # still a tensor: Double DQN picks targets with it
+    ("d = Categorical(logits=q(s)); a = d.sample().item()", False),  # the distribution is kept
+    ("a = pick(q(s)).item()", False),  # a helper of the file may keep what it is handed
+    ("q(s).sum().backward()", False),
+])
+def test_forwards_read_as_numbers_in_their_own_statement(statement, numbers):
+    from torchlint.model.evaluation import read_as_numbers
+
+    model = build(f"import torch\nfrom torch.distributions import Categorical\n{statement}\n")
+    [call] = [c for c in model.calls if c.callee == "q"]
+    assert read_as_numbers(model, call) is numbers

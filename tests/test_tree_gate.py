@@ -474,3 +474,20 @@ def test_the_last_binding_before_the_read_decides(body, reaches):
     source = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\ncrit = nn.CrossEntropyLoss()\n\n\n"
               f"def step(out, y):\n    {body}\n")
     assert activation_may_reach_loss(facts(source), "cross_entropy", "softmax") is reaches
+
+
+@pytest.mark.parametrize("source, expected", [
+    # a model written as a function over tensors trained by hand, called in a loop
+    ("import torch\nW = torch.randn(2, 2, requires_grad=True)\ndef net(x):\n    return x @ W\n"
+     "for p in points:\n    print(net(p).sum().item())\n", True),
+    # the function reads no such tensor
+    ("import torch\nW = torch.randn(2, 2, requires_grad=True)\ndef net(x):\n    return x @ x\n"
+     "for p in points:\n    print(net(p).sum().item())\n", False),
+    # frozen, not trained
+    ("import torch\nW = torch.randn(2, 2, requires_grad=False)\ndef net(x):\n    return x @ W\n"
+     "for p in points:\n    print(net(p).sum().item())\n", False),
+])
+def test_hand_written_forwards_need_a_function_over_trained_tensors(source, expected):
+    from torchlint.rules.tl101_eval_without_no_grad import _calls_hand_written_forward
+
+    assert _calls_hand_written_forward(facts(source)) is expected

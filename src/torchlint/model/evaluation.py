@@ -8,14 +8,15 @@ forward pass with autograd recording for nothing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Set
+from typing import TYPE_CHECKING, FrozenSet, Optional, Set
 
 import libcst as cst
 
 from torchlint.model import modes, vocab
-from torchlint.model.expr import dotted, identifiers, literal_bool
+from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool
 from torchlint.model.grad import GradMode
 from torchlint.model.tree import ancestors
+from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -120,6 +121,54 @@ def _raw_parameters(file_model: FileModel) -> frozenset:
                 not call.node.args or literal_bool(call.node.args[0].value) is True):
             found.update(_named_by(file_model, call.scope, call.node.func.value, call.order))
     return frozenset(found)
+
+
+def computes_with(file_model: FileModel, expr: cst.BaseExpression, params: FrozenSet[str]) -> bool:
+    """Does ``expr`` compute with one of ``params``: ``C[ix]``, ``h @ W2 + b2``,
+    ``torch.tanh(W)``? Reading ``W.shape``, ``W.grad`` or ``W.data`` is no computation."""
+    found = []
+
+    def enter(node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Subscript):
+            found.append(dotted(node.value) in params)
+        elif isinstance(node, cst.BinaryOperation):
+            found.append(dotted(node.left) in params or dotted(node.right) in params)
+        elif isinstance(node, cst.Call) and (file_model.names.qualify(dotted(node.func) or "") or "").startswith("torch."):
+            found.append(any(dotted(arg.value) in params for arg in node.args))
+
+    walk(expr, enter, lambda n: None)
+    return any(found)
+
+
+def bound_locally(scope: Scope) -> set:
+    """The names a function binds itself (its parameters and assignments): not the module's."""
+    if scope.is_module:
+        return set()
+    return set(scope.params) | {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
+
+
+def hand_written_forward(file_model: FileModel, call: CallSite) -> bool:
+    """``net(x)`` where ``def net(x): return relu(x @ W1 + b1) @ W2 + b2`` over tensors the
+    code trains by hand (``raw_parameters``): a model written as a function, whose every
+    call records a graph as a module's forward does. The function computes with them
+    (not only reads their shape) and computes no gradient itself (a ``loss_fn`` that
+    backpropagates, a training ``step``)."""
+    scope = file_model.resolve(call)
+    if scope is None or scope.class_name is not None:
+        return False
+    return file_model.derived(_hand_written_forward, scope)
+
+
+def _hand_written_forward(file_model: FileModel, scope: Scope) -> bool:
+    params = raw_parameters(file_model)
+    if not params:
+        return False
+    free = params - bound_locally(scope)
+    values = [a.value for a in scope.assignments if a.value is not None] + [v for _, v in scope.returns]
+    if not any(computes_with(file_model, v, free) for v in values):
+        return False
+    return not any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
+                   for c in file_model.reachable_calls(scope))
 
 
 def _makes_parameter(file_model: FileModel, value: cst.BaseExpression) -> bool:
@@ -239,6 +288,11 @@ def demonstrates_fresh_layers(file_model: FileModel, call: CallSite) -> bool:
     return not file_model.derived(_trains_or_loads)
 
 
+def on_random_input(file_model: FileModel, scope: Scope, expr: cst.BaseExpression) -> bool:
+    """``torch.randn(...)`` or a local name bound only to such: input made up for a demonstration."""
+    return _random_input(file_model, scope, expr, set())
+
+
 def _random_input(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, seen: set) -> bool:
     """``torch.randn(...)``, a fresh layer run on one, or a local name bound only to those."""
     if isinstance(expr, cst.Name):
@@ -269,5 +323,73 @@ def _trains_or_loads(file_model: FileModel) -> bool:
         for arg in call.node.args:
             if arg.keyword is not None and arg.keyword.value in ("weights", "pretrained") \
                     and literal_bool(arg.value) is not False and dotted(arg.value) != "None":
+                return True
+    return False
+
+
+# -- forwards whose output only becomes numbers ---------------------------
+# Reads that hand a tensor's values to Python or numpy: nothing after them holds a graph.
+_NUMBER_READS = frozenset(("item", "tolist", "numpy"))
+# ``int(...)`` of an index (``int(q(s).argmax())``): after ``argmax``/``argmin`` only, which the
+# rule's text gate looks for (``float(loss_of(x))`` is a number too, but no gate word says so).
+_NUMBER_BUILTINS = frozenset(("int", "float", "bool", "round"))
+_INDEX_READS = frozenset(("argmax", "argmin"))
+
+
+def read_as_numbers(file_model: FileModel, call: CallSite) -> bool:
+    """Does the call's result become Python numbers within its own expression, through
+    nothing but tensor methods, torch functions, operators and subscripts
+    (``q(obs).argmax().item()``, ``int(torch.argmax(net(x)))``,
+    ``(model(x).argmax(1) == y).sum().item()``)? Then no name, container or other call
+    ever holds it: whatever graph its forward records is dropped unused. Not
+    ``dist = Categorical(policy(s))``, whose log-probabilities may reach a loss."""
+    node: cst.CSTNode = call.node
+    parents, stmt = file_model.parents, call.site.stmt
+    indexed = False
+    while True:
+        parent = parents.get(id(node))
+        if parent is None or parent is stmt:
+            return False
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            holder = parents.get(id(parent))
+            if isinstance(holder, cst.Call) and holder.func is parent:
+                if parent.attr.value in _NUMBER_READS:
+                    return True
+                indexed = indexed or parent.attr.value in _INDEX_READS
+                node = holder  # ``.argmax(1)``, ``.squeeze()``, ``.cpu()``: still a tensor
+            else:
+                node = parent  # ``.logits``, ``.data``
+        elif isinstance(parent, cst.Subscript) and parent.value is node:
+            node = parent
+        elif isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+            node = parent
+        elif isinstance(parent, cst.Arg):
+            holder = parents.get(id(parent))
+            if not isinstance(holder, cst.Call) or parent.keyword is not None or parent.star:
+                return False
+            callee = dotted(holder.func)
+            if callee in _NUMBER_BUILTINS:
+                return indexed
+            qualified = file_model.names.qualify(callee) or ""
+            if not qualified.startswith("torch.") or qualified.startswith(("torch.autograd", "torch.distributions")):
+                return False  # a helper, a loss kept elsewhere, a distribution to draw from
+            indexed = indexed or qualified.rsplit(".", 1)[-1] in _INDEX_READS
+            node = holder
+        else:
+            return False
+
+
+def forwards_that_train(file_model: FileModel) -> bool:
+    """Does a model class of this file backpropagate or step an optimizer in its own
+    ``forward`` (test-time adaptation: each call takes a step on its output)? Then reading
+    numbers off a forward is no sign that its graph goes unused."""
+    return file_model.derived(_forwards_that_train)
+
+
+def _forwards_that_train(file_model: FileModel) -> bool:
+    for (_, name), method in file_model.methods.items():
+        if name in vocab.FORWARD_METHODS:
+            if any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
+                   for c in file_model.reachable_calls(method)):
                 return True
     return False

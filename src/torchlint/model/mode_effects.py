@@ -67,6 +67,81 @@ def _mode_free_model(file_model: FileModel, key: str) -> bool:
     return _Checker(file_model).model_name(key) is True
 
 
+def loaded_in_training_mode(file_model: FileModel, target: str) -> bool:
+    """Is every model the file binds to ``target``'s name built here with a layer that surely
+    acts differently in training mode (batch-norm, dropout with a rate that is not zero), in
+    a class of the file or an ``nn.Sequential``, and given trained weights with
+    ``target.load_state_dict(...)``? A module starts in training mode and loading weights
+    keeps it there: predictions from it drop activations and normalise by the batch. Not a
+    whole model from ``torch.load`` or ``from_pretrained`` (they keep, or set, the mode it
+    was saved in), nor ``Net().eval()``."""
+    return file_model.derived(_loaded_in_training_mode, model_key(target))
+
+
+def _loaded_in_training_mode(file_model: FileModel, key: str) -> bool:
+    if not any(c.method == "load_state_dict" and c.receiver and model_key(c.receiver) == key
+               for c in file_model.calls):
+        return False
+    values = [a.value for a in file_model.assignments
+              if any(model_key(p) == key for t in a.targets for p in bound_paths(t))]
+    return bool(values) and all(_built_in_training_mode(file_model, v, set()) for v in values)
+
+
+def _built_in_training_mode(file_model: FileModel, value: Optional[cst.BaseExpression], seen: set) -> bool:
+    """``Net(...)``, ``nn.Sequential(...)``, either followed by ``.to(device)``, holding a
+    layer that surely reads the mode."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in _SAME_MODEL_METHODS:
+        if value.func.attr.value in ("train", "eval"):
+            return False  # ``Net().eval()``: put in a mode on the spot
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return False
+    callee = dotted(value.func)
+    if callee in file_model.class_bases:
+        return _class_reads_the_mode(file_model, callee, seen)
+    return file_model.names.qualify(callee) == "torch.nn.Sequential" and _holds_mode_layer(file_model, value)
+
+
+def _class_reads_the_mode(file_model: FileModel, cls: str, seen: set) -> bool:
+    """A class of the file that builds a mode-reading layer, itself or through a base of the
+    file, none of which minds its own mode (``self.eval()`` in ``__init__``, a ``train()`` of its own)."""
+    lineage, todo = [], [cls]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        lineage.append(name)
+        todo.extend(base for base in file_model.class_bases.get(name, ()) if base in file_model.class_bases)
+    methods = [scope for scope in file_model.scopes if file_model.enclosing_class(scope) in lineage]
+    if any(scope.name in ("train", "eval") or any(c.method in ("train", "eval") and c.receiver == "self"
+                                                  for c in scope.calls) for scope in methods):
+        return False
+    return any(_mode_layer(file_model, c.node) for scope in methods for c in scope.calls)
+
+
+def _holds_mode_layer(file_model: FileModel, call: cst.Call) -> bool:
+    return any(_mode_layer(file_model, c) for c in _calls_in(call))
+
+
+def _mode_layer(file_model: FileModel, call: cst.Call) -> bool:
+    """``nn.BatchNorm2d(16)``, ``nn.Dropout()``, ``nn.Dropout(0.3)``: not a dropout whose rate
+    we cannot read (a config's ``dropout`` may be 0)."""
+    qualified = file_model.names.qualify(dotted(call.func)) or ""
+    if not qualified.startswith("torch.nn.") or qualified.count(".") != 2:
+        return False
+    name = qualified.rsplit(".", 1)[-1]
+    if "BatchNorm" in name:
+        return True
+    if not name.endswith("Dropout") and not name.startswith("Dropout"):
+        return False
+    rate = keyword(call, "p") or positional(call, 0)
+    if rate is None:
+        return True  # the default rate, 0.5
+    return isinstance(rate, (cst.Integer, cst.Float)) and rate.value.strip("0.") != ""
+
+
 def _combined(answers: Iterable[Optional[bool]]) -> Optional[bool]:
     """False if any part may depend on the mode, else True if some part was seen built, else
     None: nothing but names that lead back to what is being judged, or empty containers."""

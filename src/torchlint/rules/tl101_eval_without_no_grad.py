@@ -13,7 +13,8 @@ from torchlint.model import CallSite, FileModel, GradMode, Span, differentiated,
 from torchlint.model.ast_reading import flat_targets
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import (
-    demonstrates_fresh_layers, evaluation_only, guarded_training, raw_parameters, training_flag_switches,
+    bound_locally, computes_with, demonstrates_fresh_layers, evaluation_only, forwards_that_train, guarded_training,
+    hand_written_forward, raw_parameters, read_as_numbers, training_flag_switches,
 )
 from torchlint.model.project_calls import evaluation_forwards
 from torchlint.model.sinks import Meters
@@ -216,6 +217,35 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
     return False
 
 
+_NUMBER_READ_METHODS = frozenset(("item", "tolist", "numpy"))
+_NUMBER_BUILTINS = frozenset(("int", "float", "bool", "round"))
+
+
+def _reads_numbers_off_a_forward(tree_index: TreeIndex) -> bool:
+    """A call that may be a forward inside a number read (``.item()``, ``.tolist()``,
+    ``.numpy()``, ``int(...)``): what ``_only_numbers`` reports, read off the ast (more,
+    never fewer). Functions count in a module that runs code of its own, as
+    ``_runs_as_a_script`` asks; module-level code always."""
+    nodes = tree_index.module_nodes() if _runs_code_of_its_own(tree_index) else tree_index.import_time_nodes()
+    parameters = None
+    for node in nodes:
+        if not isinstance(node, ast.Call) or not (
+                (isinstance(node.func, ast.Attribute) and node.func.attr in _NUMBER_READ_METHODS)
+                or (isinstance(node.func, ast.Name) and node.func.id in _NUMBER_BUILTINS)):
+            continue
+        for inner in ast.walk(node):
+            if inner is node or not isinstance(inner, ast.Call):
+                continue
+            callee = tree_gate.forward_callee(inner)
+            if tree_gate.may_be_forward(inner) or callee in tree_index.constructed_names():
+                return True
+            if parameters is None:  # ``def pick(f, obs)``: roles may make ``f`` a model its callers pass
+                parameters = {n.arg for n in tree_index.module_nodes() if isinstance(n, ast.arg)}
+            if callee in parameters:
+                return True
+    return False
+
+
 # Made to require grad (``evaluation.raw_parameters``): ``requires_grad = False`` freezes, it trains
 # nothing. ``Parameter`` without its bracket: ``from torch.nn import Parameter as P`` then ``P(w)``;
 # an annotation may come first: ``w.requires_grad: bool = True``.
@@ -238,6 +268,19 @@ def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
             if any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params for n in nodes):
                 return True
     return False
+
+
+def _calls_hand_written_forward(tree_index: TreeIndex) -> bool:
+    """A call of a function of the file (no method) that reads a tensor made to require grad
+    (``def net(x): return x @ W1 + b1``): what ``evaluation.hand_written_forward`` may take."""
+    if not _HAND_TRAINED(tree_index.code_text()):
+        return False
+    params = _raw_parameter_paths(tree_index.module_nodes())
+    forwards = {name for name, definitions in tree_index.definitions.items() for f in definitions
+                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(f) not in tree_index.method_ids()
+                and any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params for n in ast.walk(f))}
+    return bool(forwards) and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in forwards
+                                  for n in tree_index.module_nodes())
 
 
 def _raw_parameter_paths(nodes: list) -> set:
@@ -371,7 +414,8 @@ class EvalWithoutNoGrad(Rule):
         return (_switches_and_runs(tree_index) or tree_index.evaluation_loops() or _hands_model_to_import(tree_index)
                 or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
                 or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index)
-                or _generates_in_a_loop(tree_index))
+                or _generates_in_a_loop(tree_index) or _reads_numbers_off_a_forward(tree_index)
+                or _calls_hand_written_forward(tree_index))
 
     docs = """
 ## What it does
@@ -382,13 +426,18 @@ a loop over a validation or test loader, with neither `torch.no_grad()` nor
 `torch.inference_mode()` in effect.
 
 Inference is also told by what the code does with the result: an agent's
-action read off as numbers at every environment step (`q(s).argmax().item()`),
+action read off as numbers at every environment step (`q(s).argmax().item()`,
+also between the updates of the loop that trains it: a forward whose output
+becomes numbers in its own statement feeds no backward, and the fix wraps
+that statement alone),
 a decoding or sampling loop (`while`, `range`) that runs a model's parts after
 `model.eval()` (`decoder.fc(h)` in a beam search), hand-written layers put in
 eval mode with `layer.training = False`, and sampling with tensors trained by
 hand (`W = torch.randn(..., requires_grad=True)`, `emb = C[context]`,
 `h @ W1`) in a loop that only reads numbers off its results and feeds no
-backward. Code that keeps what it sampled for a loss (REINFORCE's log-probs,
+backward. A function of the file that computes with such tensors and no
+gradient (`def net(x): return relu(x @ W1 + b1) @ W2 + b2`) is a model written
+as a function: its calls are forwards like a module's. Code that keeps what it sampled for a loss (REINFORCE's log-probs,
 an actor-critic's saved values, a DQN's update step, teacher forcing) is
 training and stays silent, also when it keeps them through a method of its
 own class (`pi.put_data((r, prob[a]))`).
@@ -481,7 +530,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 yield self.report(call.node, _HELPER_MESSAGE.format(call.callee), fix=_no_grad_fix(file_model, call))
             forwards_reported = set()  # loops already reported through a model call
             for call in scope.calls:
-                if not (file_model.is_forward(call, models) or _steps_a_part(file_model, scope, call, models)):
+                if not (file_model.is_forward(call, models) or _steps_a_part(file_model, scope, call, models)
+                        or hand_written_forward(file_model, call)):
                     continue
                 if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
@@ -494,7 +544,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
                     forwards_reported.add(id(_outermost(call.site.loop)))
-                    yield self.report(call.node, fix=_no_grad_fix(file_model, call))
+                    yield self.report(call.node, fix=_no_grad_fix(file_model, call, span))
                 elif _before_guarded_backward(file_model, scope, call):
                     # no_grad would stop the training half too: no fix, set_grad_enabled is the cure.
                     yield self.report(call.node)
@@ -512,7 +562,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
             loop = _outermost_step_loop(a.site.loop)
             if loop is None or id(loop) in reported or a.kind not in ("assign", "aug") or a.value is None:
                 continue
-            if not _computes_with(file_model, a.value, params - _bound_locally(scope)):
+            if not computes_with(file_model, a.value, params - bound_locally(scope)):
                 continue
             if file_model.grad_at(a.site) is not GradMode.GRAD or not _reads_numbers(scope, loop):
                 continue
@@ -555,7 +605,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
             return (scope.start, scope.end)
         if not scope.is_module and _global_model_in_eval(file_model, scope, target):
             return (scope.start, scope.end)
-        if _runs_on_held_out_data(file_model, scope, call):
+        if _runs_on_held_out_data(file_model, scope, call) or _only_numbers(file_model, scope, call):
             return (call.order, call.order + 1)
         return _pure_inference(file_model, scope, call)
 
@@ -994,9 +1044,14 @@ def caption(features, start, end, max_len=20):
     )
 
 
-def _no_grad_fix(file_model: FileModel, call: CallSite) -> Optional[Fix]:
-    """Wrap the loop around the forward pass (or its statement, outside loops) in ``no_grad``."""
-    return _wrap_in_no_grad(file_model, call.scope, call.site.loop, call.node)
+def _no_grad_fix(file_model: FileModel, call: CallSite, span: Optional[Tuple[int, int]] = None) -> Optional[Fix]:
+    """Wrap the loop around the forward pass (or its statement, outside loops) in ``no_grad``;
+    only the statement when the evaluation is that statement alone (``q(obs).argmax().item()``
+    between the updates of a training loop, which no_grad around the loop would stop)."""
+    loop = call.site.loop
+    if loop is not None and span is not None and not span[0] <= loop.start < loop.end <= span[1]:
+        loop = None
+    return _wrap_in_no_grad(file_model, call.scope, loop, call.node)
 
 
 def _wrap_in_no_grad(file_model: FileModel, scope: Scope, loop: Optional[Loop],
@@ -1055,29 +1110,6 @@ def _outermost_step_loop(loop: Optional[Loop]) -> Optional[Loop]:
         steps = steps or loop.iter is None or _is_range(loop.iter)
         outer, loop = loop, loop.parent
     return outer if steps else None
-
-
-def _computes_with(file_model: FileModel, expr: cst.BaseExpression, params: FrozenSet[str]) -> bool:
-    """Does ``expr`` compute with one of ``params``: ``C[ix]``, ``h @ W2 + b2``,
-    ``torch.tanh(W)``? Reading ``W.shape``, ``W.grad`` or ``W.data`` is no computation."""
-    found = []
-
-    def enter(node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Subscript):
-            found.append(dotted(node.value) in params)
-        elif isinstance(node, cst.BinaryOperation):
-            found.append(dotted(node.left) in params or dotted(node.right) in params)
-        elif isinstance(node, cst.Call) and (file_model.names.qualify(dotted(node.func) or "") or "").startswith("torch."):
-            found.append(any(dotted(arg.value) in params for arg in node.args))
-
-    walk(expr, enter, lambda n: None)
-    return any(found)
-
-
-def _bound_locally(scope: Scope) -> set:
-    if scope.is_module:
-        return set()
-    return set(scope.params) | {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
 
 
 def _reads_numbers(scope: Scope, loop: Loop) -> bool:
@@ -1295,6 +1327,25 @@ def _pure_inference(file_model: FileModel, scope: Scope, call: CallSite) -> Opti
     if _keeps_graph(file_model, scope) or scope.name in ("closure", "__call__"):
         return None
     return (scope.start, scope.end)
+
+
+def _only_numbers(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
+    """``action = q(obs).argmax().item()`` at every environment step, also between the updates
+    of a training loop: the forward's output becomes numbers in its own statement, so nothing
+    can backpropagate through it, whatever else the loop trains. Not on inputs that carry a
+    graph (``D(fake).mean().item()`` on a GAN's generated batch: a look at the training
+    computation itself). What ``_pure_inference`` leaves alone (hooks, frozen models, tracing
+    libraries, a library's functions) stays so."""
+    if not read_as_numbers(file_model, call) or forwards_that_train(file_model):
+        return False
+    taint = file_model.taint(scope)
+    if any(taint.carries_graph(arg.value, call.order) for arg in call.node.args):
+        return False
+    if _registers_hooks(file_model) or _freezes_parameters(file_model):
+        return False
+    if file_model.names.imported_roots & _TRACING_LIBRARIES:
+        return False
+    return scope.is_module or _runs_as_a_script(file_model)
 
 
 def _runs_as_a_script(file_model: FileModel) -> bool:

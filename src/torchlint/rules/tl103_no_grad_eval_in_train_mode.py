@@ -12,7 +12,8 @@ from torchlint.tree_gate import TreeIndex, may_be_forward, names_in, train_mode_
 from torchlint.model import FileModel, GradMode
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional, referenced_paths
-from torchlint.model.mode_effects import mode_free_model
+from torchlint.model.evaluation import on_random_input
+from torchlint.model.mode_effects import loaded_in_training_mode, mode_free_model
 from torchlint.model.modes import EVAL_WORDS, is_mode_helper, model_key, mode_switches, passes_model, same_model
 from torchlint.model.vocab import (
     FORWARD_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name, last_name, tokens,
@@ -32,7 +33,9 @@ class NoGradEvalInTrainMode(Rule):
         "still act as in training; call model.eval() before evaluating (and model.train() after)"
     )
     torch_programs_only = True
-    gate = (r"\.train\(|backward\(",)  # a call: "backward compatible" in a docstring trains nothing
+    # A call: "backward compatible" in a docstring trains nothing. ``load_state_dict(``: an
+    # inference script's model, built here in training mode and given trained weights.
+    gate = (r"\.train\(|backward\(|load_state_dict\(",)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
@@ -42,7 +45,8 @@ class NoGradEvalInTrainMode(Rule):
         evaluates = (_calls_an_evaluation_function(tree_index) or tree_index.evaluation_loops()
                      or any(isinstance(n, ast.Call) and may_be_forward(n) and _reads_eval_data_ast(n)
                             for n in tree_index.import_time_nodes()))
-        return evaluates and (tree_index.computes_gradients() or _switches_to_training(tree_index))
+        return (evaluates and (tree_index.computes_gradients() or _switches_to_training(tree_index))
+                or _predicts_without_grad_after_loading(tree_index))
 
     docs = """
 ## What it does
@@ -60,6 +64,16 @@ evaluation under `torch.no_grad()`; evaluation that also forgot `no_grad()`
 is reported too, with its own message ("model evaluated but never put in
 eval mode ..."), and TL101 reports the missing `no_grad()`.
 
+A file that trains nothing is read too when it predicts under `no_grad()` or
+`inference_mode()` with a model it built itself (a class of the file, an
+`nn.Sequential`) with batch-norm or dropout, and gave trained weights with
+`load_state_dict`: an inference script or a service. A module starts in
+training mode and loading weights keeps it there. Not reported: a forward
+whose output is not used (a pass that recalibrates batch-norm statistics),
+random input (a shape check), a dropout rate the file does not show, classes
+that switch their own mode, and models the file did not build (`torch.load` of
+a whole model, `from_pretrained`, torchvision or timm builders).
+
 ## Why is this bad
 `no_grad()` stops autograd from recording; it does not change how layers
 behave. A model in training mode keeps dropping activations at random and
@@ -70,15 +84,16 @@ is chosen on wrong numbers; predictions change from call to call.
 
 It is deliberately conservative. Not reported: files that switch the model
 to eval mode anywhere (in a caller, a trainer method or a helper, a notebook
-cell before), models built in the evaluating function (an inference script
-may load a model in whatever mode it needs) unless that function trained it
-first, a module evaluating its own submodules (the caller owns `.eval()`),
+cell before), in a file that trains, models built in the evaluating function
+(it may load a model in whatever mode it needs) unless that function trained
+it first, a module evaluating its own submodules (the caller owns `.eval()`),
 methods of classes whose base class is defined elsewhere (trainer base
 classes and Lightning switch modes around their hooks), forward passes in
 loops that also train (a teacher or EMA model under `no_grad`), helpers
 whose every caller put the model it passes in eval mode, evaluation run only
 before any training (a shape check), code that computes gradients (test-time
-adaptation), files that neither train the model nor call `model.train()`,
+adaptation), files that neither train the model nor call `model.train()`
+(other than the inference scripts above),
 Monte-Carlo dropout (`model.train()` just before predicting with no training
 in between, `enable_dropout(model)`, `m.train()` over `model.modules()`),
 and models that `eval()` would not change: every model the file binds to
@@ -344,6 +359,8 @@ def _evaluated_in_train_mode(file_model: FileModel, context: "_FileModes", scope
                              target: str) -> bool:
     """Is this forward evaluation of a trained model that nothing puts in eval mode, where
     eval() would change something?"""
+    if _inference_only(file_model, context, call, target):
+        return True
     if not (_evaluation_loop(file_model, scope, call) or _prediction(file_model, scope, call)):
         return False
     if _built_in(scope, target, call.order) and not _trained_before(file_model, scope, target, call.order):
@@ -355,6 +372,33 @@ def _evaluated_in_train_mode(file_model: FileModel, context: "_FileModes", scope
     if not _after_training(file_model, scope, call):
         return False  # a shape check before training: the mode changes nothing yet
     return not mode_free_model(file_model, target)  # no dropout or batch-norm: eval() changes nothing
+
+
+def _inference_only(file_model: FileModel, context: "_FileModes", call: CallSite, target: str) -> bool:
+    """An inference script or service: a file that trains nothing predicts under ``no_grad`` or
+    ``inference_mode`` with a model it built with batch-norm or dropout and loaded trained
+    weights into, never switched to eval mode. What the forward returns is used (not a
+    batch-norm recalibration pass that runs the model for its running statistics) and its
+    input is not random (a shape check)."""
+    if file_model.grad_at(call.site) is not GradMode.NO_GRAD or context.trains_anything or context.managed(target):
+        return False
+    stmt = call.site.stmt
+    if isinstance(stmt, cst.Expr) and stmt.value is call.node:
+        return False
+    if call.node.args and all(on_random_input(file_model, call.scope, arg.value) for arg in call.node.args):
+        return False
+    return loaded_in_training_mode(file_model, target)
+
+
+_WEIGHTS_LOADED = re.compile(r"load_state_dict\(")
+_GRAD_OFF = re.compile(r"no_grad|inference_mode|set_grad_enabled")
+
+
+def _predicts_without_grad_after_loading(tree_index: TreeIndex) -> bool:
+    """Weights loaded into a model (``load_state_dict(``) and grad turned off somewhere:
+    what ``_inference_only`` needs, read off the text."""
+    text = tree_index.code_text()
+    return bool(_WEIGHTS_LOADED.search(text) and _GRAD_OFF.search(text))
 
 
 def _calls_an_evaluation_function(tree_index: TreeIndex) -> bool:
@@ -432,6 +476,14 @@ class _FileModes:
                 todo.extend((call.scope, handed) for call, handed in handed_in)
             self._switched = {path for _, path in found}
         return self._switched
+
+    @property
+    def trains_anything(self) -> bool:
+        """Does the file backpropagate, step an optimizer, or switch anything to training mode
+        (or to a mode we cannot read)?"""
+        file_model = self.file_model
+        return any(s.to_eval is not True for s in self.switches) or any(
+            file_model.computes_gradients(c) or file_model.stepped_optimizer(c) for c in file_model.calls)
 
     def managed(self, target: str) -> bool:
         """Does anything in the file put ``target`` in eval mode (or a mode we cannot read)?"""
