@@ -197,7 +197,7 @@ def _runs_code_of_its_own(tree_index: TreeIndex) -> bool:
 
 def _inference_without_backward(tree_index: TreeIndex) -> bool:
     """A body that runs a model-named call and reads numbers off it (``.argmax()``,
-    ``.item()``, ``multinomial``), with no backward of its own, in a module that runs code
+    ``.item()``, ``multinomial``, ``.data``), with no backward of its own, in a module that runs code
     of its own (a script, a notebook): ``_pure_inference``."""
     if not _runs_code_of_its_own(tree_index):
         return False
@@ -211,6 +211,9 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
                 forward = forward or tree_gate.may_be_forward(node) or (
                     tree_gate.forward_callee(node) in tree_index.constructed_names())
                 cut = cut or name in _CUTS
+            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "data":
+                cut = True  # ``q.max(1)[1].data[0]``: what ``_hands_back_numbers`` reads as a number
         else:
             if forward and cut:
                 return True
@@ -404,7 +407,7 @@ class EvalWithoutNoGrad(Rule):
             r"[Gg]reedy|GREEDY|[Cc]aption|CAPTION)|"
             r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
             r"[Tt]est_|_[Tt]est\b|[Vv]al_|_[Vv]al\b|"
-            r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(",)
+            r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(|\.data\[",)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
@@ -1203,7 +1206,9 @@ def _global_model_in_eval(file_model: FileModel, scope: Scope, target: Optional[
     return bool(mine) and all(s.to_eval is True and s.call.scope.is_module for s in mine)
 
 
-_NUMBER_CUTS = frozenset(("item", "numpy", "tolist", "argmax", "argmin", "data", "int", "float"))
+# ``.data`` counts where it is indexed (``.data[0]``, the number of code older than 0.4);
+# a bare ``.data`` is a detached tensor, not a number.
+_NUMBER_CUTS = frozenset(("item", "numpy", "tolist", "argmax", "argmin", "int", "float"))
 
 
 def _hands_back_numbers(file_model: FileModel, scope: Scope) -> bool:
@@ -1244,11 +1249,16 @@ def _cuts(node: Optional[cst.BaseExpression]) -> bool:
 
     def enter(n: cst.CSTNode) -> None:
         if (isinstance(n, cst.Attribute) and n.attr.value in _NUMBER_CUTS) or (
-                isinstance(n, cst.Call) and dotted(n.func) in ("int", "float")):
+                isinstance(n, cst.Call) and dotted(n.func) in ("int", "float")) or _indexes_data(n):
             found.append(n)
 
     walk(node, enter, lambda n: None)
     return bool(found)
+
+
+def _indexes_data(node: cst.CSTNode) -> bool:
+    """``q.max(1)[1].data[0]``."""
+    return isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "data"
 
 
 def _decodes(file_model: FileModel, scope: Scope) -> bool:
