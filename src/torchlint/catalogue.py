@@ -63,7 +63,7 @@ RULES = {  # code -> (name, on by default)
 }
 
 GATES = {  # code -> the regexes that must all match a file for the rule to look at it
-    "TL101": ('\\.[\\s\\\\]*eval[\\s\\\\]*\\([\\s\\\\]*(?:\\)|#)|\\.[\\s\\\\]*train[\\s\\\\]*\\([\\s\\\\(]*(?:False|0|mode|#)|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\\b|def \\w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|def \\w*(?:[Ss]ampl|SAMPL|[Gg]enerat|GENERAT|[Dd]ecod|DECOD|[Tt]ranslat|TRANSLAT|[Bb]eam|BEAM|[Gg]reedy|GREEDY|[Cc]aption|CAPTION)|[Tt]rain\\w*\\s*=\\s*(?:False|0\\b)|[\\"\'](?:val|valid|test|eval)[\\"\']|[Tt]est_|_[Tt]est\\b|[Vv]al_|_[Vv]al\\b|argmax|argmin|multinomial|topk|\\.item\\(|\\.tolist\\(|\\.numpy\\(',),
+    "TL101": ('\\.[\\s\\\\]*eval[\\s\\\\]*\\([\\s\\\\]*(?:\\)|#)|\\.[\\s\\\\]*train[\\s\\\\]*\\([\\s\\\\(]*(?:False|0|mode|#)|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\\b|def \\w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|def \\w*(?:[Ss]ampl|SAMPL|[Gg]enerat|GENERAT|[Dd]ecod|DECOD|[Tt]ranslat|TRANSLAT|[Bb]eam|BEAM|[Gg]reedy|GREEDY|[Cc]aption|CAPTION)|[Tt]rain\\w*\\s*=\\s*(?:False|0\\b)|[\\"\'](?:val|valid|test|eval)[\\"\']|[Tt]est_|_[Tt]est\\b|[Vv]al_|_[Vv]al\\b|argmax|argmin|multinomial|topk|\\.item\\(|\\.tolist\\(|\\.numpy\\(|\\.data\\[',),
     "TL102": ('no_grad|inference_mode|set_grad_enabled', '\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(|autograd'),
     "TL103": ('\\.train\\(|backward\\(|load_state_dict\\(',),
     "TL104": ('\\.[\\s\\\\]*eval[\\s\\\\]*\\([\\s\\\\]*(?:\\)|#)|\\.[\\s\\\\]*train[\\s\\\\]*\\([\\s\\\\(]*(?:False|0|mode|#)', '\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(|\\.step\\('),
