@@ -103,6 +103,34 @@ def argument_at_calls(file_model: FileModel, scope: Scope, name: str) -> list:
     return out
 
 
+def reads_module_binding(scope: Scope, name: str, order: int) -> bool:
+    """Does ``name`` read at ``order`` in the function ``scope`` hold what the module binds
+    to it (module state: ``W = torch.randn(3, 3, requires_grad=True)`` at the top of a
+    script, written in ``train_step``)? It does when the function declares it ``global``
+    and has not rebound it before ``order`` (``W -= g`` rebinds nothing), or when neither
+    the function nor one around it binds it (a closure's name is the outer function's),
+    and the module binds it somewhere."""
+    if scope.is_module:
+        return False
+    inner: Optional[Scope] = scope
+    if name in scope.global_names:
+        if any(a.order < order and a.kind != "aug" and _binds(a, name) for a in scope.assignments):
+            return False
+        inner = None
+    while inner is not None and not inner.is_module:
+        if name in inner.params or name in inner.global_names or any(_binds(a, name) for a in inner.assignments):
+            return False  # its own, or a closure's (a ``global`` around a closure: too rare to follow)
+        inner = inner.parent
+    module = scope
+    while module.parent is not None:
+        module = module.parent
+    return any(_binds(a, name) for a in module.assignments)
+
+
+def _binds(a: Assignment, name: str) -> bool:
+    return any(name in bound_paths(t) for t in a.targets)
+
+
 def reaching_value(scope: Scope, path: str, order: int) -> Optional[Tuple[Assignment, Optional[cst.BaseExpression]]]:
     """``(assignment, value)`` of the last binding of ``path`` in ``scope`` before ``order``.
 
