@@ -415,7 +415,9 @@ function reads from the module (`W = torch.randn(3, requires_grad=True)` or
 `head = nn.Linear(4, 2)` at module level, written in `train_step`, with or
 without `global W`) when the module holds a leaf under that name wherever
 its code may call the function, and no `global` rebinding elsewhere makes it
-something else.
+something else. A function that calls a helper of the file that
+backpropagates (`backprop(loss)`) records as much as one that calls
+`backward()` itself.
 
 ## Why is this bad
 Autograd cannot track an in-place change of a leaf it will accumulate a
