@@ -438,6 +438,58 @@ def test_helpers_that_want_gradients_or_share_a_graph_are_left_alone(helpers_pro
     assert [(d.line, d.code) for d in result.diagnostics] == []
 
 
+def test_a_helper_keeping_the_graph_it_is_handed_is_read_at_each_call(helpers_project):
+    (helpers_project / "pkg" / "engine.py").write_text(textwrap.dedent("""\
+        def step(loss, opt):
+            loss.backward(retain_graph=True)
+            opt.step()
+
+
+        def backward_kept(loss, scale=1.0):
+            (loss * scale).backward(retain_graph=True)
+        """))
+    script = helpers_project / "pkg" / "fit.py"
+    script.write_text(textwrap.dedent("""\
+        from .engine import step, backward_kept
+
+
+        def train(model, loader, opt, criterion):
+            for x, y in loader:
+                opt.zero_grad()
+                loss = criterion(model(x), y)
+                step(loss, opt)
+
+
+        def train_two_heads(encoder, head_a, head_b, loader, opt):
+            for x, y in loader:
+                opt.zero_grad()
+                features = encoder(x)
+                backward_kept(head_a(features, y))
+                backward_kept(head_b(features, y), 0.5)
+                opt.step()
+
+
+        def refine(objective, opt, steps):
+            for _ in range(steps):
+                opt.zero_grad()
+                step(objective, opt)
+
+
+        def fit_heads(trunk, heads, x, y, opt):
+            features = trunk(x)
+            for head in heads:
+                opt.zero_grad()
+                step(head(features, y), opt)
+        """))
+    functions = summarize((helpers_project / "pkg" / "engine.py").read_text()).functions
+    assert functions["step"].retained_params == {"loss"} and not functions["step"].retained_backward
+    assert functions["backward_kept"].retained_params == {"loss", "scale"}
+    result = lint_source(script.read_text(), str(script), ALL_RULES)
+    # Only the loss built afresh each iteration with nothing else backpropagating through it:
+    # two heads on one trunk, an objective made before the loop, shared features keep theirs.
+    assert [(d.line, d.code) for d in result.diagnostics] == [(8, "TL302")]
+
+
 def test_a_helper_per_batch_counts_where_it_repeats(helpers_project):
     (helpers_project / "pkg" / "per_batch.py").write_text(textwrap.dedent("""\
         def topk_hits(net, x, y, k=5):

@@ -193,6 +193,9 @@ class ModelBuilder:
         if node.value is not None:
             self.scope.returns.append((self._site(), node.value))
 
+    def visit_global(self, node: cst.Global) -> None:
+        self.scope.global_names.update(item.name.value for item in node.names)
+
     def visit_import(self, node: cst.Import) -> None:
         self.file_model.names.add_import(node)
 
@@ -212,6 +215,7 @@ _VISIT: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.AugAssign: ModelBuilder.visit_aug_assign,
     cst.Del: ModelBuilder.visit_del,
     cst.Return: ModelBuilder.visit_return,
+    cst.Global: ModelBuilder.visit_global,
     cst.Import: ModelBuilder.visit_import,
     cst.ImportFrom: ModelBuilder.visit_import_from,
     cst.Subscript: ModelBuilder.visit_subscript,

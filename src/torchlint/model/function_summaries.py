@@ -52,6 +52,9 @@ class FunctionSummary:
     retained_backward: bool  # its last backward is ``backward(retain_graph=True)``, outside loops
     steps: bool  # steps an optimizer
     seeds: bool = False  # seeds random numbers (``torch.manual_seed``, ``set_seed``, ...)
+    # The parameters whose graph that last retained backward differentiates when the caller
+    # hands it in (``def step(loss, opt): loss.backward(retain_graph=True)``): read at the call.
+    retained_params: frozenset = frozenset()
 
     def argument_for(self, call_args: list, param: str) -> Optional[int]:
         """Index into ``call_args`` ((keyword or None) list) of the argument bound to ``param``."""
@@ -87,6 +90,7 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         elif isinstance(node, ast.Return) and node.value is not None:
             facts.returns.append((node.value, off))
     labels = _labels_of_names(facts.assignments, names)
+    retained = _retained_last(facts.backwards, names, facts.assignments)
     returned = set()
     for value, off in facts.returns:
         if not off:
@@ -108,9 +112,10 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         needs_grad=facts.needs_grad,
         evaluates_itself=bool(facts.forwards & facts.switched_to_eval) or looped,
         forward_in_loop=facts.forward_in_loop,
-        retained_backward=_retained_last(facts.backwards, names, facts.assignments),
+        retained_backward=bool(retained) and not retained & names,
         steps=facts.steps,
         seeds=facts.seeds,
+        retained_params=frozenset(retained & names),
     )
 
 
@@ -302,21 +307,22 @@ def _plain(node: ast.AST, assignments: list, seen: set) -> bool:
     return False
 
 
-def _retained_last(backwards: list, params: set, assignments: list) -> bool:
-    """The function's last backward keeps its graph (``retain_graph=True``, no ``create_graph``),
-    runs once per call (outside the function's own loops) and differentiates a graph the
-    function built itself (not a tensor its caller handed in, which the caller may share)."""
+def _retained_last(backwards: list, params: set, assignments: list) -> set:
+    """The names the function's last backward starts from, when it keeps its graph
+    (``retain_graph=True``, no ``create_graph``), runs once per call (outside the function's
+    own loops) and differentiates a graph the function built itself or its caller handed in
+    (a parameter: the caller may share that graph, which the call site tells); else empty."""
     if not backwards:
-        return False
+        return set()
     call, in_loop = backwards[-1]
     if in_loop or not isinstance(call.func, ast.Attribute) or call.func.attr != "backward":
-        return False
+        return set()
     keywords = {k.arg: k.value for k in call.keywords}
     retain, create = keywords.get("retain_graph"), keywords.get("create_graph")
     if not (isinstance(retain, ast.Constant) and retain.value is True):
-        return False
+        return set()
     if create is not None and not _false(create):
-        return False
+        return set()
     roots = {n.id for n in ast.walk(call.func.value) if isinstance(n, ast.Name)}
     local = {name for targets, _v, _off, _aug in assignments for t in targets for name in assigned_names(t)}
-    return bool(roots) and not (roots & params) and roots <= local
+    return roots if roots <= local | params else set()

@@ -29,7 +29,8 @@ def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[Frozen
     """Does autograd surely record in ``scope``, whoever calls it?
 
     Module-level code does, and so does a function that itself backpropagates
-    (its loss needs grad). Otherwise only when every caller is in this module,
+    (its loss needs grad), or calls with grad on a function of this file that does
+    so in its caller's grad mode (``backprop(loss)``). Otherwise only when every caller is in this module,
     records at the call, and is itself known to record: a helper with no
     caller here may run under a caller's no_grad. A class's ``__init__`` is
     called where the class is built (``Net()``, ``Encoder(...)`` in another
@@ -45,6 +46,8 @@ def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[Frozen
         return scope.decorator_grad is GradMode.GRAD
     if any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in scope.calls):
         return True
+    if any(file_model.grad_at(c.site) is GradMode.GRAD and _backpropagates_as_called(file_model, c) for c in scope.calls):
+        return True  # ``backprop(loss)``: its loss needs grad as much as one backpropagated here
     if scope.class_name is not None and scope.name == "training_step":
         return True  # Lightning runs it with grad enabled
     if forward_records and scope.name == "forward" and file_model.is_module_class(scope.class_name):
@@ -59,6 +62,16 @@ def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[Frozen
         and known_grad_scope(file_model, c.scope, seen, forward_records=forward_records)
         for c in callers
     )
+
+
+def _backpropagates_as_called(file_model: FileModel, call: CallSite) -> bool:
+    """``call`` runs a function of this file that backpropagates in the grad mode of its
+    caller: no grad-mode decorator, its backward in no ``with`` block that sets the mode."""
+    target = file_model.resolve(call)
+    return target is not None and target.decorator_grad is None and any(
+        (file_model.is_backward(c) or file_model.is_autograd_grad(c)) and c.site.grad is None and not any(
+            order < c.order for order, _ in target.grad_switches)
+        for c in target.calls)
 
 
 def constructions(file_model: FileModel, cls: str) -> list:
@@ -101,6 +114,34 @@ def argument_at_calls(file_model: FileModel, scope: Scope, name: str) -> list:
             value = positional(call.node, names.index(name))
         out.append((call, value))
     return out
+
+
+def reads_module_binding(scope: Scope, name: str, order: int) -> bool:
+    """Does ``name`` read at ``order`` in the function ``scope`` hold what the module binds
+    to it (module state: ``W = torch.randn(3, 3, requires_grad=True)`` at the top of a
+    script, written in ``train_step``)? It does when the function declares it ``global``
+    and has not rebound it before ``order`` (``W -= g`` rebinds nothing), or when neither
+    the function nor one around it binds it (a closure's name is the outer function's),
+    and the module binds it somewhere."""
+    if scope.is_module:
+        return False
+    inner: Optional[Scope] = scope
+    if name in scope.global_names:
+        if any(a.order < order and a.kind != "aug" and _binds(a, name) for a in scope.assignments):
+            return False
+        inner = None
+    while inner is not None and not inner.is_module:
+        if name in inner.params or name in inner.global_names or any(_binds(a, name) for a in inner.assignments):
+            return False  # its own, or a closure's (a ``global`` around a closure: too rare to follow)
+        inner = inner.parent
+    module = scope
+    while module.parent is not None:
+        module = module.parent
+    return any(_binds(a, name) for a in module.assignments)
+
+
+def _binds(a: Assignment, name: str) -> bool:
+    return any(name in bound_paths(t) for t in a.targets)
 
 
 def reaching_value(scope: Scope, path: str, order: int) -> Optional[Tuple[Assignment, Optional[cst.BaseExpression]]]:

@@ -162,6 +162,7 @@ def _wants_gradients(file_model: FileModel, span: Tuple[int, int]) -> bool:
 # -- retained graphs ----------------------------------------------------------
 def retains_graph(file_model: FileModel, call: CallSite) -> Optional[FunctionSummary]:
     """The summary of a project function whose last backward keeps its graph
-    (``backward(retain_graph=True)``), for a call of it, else None."""
+    (``backward(retain_graph=True)``), one it built or one the call hands it
+    (``summary.retained_params``), for a call of it, else None."""
     summary = project_function(file_model, call)
-    return summary if summary is not None and summary.retained_backward else None
+    return summary if summary is not None and (summary.retained_backward or summary.retained_params) else None

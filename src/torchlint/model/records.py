@@ -7,7 +7,7 @@ and nested definitions alike.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple, Union
+from typing import List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -32,6 +32,7 @@ class Scope:
     returns: List[Tuple["Site", cst.BaseExpression]] = field(default_factory=list)
     loops: List["Loop"] = field(default_factory=list)
     grad_switches: List[Tuple[int, GradMode]] = field(default_factory=list)
+    global_names: Set[str] = field(default_factory=set)  # what its ``global`` statements declare
 
     @property
     def is_module(self) -> bool:

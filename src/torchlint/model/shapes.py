@@ -328,6 +328,12 @@ def _legacy_scalar_indexes(file_model: FileModel) -> list:
     return out
 
 
+def bound_around(file_model: FileModel, node: cst.CSTNode) -> set:
+    """The names that lambdas and comprehensions around ``node`` bind, up to its function:
+    ``p`` in ``[p.add_(1) for p in params]`` is not the function's (nor the module's) ``p``."""
+    return _function_and_local_names(file_model, node)[1]
+
+
 def _function_and_local_names(file_model: FileModel, node: cst.CSTNode) -> tuple:
     """The scope of the function ``node`` is in (the module's outside functions), and the
     names that lambdas and comprehensions between the two bind."""

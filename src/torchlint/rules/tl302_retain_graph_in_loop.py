@@ -8,8 +8,9 @@ import libcst as cst
 
 from torchlint.model import FileModel, Span, differentiated
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
+from torchlint.model.leaves import argument_at_calls
 from torchlint.edits import without_arg
-from torchlint.model.project_calls import project_function, retains_graph
+from torchlint.model.project_calls import argument, project_function, retains_graph
 from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.vocab import (
     GRAPH_FREE_FACTORIES, OPTIMIZER_WORD, is_loader_name, is_model_name, is_optimizer_name, last_name,
@@ -155,8 +156,11 @@ def _called_in_a_training_loop(file_model: FileModel, call: CallSite) -> bool:
     source = differentiated(call)
     roots = graph_roots(source) if source is not None else set()
     local = {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
-    if not roots or roots & set(scope.params) or not roots <= local:
-        return False  # a graph the caller handed in: it may be shared across calls
+    handed = roots & set(scope.params)
+    if not roots or not roots <= local | handed:
+        return False
+    if handed:  # a graph the caller hands in (``step(loss, opt)``): read at each call
+        return _handed_graph_kept(file_model, call, handed)
     for caller in file_model.callers.get(scope, ()):
         loop = caller.site.loop
         if loop is None or _later_backward(file_model, caller, loop) or _later_project_gradients(
@@ -164,6 +168,63 @@ def _called_in_a_training_loop(file_model: FileModel, call: CallSite) -> bool:
             continue
         shared, carried = _origin_of(_tensor_roots(file_model, caller), loop)
         if not shared and (carried or file_model.loop_role(loop).steps):
+            return True
+    return False
+
+
+def _handed_graph_kept(file_model: FileModel, backward: CallSite, params: set) -> bool:
+    """``def step(loss, opt): loss.backward(retain_graph=True)`` keeps the graph of what its
+    callers hand it. Kept for nothing when no call needs it again: no other gradient
+    computation in the caller's iteration (or after the call, outside loops), no graph
+    shared from before the loop; a leak when some caller's loop steps an optimizer or
+    links its iterations. A graph one call needs kept (``step(loss_a); step(loss_b)``
+    through one trunk) needs it at every call: then nothing is reported."""
+    bound = [argument_at_calls(file_model, backward.scope, param) for param in sorted(params)]
+    if not bound[0]:
+        return False  # no caller here: the callers elsewhere may share the graph
+    leaks = False
+    for i, (caller, _) in enumerate(bound[0]):
+        # Defaults hand nothing per call; every call binds the same parameters in the same order.
+        values = [value for at_calls in bound for _, value in at_calls[i:i + 1] if value is not None]
+        if not values or _other_gradients(file_model, caller, backward):
+            return False
+        loop = caller.site.loop
+        if loop is None:
+            continue
+        roots = _tensor_roots_of(file_model, values)
+        shared, carried = _origin_of(roots, loop)
+        if shared or not _bound_in(roots, loop):
+            return False
+        leaks |= carried or bool(file_model.loop_role(loop).steps)
+    return leaks
+
+
+def _bound_in(roots: set, loop: Loop) -> bool:
+    """Each of ``roots`` is bound in the loop's every iteration: not a graph the loop only
+    reads (a parameter of its function, a tensor made before it), which every iteration
+    differentiates again and so must keep."""
+    bound = {p for a in loop.scope.assignments if loop.contains(a.order) for t in a.targets for p in bound_paths(t)}
+    return bool(roots) and roots <= bound
+
+
+def _other_gradients(file_model: FileModel, call: CallSite, backward: Optional[CallSite] = None) -> bool:
+    """Another gradient computation that may go through the graph ``call`` hands on: anywhere
+    in its loop's iteration (another call of the same function included), or after it in its
+    function when it is in no loop. ``backward``: the one ``call`` reaches itself, if any."""
+    loop = call.site.loop
+    if loop is None:
+        calls = file_model.reachable_calls(Span(call.order + 1, call.scope.end))
+    else:
+        calls = file_model.reachable_calls(loop)
+        if backward is not None and sum(file_model.resolve(c) is backward.scope for c in calls) > 1:
+            return True
+    for other in calls:
+        if other is backward or other is call:
+            continue
+        if file_model.is_backward(other) or file_model.is_autograd_grad(other):
+            return True
+        summary = project_function(file_model, other)
+        if summary is not None and summary.needs_grad:
             return True
     return False
 
@@ -179,7 +240,12 @@ def _tensor_roots(file_model: FileModel, call: CallSite) -> set:
     """The variables a call's arguments start from, models, optimizers, loaders and devices
     aside: a tensor among them computed before the loop (``feats = trunk(x)``, then
     ``fit_head(head, feats)`` per head) is a graph every call may share, and must keep."""
-    roots = set().union(*(graph_roots(a.value) for a in call.node.args)) if call.node.args else set()
+    return _tensor_roots_of(file_model, [a.value for a in call.node.args])
+
+
+def _tensor_roots_of(file_model: FileModel, values: list) -> set:
+    """``_tensor_roots`` of the expressions ``values``."""
+    roots = set().union(*(graph_roots(v) for v in values)) if values else set()
     return {r for r in roots if not (
         r in file_model.roles.models or r in file_model.roles.criteria or file_model.is_optimizer(r)
         or is_model_name(r) or is_loader_name(r) or "device" in r.lower())}
@@ -226,9 +292,12 @@ Finds `backward(retain_graph=True)` (and `torch.autograd.grad(...,
 retain_graph=True)`) inside a loop when nothing later in the same iteration
 backpropagates through that graph again. The same goes for a function's last
 `backward(retain_graph=True)` on a graph it built itself, when a training
-loop calls the function: reported at the backward for a function of the same
-file, at the call for a function of another module of the project (one the
-file imports: `from .engine import train_step`).
+loop calls the function, and on a loss its caller hands it (`def step(loss,
+opt): loss.backward(retain_graph=True)`), when the loop builds that loss
+afresh each iteration and no call needs the graph again: reported at the
+backward for a function of the same file, at the call for a function of
+another module of the project (one the file imports: `from .engine import
+train_step`).
 
 ## Why is this bad
 `retain_graph=True` keeps the graph's saved tensors (the activations) after
@@ -243,9 +312,11 @@ should have been detached.
 Reported in training loops (an optimizer steps in the iteration) and in any
 loop that feeds a graph tensor back into itself (a hidden state, a running
 total). Not reported: two backward passes through one graph in the same
-iteration (`loss1.backward(retain_graph=True); loss2.backward()`), loops over
-several losses, task heads or Jacobian rows that differentiate a graph built
-before the loop, loops that neither step an optimizer nor link iterations,
+iteration (`loss1.backward(retain_graph=True); loss2.backward()`, also when
+a helper runs either backward: a helper handed a loss is silent wherever one
+of its calls is followed, preceded or repeated by another backward in the
+iteration), loops over several losses, task heads or Jacobian rows that
+differentiate a graph built before the loop, loops that neither step an optimizer nor link iterations,
 and higher-order gradients with `create_graph=True`.
 
 ## Example
@@ -310,7 +381,16 @@ time".
             if loop is None or summary is None or _later_backward(file_model, call, loop) or _later_project_gradients(
                     file_model, call, loop):
                 continue
-            shared, carried = _origin_of(_tensor_roots(file_model, call), loop)
+            if summary.retained_params:  # the graph of what the call hands it (``step(loss, opt)``)
+                handed = [argument(call, summary, p) for p in sorted(summary.retained_params)]
+                if any(value is None for value in handed) or _other_gradients(file_model, call):
+                    continue
+                roots = _tensor_roots_of(file_model, handed)
+                if not _bound_in(roots, loop):
+                    continue
+            else:
+                roots = _tensor_roots(file_model, call)
+            shared, carried = _origin_of(roots, loop)
             if shared or not (carried or summary.steps or file_model.loop_role(loop).steps):
                 continue
             yield self.report(call.node, _HELPER_MESSAGE.format(call.callee))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple, Union
 
@@ -11,8 +12,10 @@ from torchlint.model import FileModel, GradMode
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional, referenced_paths
 from torchlint.model.leaves import (
     argument_at_calls, frozen_for, grad_switched_on, known_grad_scope, loop_members, reaching_value,
+    reads_module_binding,
 )
 from torchlint.model.parameters import layer_parameter
+from torchlint.model.shapes import bound_around
 from torchlint.model.vocab import PARAMETER_ITERATORS
 from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, own_nodes
@@ -296,6 +299,7 @@ class _Leaves:
         self.file_model = file_model
         self._bindings: Dict[Scope, Dict[str, List[Tuple[int, bool]]]] = {}
         self._params_of: Dict[str, Set[str]] = {}
+        self._module_leaves: Dict[str, bool] = {}
 
     def bindings(self, scope: Scope) -> dict:
         if scope not in self._bindings:
@@ -323,6 +327,8 @@ class _Leaves:
             leaf = True
         elif layer_parameter(file_model, scope, path, order):
             leaf = True
+        elif reads_module_binding(scope, path.split(".", 1)[0], order):
+            leaf = depth < 3 and self._module_leaf(path, depth)
         else:
             leaf = depth < 3 and path in scope.params and self._bound_to_leaves(scope, path, depth)
         if not leaf and depth < 3 and (members := loop_members(scope, path, order)) is not None:
@@ -330,6 +336,33 @@ class _Leaves:
             leaf = any((member_path := dotted(member)) is not None
                        and self.requires_grad_at(scope, member_path, order, depth + 1) for member in members[1])
         return leaf and not frozen_for(file_model, scope, order, self._owners(scope, path, order))
+
+    def _module_leaf(self, path: str, depth: int) -> bool:
+        """Module state (``W = torch.randn(3, requires_grad=True)``, ``head = nn.Linear(4, 2)``
+        for ``head.bias``) holds a leaf that requires grad whenever a function may run: at
+        every module-level call after the module binds it, and once the module has run. A
+        function that rebinds it through ``global`` must bind a leaf too."""
+        if path not in self._module_leaves:
+            self._module_leaves[path] = self._compute_module_leaf(path, depth)
+        return self._module_leaves[path]
+
+    def _compute_module_leaf(self, path: str, depth: int) -> bool:
+        module = self.file_model.module_scope
+        root = path.split(".", 1)[0]
+        for scope in self.file_model.scopes:
+            rebound = self.bindings(scope).get(root) if root in scope.global_names else None
+            if rebound and (path != root or not all(leaf for _, leaf in rebound)):
+                return False  # ``global W; W = W - lr * W.grad`` elsewhere: no longer a leaf
+        module_bindings = self.bindings(module)
+        bound = sorted(at for key in {root, path} for at, _ in module_bindings.get(key, ()))
+        if not bound:
+            return False
+        # The answer changes only where the module binds the name: one point per stretch
+        # between bindings that holds a call, the last (which sees the most freezes).
+        points: Dict[int, int] = {}
+        for order in [c.order for c in module.calls if c.order > bound[0]] + [module.end]:
+            points[bisect.bisect_left(bound, order)] = order
+        return all(self.requires_grad_at(module, path, order, depth + 1) for order in points.values())
 
     def _bound_to_leaves(self, scope: Scope, name: str, depth: int) -> bool:
         calls = argument_at_calls(self.file_model, scope, name)
@@ -377,7 +410,14 @@ with grad enabled: module-level script code, a function that also calls
 `backward()`, a model's `forward`, and code only reached from such code,
 such as the `__init__` of a class built there (`model = Net()`) and helpers
 it calls. A helper's parameter counts as a leaf when every call of the
-helper in the file passes one (`init_table(self.pos.weight)`).
+helper in the file passes one (`init_table(self.pos.weight)`), and a name a
+function reads from the module (`W = torch.randn(3, requires_grad=True)` or
+`head = nn.Linear(4, 2)` at module level, written in `train_step`, with or
+without `global W`) when the module holds a leaf under that name wherever
+its code may call the function, and no `global` rebinding elsewhere makes it
+something else. A function that calls a helper of the file that
+backpropagates (`backprop(loss)`) records as much as one that calls
+`backward()` itself.
 
 ## Why is this bad
 Autograd cannot track an in-place change of a leaf it will accumulate a
@@ -429,7 +469,8 @@ for x, y in data:
             for node, path, site in self._writes(scope):
                 if path is None or file_model.grad_at(site) is not GradMode.GRAD:
                     continue
-                if leaves.requires_grad_at(scope, path, site.order):
+                if leaves.requires_grad_at(scope, path, site.order) and (
+                        path.split(".", 1)[0] not in bound_around(file_model, node)):
                     yield self.report(node)
 
     @staticmethod

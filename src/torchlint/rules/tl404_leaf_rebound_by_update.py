@@ -1,7 +1,7 @@
 """TL404: ``w = w - lr * w.grad`` outside no_grad turns the leaf into a graph node."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Optional, Tuple
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple, Union
 import libcst as cst
 
 from torchlint.model import FileModel, GradMode
@@ -68,7 +68,10 @@ Finds a hand-written gradient step that rebinds the name of a leaf tensor,
 w.grad`, and tuples such as `w, b = w - lr * w.grad, b - lr * b.grad`),
 while autograd records: outside `torch.no_grad()`, in code that surely runs
 with grad enabled (module-level script code, a function that calls
-`backward()`, or one whose callers in the file all record).
+`backward()`, or one whose callers in the file all record). A module-level
+leaf that a step function rebinds through `global w` is reported when a
+loop that backpropagates calls the function, every call records, and
+nothing makes `w` a leaf again: the next call is the next step.
 
 ## Why is this bad
 The subtraction is recorded: the new `w` is not a leaf but the output of a
@@ -121,7 +124,12 @@ for x, y in batches:
                     continue
                 loop = _training_loop(file_model, a)
                 if loop is None:
-                    continue  # one step and done (FGSM): there is no next step to break
+                    # One step and done (FGSM): there is no next step to break, unless the
+                    # name is module state and the next step is the next call.
+                    if _next_call_steps_again(file_model, scope, a, path):
+                        reported.add(id(a))
+                        yield self.report(a.node)
+                    continue
                 if not _made_leaf_again(file_model, scope, a, path, loop):
                     reported.add(id(a))
                     yield self.report(a.node)
@@ -191,12 +199,32 @@ def _training_loop(file_model: FileModel, update: Assignment) -> Optional[Loop]:
     return loop
 
 
-def _made_leaf_again(file_model: FileModel, scope: Scope, update: Assignment, path: str, loop: Loop) -> bool:
+def _next_call_steps_again(file_model: FileModel, scope: Scope, update: Assignment, path: str) -> bool:
+    """``global W`` then ``W = W - lr * W.grad`` in a step function a training loop calls:
+    the rebinding outlives the call, and the next call backpropagates through the non-leaf.
+    Every call records (none under ``no_grad``), one stands in a loop that backpropagates
+    (in the function or around the call), and nothing makes the name a leaf again, in the
+    function or in that loop."""
+    if scope.is_module or path not in scope.global_names:
+        return False
+    callers = file_model.callers.get(scope, ())
+    if not callers or any(file_model.grad_at(c.site) is not GradMode.GRAD for c in callers):
+        return False
+    if _made_leaf_again(file_model, scope, update, path, scope):
+        return False
+    loops = [c.site.loop for c in callers if c.site.loop is not None]
+    return any(file_model.loop_role(loop).backward and not _made_leaf_again(file_model, loop.scope, update, path, loop)
+               for loop in loops)
+
+
+def _made_leaf_again(file_model: FileModel, scope: Scope, update: Assignment, path: str,
+                     loop: Union[Loop, Scope]) -> bool:
     """Somewhere in the loop the name becomes a leaf again before the next backward:
     ``w = w.detach().requires_grad_()``, ``w = Variable(w.data, ...)``, ``w.detach_()``,
     a fresh binding each iteration (``for x, y in loader``, ``x_adv = x.clone()``), or
     ``w.requires_grad = True``, which raises on a non-leaf, so working code re-leafs it.
-    ``loop``: the update's ``_training_loop``."""
+    ``loop``: the update's ``_training_loop``; or a loop calling the function that updates
+    module state, or that function itself (then "the loop" is one call)."""
     for a in scope.assignments:
         if a is update or not loop.contains(a.order):
             continue
