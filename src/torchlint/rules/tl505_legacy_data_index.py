@@ -116,8 +116,8 @@ replaces can only raise.
         if not file_model.is_torch_code or file_model.target_torch_version < self._SINCE:
             return
         shapes = zero_dim(file_model)
-        for scope, node, tensor in legacy_scalar_indexes(file_model):
-            if not shapes.holds(tensor, scope):
+        for scope, node, tensor, order in legacy_scalar_indexes(file_model):
+            if not shapes.holds(tensor, scope, order):
                 continue
             item = cst.Call(func=cst.Attribute(value=tensor, attr=cst.Name("item")))
             yield self.report(node, fix=Fix("read the number with `.item()`", ((node, item),)))
