@@ -557,3 +557,51 @@ def test_summaries_of_0_dim_returns():
     assert functions["compute_loss"].returns_zero_dim and functions["td_loss"].returns_zero_dim
     assert not any(functions[name].returns_zero_dim
                    for name in ("per_sample", "maybe_reduced", "unreduced", "numpy_mean"))
+
+
+# -- a clipping helper of another module walking a generator twice (TL205) ---------------
+CLIPPING = """\
+def clip_gradients(parameters, max_norm):
+    total = sum(p.grad.data.norm(2) ** 2 for p in parameters) ** 0.5
+    coef = max_norm / (total + 1e-6)
+    for p in parameters:
+        p.grad.data.mul_(min(coef, 1.0))
+    return total
+
+
+def clip_listed(parameters, max_norm):
+    parameters = list(parameters)
+    total = sum(p.grad.data.norm(2) ** 2 for p in parameters) ** 0.5
+    for p in parameters:
+        p.grad.data.mul_(min(max_norm / (total + 1e-6), 1.0))
+"""
+
+CLIPPED_LOOP = """\
+import itertools
+{imports}
+
+
+def train(model, head, loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        clip_gradients(model.parameters(), 1.0)
+        clip_gradients(itertools.chain(model.parameters(), head.parameters()), max_norm=1.0)
+        clip_gradients(list(model.parameters()), 1.0)
+        clip_listed(model.parameters(), 1.0)
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("imports", ["from utils import clip_gradients, clip_listed", "from utils import *"])
+def test_a_helper_of_another_module_that_walks_a_generator_twice(tmp_path, imports):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "utils.py").write_text(CLIPPING)
+    source = CLIPPED_LOOP.format(imports=imports)
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    result = lint_source(source, str(script), ALL_RULES)
+    assert {(d.line, d.code) for d in result.diagnostics} == {(9, "TL205"), (10, "TL205")}
+    assert set(result.dependencies) == {str(tmp_path / "utils.py")}
+    summaries = summarize(CLIPPING).functions
+    assert summaries["clip_gradients"].rewalked == {"parameters"} and not summaries["clip_listed"].rewalked

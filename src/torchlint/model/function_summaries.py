@@ -56,6 +56,10 @@ class FunctionSummary:
     steps: bool  # steps an optimizer
     seeds: bool = False  # seeds random numbers (``torch.manual_seed``, ``set_seed``, ...)
     returns_zero_dim: bool = False  # every return is surely a 0-dim tensor: a reduced loss, a full ``.mean()``
+    # Parameters it walks to the end and then walks again to change their gradients (a norm
+    # summed over ``parameters``, then ``p.grad.mul_(coef)`` for each): given a generator, the
+    # second walk sees nothing.
+    rewalked: frozenset = frozenset()
 
     def argument_for(self, call_args: list, param: str) -> Optional[int]:
         """Index into ``call_args`` ((keyword or None) list) of the argument bound to ``param``."""
@@ -116,6 +120,7 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         steps=facts.steps,
         seeds=facts.seeds,
         returns_zero_dim=_ZeroDimReturns(func).every_return(),
+        rewalked=_rewalked(func, params),
     )
 
 
@@ -530,3 +535,81 @@ def _ast_visibly_not_torch(receiver: ast.AST) -> bool:
             node = node.value
         else:
             return isinstance(node, ast.Name) and node.id in NOT_TORCH_ROOTS
+
+
+# -- parameters walked twice --------------------------------------------------
+# Calls that read an iterable to its end (``any``/``all`` may stop early).
+_EXHAUSTING_CALLS = frozenset("list tuple set sorted sum min max".split())
+_CLIP_CALLS = frozenset(("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"))
+
+
+def _rewalked(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], params: Tuple[str, ...]) -> frozenset:
+    """The parameters ``func`` walks to the end in a statement of its own body that always
+    runs (a loop without ``break``, a comprehension, ``sum``/``list`` of it, a clip), and
+    walks again after that to change gradients: a loop over it that writes ``.grad`` in
+    place, or a clip of it. A parameter the function rebinds (``parameters = list(parameters)``)
+    is left out."""
+    out = set()
+    for param in params:
+        if any(param in _names_bound_in(statement) for statement in func.body):
+            continue
+        first = next((i for i, statement in enumerate(func.body) if _exhausts(statement, param)), None)
+        if first is not None and any(_changes_gradients_of(statement, param) for statement in func.body[first + 1:]):
+            out.add(param)
+    return frozenset(out)
+
+
+def _is_name(node: Optional[ast.AST], name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _clip_of(node: ast.AST, name: str) -> bool:
+    if not (isinstance(node, ast.Call) and last_name(ast_dotted(node.func) or "") in _CLIP_CALLS):
+        return False
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "parameters"), None)
+    return _is_name(given, name)
+
+
+def _exhausts(statement: ast.stmt, name: str) -> bool:
+    """Does the statement, whenever it runs, walk ``name`` to its end? A loop over it with no
+    ``break``, a ``with`` block one of whose statements does, a simple statement with a
+    comprehension over it or ``sum``/``list`` of it; not a statement of an ``if`` or a loop
+    over something else, which may not run."""
+    if isinstance(statement, (ast.For, ast.AsyncFor)) and _is_name(statement.iter, name):
+        return not any(isinstance(n, ast.Break) for body in statement.body for n, _o, _l in _node_and_children(body, False, False))
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return any(_exhausts(inner, name) for inner in statement.body)
+    if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+        return False
+    for node, _off, _loop in _node_and_children(statement, False, False):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
+                and _is_name(node.generators[0].iter, name):
+            return True
+        if isinstance(node, ast.Call) and (_clip_of(node, name) or (
+                isinstance(node.func, ast.Name) and node.func.id in _EXHAUSTING_CALLS
+                and any(_is_name(a, name) for a in node.args))):
+            return True
+    return False
+
+
+def _changes_gradients_of(statement: ast.stmt, name: str) -> bool:
+    for node, _off, _loop in _node_and_children(statement, False, False):
+        if _clip_of(node, name):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _is_name(node.iter, name) \
+                and any(_writes_grad(n) for body in node.body for n, _o, _l in _node_and_children(body, False, False)):
+            return True
+    return False
+
+
+def _writes_grad(node: ast.AST) -> bool:
+    """``p.grad.mul_(c)``, ``p.grad.data.clamp_(-v, v)``, ``p.grad = ...``, ``p.grad.data *= c``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
+            and not node.func.attr.startswith("_"):
+        return (ast_dotted(node.func.value) or "").endswith((".grad", ".grad.data"))
+    targets: List[ast.AST] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, ast.AugAssign):
+        targets = [node.target]
+    return any((ast_dotted(t) or "").endswith((".grad", ".grad.data")) for t in targets)
