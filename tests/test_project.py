@@ -516,3 +516,144 @@ def test_a_helper_per_batch_counts_where_it_repeats(helpers_project):
     result = lint_source(script.read_text(), str(script), ALL_RULES)
     # Once, on one sample (and with ``*sample``, whose arguments cannot be bound): silent.
     assert [(d.line, d.code) for d in result.diagnostics] == [(7, "TL101"), (13, "TL101")]
+
+
+# -- 0-dim losses returned by another module's function (TL505) -------------------------
+LOSSES = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def compute_loss(net, x, y):
+    return F.cross_entropy(net(x), y)
+
+
+def td_loss(q, target, weights):
+    loss = (q - target.detach()).pow(2) * weights
+    prios = loss + 1e-5
+    loss = loss.mean()
+    return loss
+
+
+def per_sample(q, target):
+    loss = (q - target).pow(2)
+    return loss
+
+
+def maybe_reduced(q, target, reduce):
+    loss = (q - target).pow(2)
+    if reduce:
+        loss = loss.mean()
+    return loss
+
+
+def unreduced(q, target):
+    return nn.MSELoss(reduction="none")(q, target)
+
+
+def numpy_mean(q):
+    return q.detach().numpy().mean()
+"""
+
+LEGACY_LOOP = """\
+import torch
+{imports}
+
+
+def train(model, loader, optimizer):
+    losses = []
+    for x, y in loader:
+        loss = compute_loss(model, x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.data[0])
+        print(td_loss(model(x), y, 1.0).data[0])
+        print(per_sample(model(x), y).data[0], maybe_reduced(model(x), y, True).data[0])
+        print(unreduced(model(x), y).data[0], numpy_mean(model(x)))
+    return losses
+"""
+
+
+@pytest.mark.parametrize("imports", [
+    "from losses import compute_loss, td_loss, per_sample, maybe_reduced, unreduced, numpy_mean",
+    "from losses import *",
+    "from .losses import *",
+])
+def test_a_loss_returned_by_another_module_is_0_dim(tmp_path, imports):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "losses.py").write_text(LOSSES)
+    source = LEGACY_LOOP.format(imports=imports)
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    result = lint_source(source, str(script), ALL_RULES)
+    assert {(d.line, d.code) for d in result.diagnostics if d.code == "TL505"} == {(12, "TL505"), (13, "TL505")}
+    assert set(result.dependencies) == {str(tmp_path / "losses.py")}
+
+
+def test_a_star_imported_name_the_file_rebinds_is_its_own(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "losses.py").write_text(LOSSES)
+    source = LEGACY_LOOP.format(imports="from losses import *\n\n\ndef compute_loss(net, x, y):\n"
+                                        "    return (net(x) - y).pow(2)\n")
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    result = lint_source(source, str(script), ALL_RULES)
+    assert {(d.line, d.code) for d in result.diagnostics if d.code == "TL505"} == {(18, "TL505")}
+
+
+def test_summaries_of_0_dim_returns():
+    functions = summarize(LOSSES).functions
+    assert functions["compute_loss"].returns_zero_dim and functions["td_loss"].returns_zero_dim
+    assert not any(functions[name].returns_zero_dim
+                   for name in ("per_sample", "maybe_reduced", "unreduced", "numpy_mean"))
+
+
+# -- a clipping helper of another module walking a generator twice (TL205) ---------------
+CLIPPING = """\
+def clip_gradients(parameters, max_norm):
+    total = sum(p.grad.data.norm(2) ** 2 for p in parameters) ** 0.5
+    coef = max_norm / (total + 1e-6)
+    for p in parameters:
+        p.grad.data.mul_(min(coef, 1.0))
+    return total
+
+
+def clip_listed(parameters, max_norm):
+    parameters = list(parameters)
+    total = sum(p.grad.data.norm(2) ** 2 for p in parameters) ** 0.5
+    for p in parameters:
+        p.grad.data.mul_(min(max_norm / (total + 1e-6), 1.0))
+"""
+
+CLIPPED_LOOP = """\
+import itertools
+{imports}
+
+
+def train(model, head, loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        clip_gradients(model.parameters(), 1.0)
+        clip_gradients(itertools.chain(model.parameters(), head.parameters()), max_norm=1.0)
+        clip_gradients(list(model.parameters()), 1.0)
+        clip_listed(model.parameters(), 1.0)
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("imports", ["from utils import clip_gradients, clip_listed", "from utils import *"])
+def test_a_helper_of_another_module_that_walks_a_generator_twice(tmp_path, imports):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "utils.py").write_text(CLIPPING)
+    source = CLIPPED_LOOP.format(imports=imports)
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    result = lint_source(source, str(script), ALL_RULES)
+    assert {(d.line, d.code) for d in result.diagnostics} == {(9, "TL205"), (10, "TL205")}
+    assert set(result.dependencies) == {str(tmp_path / "utils.py")}
+    summaries = summarize(CLIPPING).functions
+    assert summaries["clip_gradients"].rewalked == {"parameters"} and not summaries["clip_listed"].rewalked

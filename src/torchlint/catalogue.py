@@ -73,7 +73,7 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL202": ('zero_grad', '\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(', '\\.step\\('),
     "TL203": ('\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(', '\\.step\\('),
     "TL204": ('\\.step\\(\\s*\\)', '(?i:sched)|SWALR'),
-    "TL205": ('clip_grad',),
+    "TL205": ('clip_grad|parameters\\s*\\(',),
     "TL206": ('GradScaler|\\.\\s*scale\\s*\\(|unscale_',),
     "TL207": ('\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(', '\\.step\\(', 'SGD'),
     "TL301": ('\\.(?:append|appendleft|extend|insert)\\(|\\+=|\\]\\s*=[^=]|=\\s*[\\w.]+\\s*\\+', 'backward|\\.step\\(|training_step|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\\b|def \\w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)'),

@@ -318,6 +318,21 @@ class TreeIndex:
             self._project_imports = frozenset(found)
         return self._project_imports
 
+    def names_from_project(self) -> Tuple[frozenset, bool]:
+        """The local names imports anywhere in the file bind from modules that may be the
+        project's own (relative ones, or not the standard library's, torch's or the usual
+        libraries' around it), and whether a star import takes a whole such module."""
+        found: Set[str] = set()
+        star = False
+        for stmt in self.imports:
+            if isinstance(stmt, ast.ImportFrom):
+                if stmt.level or not _library(stmt.module or ""):
+                    found.update(a.asname or a.name for a in stmt.names if a.name != "*")
+                    star = star or any(a.name == "*" for a in stmt.names)
+            else:
+                found.update((a.asname or a.name).split(".")[0] for a in stmt.names if not _library(a.name))
+        return frozenset(found), star
+
     def calls_of_imports(self, body) -> Iterator[ast.Call]:
         """Calls among ``body``'s own nodes of a name from ``project_imports`` (``f(...)``, ``m.f(...)``)."""
         imported = self.project_imports()

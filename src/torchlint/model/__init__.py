@@ -660,6 +660,20 @@ class FileModel:
             return any(p in returned for t in targets for p in bound_paths(t))
         return False
 
+    @memoized_property
+    def bound_here(self) -> frozenset:
+        """Every name the file binds itself, in any scope: a function, a class, a method, a
+        parameter, an assignment's, a loop's or a ``with``'s target (an import is not one).
+        A builtin (``filter``) or a star import's name called here is what it says only
+        where none of these rebinds it."""
+        found = set(self.functions) | set(self.class_bases) | {name for _, name in self.methods}
+        for scope in self.scopes:
+            found.update(scope.params)
+        for a in self.assignments:
+            for target in a.targets:
+                found.update(p.split(".", 1)[0] for p in bound_paths(target))
+        return frozenset(found)
+
     @property
     def is_torch_code(self) -> bool:
         return not self.names.foreign_framework

@@ -25,9 +25,7 @@ from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.model import flow_back
-from torchlint.model.expr import bound_paths, dotted, keyword, positional, read_paths, referenced_paths
-from torchlint.model.steps import _parameter_owners
+from torchlint.model.expr import bound_paths, dotted, keyword, positional, referenced_paths
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -336,18 +334,3 @@ def scope_repeats(file_model: FileModel, scope: Scope) -> bool:
     return False
 
 
-# -- what an optimizer holds ---------------------------------------------------
-def held_parameters_of(optimizer: Assignment) -> Set[str]:
-    """The models whose ``parameters()`` the optimizer built in ``optimizer`` holds: read in
-    its construction (``SGD(model.parameters())``), or in the bindings, before it, of the
-    names it reads (``params = [p for p in model.parameters() if p.requires_grad]``)."""
-    value = optimizer.value
-    if value is None:
-        return set()
-    scope = optimizer.site.scope
-    owners = set(_parameter_owners(value))
-    names = flow_back(set(read_paths(value)), scope)
-    for a in scope.assignments:
-        if a.order < optimizer.order and a.value is not None and any(dotted(t) in names for t in a.targets):
-            owners.update(_parameter_owners(a.value))
-    return owners

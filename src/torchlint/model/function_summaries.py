@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assigned_names, ast_dotted
-from torchlint.model.vocab import LOSS_FUNCTIONS, is_eval_function_name, is_loss_name, is_optimizer_name, last_name
+from torchlint.model.vocab import (
+    FULL_REDUCTIONS, LOSS_FUNCTIONS, NOT_TORCH_ROOTS, REDUCTION_KEYWORDS, SHAPE_KEEPING_METHODS,
+    is_eval_function_name, is_loss_name, is_optimizer_name, last_name,
+)
 
 _GRAD_OFF = frozenset(("no_grad", "inference_mode"))
 # What wants gradients: a function doing any of this computes them, not an evaluation.
@@ -55,6 +58,11 @@ class FunctionSummary:
     # The parameters whose graph that last retained backward differentiates when the caller
     # hands it in (``def step(loss, opt): loss.backward(retain_graph=True)``): read at the call.
     retained_params: frozenset = frozenset()
+    returns_zero_dim: bool = False  # every return is surely a 0-dim tensor: a reduced loss, a full ``.mean()``
+    # Parameters it walks to the end and then walks again to change their gradients (a norm
+    # summed over ``parameters``, then ``p.grad.mul_(coef)`` for each): given a generator, the
+    # second walk sees nothing.
+    rewalked: frozenset = frozenset()
 
     def argument_for(self, call_args: list, param: str) -> Optional[int]:
         """Index into ``call_args`` ((keyword or None) list) of the argument bound to ``param``."""
@@ -116,6 +124,8 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         steps=facts.steps,
         seeds=facts.seeds,
         retained_params=frozenset(retained & names),
+        returns_zero_dim=_ZeroDimReturns(func).every_return(),
+        rewalked=_rewalked(func, params),
     )
 
 
@@ -326,3 +336,286 @@ def _retained_last(backwards: list, params: set, assignments: list) -> set:
     roots = {n.id for n in ast.walk(call.func.value) if isinstance(n, ast.Name)}
     local = {name for targets, _v, _off, _aug in assignments for t in targets for name in assigned_names(t)}
     return roots if roots <= local | params else set()
+
+
+# -- 0-dim results ------------------------------------------------------------
+_AST_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod)
+_TORCH_FUNCTIONAL = ("F", "functional", "torch.nn.functional", "nn.functional")
+
+
+class _ZeroDimReturns:
+    """Does a function surely return a 0-dim tensor? The stdlib-``ast`` reading of what
+    ``model/shapes.py`` asks of a function in the file itself, for the functions of other
+    modules: a reduced torch loss (``F.mse_loss(a, b)``, ``nn.MSELoss()(a, b)``), a full
+    reduction (``err.mean()``, ``torch.sum(err)``), arithmetic of those and numbers, or a
+    name bound to one. A name returned by the function's own body is read at the last
+    binding before the return (``loss = err * w`` then ``loss = loss.mean()``) when no
+    statement in between may bind it; elsewhere every binding of it must be one."""
+
+    def __init__(self, func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> None:
+        self.func = func
+        self.params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+        for extra in (func.args.vararg, func.args.kwarg):
+            if extra is not None:
+                self.params.add(extra.arg)
+        self.in_progress: Set[Tuple[str, Optional[int]]] = set()
+
+    def every_return(self) -> bool:
+        returns = []
+        for index, statement in enumerate(self.func.body):
+            for node, _off, _loop in _node_and_children(statement, False, False):
+                if isinstance(node, ast.Return):
+                    returns.append((node.value, index if node is statement else None))
+        return bool(returns) and all(v is not None and self.holds(v, at) for v, at in returns)
+
+    def holds(self, node: ast.AST, at: Optional[int]) -> bool:
+        """``at``: the index in the function's body of the statement reading ``node``, when it
+        stands there itself (not inside a block); None elsewhere."""
+        if isinstance(node, ast.Name):
+            return self._name(node.id, at)
+        if isinstance(node, ast.Attribute):
+            return node.attr == "data" and self.holds(node.value, at)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, (ast.USub, ast.UAdd)) and self.holds(node.operand, at)
+        if isinstance(node, ast.BinOp):
+            if not isinstance(node.op, _AST_ARITHMETIC):
+                return False
+            operands = [o for o in _ast_operands(node) if not _ast_number(o)]
+            return bool(operands) and all(self.holds(o, at) for o in operands)
+        if isinstance(node, ast.Call):
+            return self._call(node, at)
+        return False
+
+    def _call(self, call: ast.Call, at: Optional[int]) -> bool:
+        func = call.func
+        if isinstance(func, ast.Call):  # nn.MSELoss()(a, b)
+            built = ast_dotted(func.func) or ""
+            return (built.startswith(("nn.", "torch.nn.")) and built.endswith("Loss")
+                    and not built.endswith("WithLoss") and _ast_reduces(func) and bool(call.args))
+        path = ast_dotted(func) or ""
+        head, _, last = path.rpartition(".")
+        if head == "torch" and last in FULL_REDUCTIONS:
+            return len(call.args) >= 1 and _full_reduction(call, last, first=1)
+        if head in _TORCH_FUNCTIONAL and last in LOSS_FUNCTIONS:
+            return _ast_reduces(call) and bool(call.args)
+        if not isinstance(func, ast.Attribute) or (head.split(".", 1)[0] in ("torch", "F", "nn")):
+            return False
+        if func.attr in FULL_REDUCTIONS and _full_reduction(call, func.attr, first=0):
+            return not _ast_visibly_not_torch(func.value)
+        if func.attr in SHAPE_KEEPING_METHODS and (func.attr == "to" or not call.args):
+            return self.holds(func.value, at)
+        return False
+
+    def _name(self, name: str, at: Optional[int]) -> bool:
+        key = (name, at)
+        if key in self.in_progress:
+            return True  # ``loss = loss / n``: 0-dim if the other bindings are
+        self.in_progress.add(key)
+        try:
+            if at is not None:
+                last = self._last_binding(name, at)
+                if last is not None:
+                    value, index = last
+                    return self.holds(value, index)
+            if name in self.params:
+                return False
+            values = self._every_binding(name)
+            if not values or any(v is None for v in values):
+                return False
+            tensors = [v for v in values if v is not None and not _ast_number(v)]
+            return bool(tensors) and all(self.holds(v, None) for v in tensors)
+        finally:
+            self.in_progress.discard(key)
+
+    def _last_binding(self, name: str, at: int) -> Optional[Tuple[ast.expr, int]]:
+        """The value and index of the last statement of the body before ``at`` that binds
+        ``name`` as ``name = value``, when no statement between it and ``at`` binds it."""
+        for index in range(at - 1, -1, -1):
+            statement = self.func.body[index]
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == name:
+                return statement.value, index
+            if name in _names_bound_in(statement):
+                return None
+        return None
+
+    def _every_binding(self, name: str) -> List[Optional[ast.expr]]:
+        """The value of each binding of ``name`` in the function (the right side of
+        ``name += value``); None for one that binds no value we can read."""
+        out: List[Optional[ast.expr]] = []
+        for statement in self.func.body:
+            for node, _off, _loop in _node_and_children(statement, False, False):
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name) and target.id == name:
+                            out.append(node.value)
+                        elif name in set(assigned_names(target)):
+                            out.append(None)
+                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) \
+                        and node.target.id == name:
+                    out.append(node.value if isinstance(node.op, _AST_ARITHMETIC) else None)
+                elif name in _names_bound_by(node):
+                    out.append(None)
+        return out
+
+
+def _names_bound_by(node: ast.AST) -> Set[str]:
+    """The names a node other than ``=``/``+=`` binds: loop and ``with`` targets, ``del``,
+    annotated assignments, walrus, ``import``, nested ``def``/``class``."""
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return set(assigned_names(node.target))
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return {n for item in node.items if item.optional_vars is not None for n in assigned_names(item.optional_vars)}
+    if isinstance(node, ast.ExceptHandler):
+        return {node.name} if node.name else set()
+    if isinstance(node, ast.Delete):
+        return {n for t in node.targets for n in assigned_names(t)}
+    if isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+        return set(assigned_names(node.target))
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {node.name}
+    return set()
+
+
+def _names_bound_in(statement: ast.stmt) -> Set[str]:
+    found: Set[str] = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Assign):
+            found.update(n for t in node.targets for n in assigned_names(t))
+        elif isinstance(node, ast.AugAssign):
+            found.update(assigned_names(node.target))
+        else:
+            found |= _names_bound_by(node)
+    return found
+
+
+def _ast_operands(node: ast.AST) -> Iterator[ast.AST]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _AST_ARITHMETIC):
+        yield from _ast_operands(node.left)
+        yield from _ast_operands(node.right)
+    else:
+        yield node
+
+
+def _ast_number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        return _ast_number(node.operand)
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _full_reduction(call: ast.Call, name: str, first: int) -> bool:
+    """No dim given: ``x.sum()``, ``x.norm(2)``, ``torch.sum(x, dtype=...)``."""
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    if any(k.arg not in REDUCTION_KEYWORDS for k in call.keywords):
+        return False
+    return len(call.args) <= first + (1 if name == "norm" else 0)
+
+
+def _ast_reduces(call: ast.Call) -> bool:
+    """A loss call or construction that keeps torch's default of reducing to one number:
+    not ``reduction='none'``, ``reduce=False``, nor either given as something not literal."""
+    for k in call.keywords:
+        if k.arg is None:
+            return False  # ``**options``
+        if k.arg == "reduce" and not (isinstance(k.value, ast.Constant) and k.value.value is True):
+            return False
+        if k.arg == "reduction" and not (isinstance(k.value, ast.Constant)
+                                         and k.value.value in ("mean", "sum", "batchmean")):
+            return False
+    return not any(isinstance(a, ast.Constant) and (a.value is False or a.value == "none") for a in call.args)
+
+
+def _ast_visibly_not_torch(receiver: ast.AST) -> bool:
+    node = receiver
+    while True:
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("numpy", "tolist", "values"):
+                return True
+            node = node.func
+        elif isinstance(node, (ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Attribute) and node.attr in ("values", "numpy"):
+                return True
+            node = node.value
+        else:
+            return isinstance(node, ast.Name) and node.id in NOT_TORCH_ROOTS
+
+
+# -- parameters walked twice --------------------------------------------------
+# Calls that read an iterable to its end (``any``/``all`` may stop early).
+_EXHAUSTING_CALLS = frozenset("list tuple set sorted sum min max".split())
+_CLIP_CALLS = frozenset(("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"))
+
+
+def _rewalked(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], params: Tuple[str, ...]) -> frozenset:
+    """The parameters ``func`` walks to the end in a statement of its own body that always
+    runs (a loop without ``break``, a comprehension, ``sum``/``list`` of it, a clip), and
+    walks again after that to change gradients: a loop over it that writes ``.grad`` in
+    place, or a clip of it. A parameter the function rebinds (``parameters = list(parameters)``)
+    is left out."""
+    out = set()
+    for param in params:
+        if any(param in _names_bound_in(statement) for statement in func.body):
+            continue
+        first = next((i for i, statement in enumerate(func.body) if _exhausts(statement, param)), None)
+        if first is not None and any(_changes_gradients_of(statement, param) for statement in func.body[first + 1:]):
+            out.add(param)
+    return frozenset(out)
+
+
+def _is_name(node: Optional[ast.AST], name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _clip_of(node: ast.AST, name: str) -> bool:
+    if not (isinstance(node, ast.Call) and last_name(ast_dotted(node.func) or "") in _CLIP_CALLS):
+        return False
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "parameters"), None)
+    return _is_name(given, name)
+
+
+def _exhausts(statement: ast.stmt, name: str) -> bool:
+    """Does the statement, whenever it runs, walk ``name`` to its end? A loop over it with no
+    ``break``, a ``with`` block one of whose statements does, a simple statement with a
+    comprehension over it or ``sum``/``list`` of it; not a statement of an ``if`` or a loop
+    over something else, which may not run."""
+    if isinstance(statement, (ast.For, ast.AsyncFor)) and _is_name(statement.iter, name):
+        return not any(isinstance(n, ast.Break) for body in statement.body for n, _o, _l in _node_and_children(body, False, False))
+    if isinstance(statement, (ast.With, ast.AsyncWith)):
+        return any(_exhausts(inner, name) for inner in statement.body)
+    if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
+        return False
+    for node, _off, _loop in _node_and_children(statement, False, False):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
+                and _is_name(node.generators[0].iter, name):
+            return True
+        if isinstance(node, ast.Call) and (_clip_of(node, name) or (
+                isinstance(node.func, ast.Name) and node.func.id in _EXHAUSTING_CALLS
+                and any(_is_name(a, name) for a in node.args))):
+            return True
+    return False
+
+
+def _changes_gradients_of(statement: ast.stmt, name: str) -> bool:
+    for node, _off, _loop in _node_and_children(statement, False, False):
+        if _clip_of(node, name):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor)) and _is_name(node.iter, name) \
+                and any(_writes_grad(n) for body in node.body for n, _o, _l in _node_and_children(body, False, False)):
+            return True
+    return False
+
+
+def _writes_grad(node: ast.AST) -> bool:
+    """``p.grad.mul_(c)``, ``p.grad.data.clamp_(-v, v)``, ``p.grad = ...``, ``p.grad.data *= c``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") \
+            and not node.func.attr.startswith("_"):
+        return (ast_dotted(node.func.value) or "").endswith((".grad", ".grad.data"))
+    targets: List[ast.AST] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, ast.AugAssign):
+        targets = [node.target]
+    return any((ast_dotted(t) or "").endswith((".grad", ".grad.data")) for t in targets)

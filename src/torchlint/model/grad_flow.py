@@ -14,13 +14,17 @@ GradScaler, so the extra walk over a scope's statements is paid rarely.
 """
 from __future__ import annotations
 
+import ast
+import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from torchlint.model import vocab
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
+from torchlint.model.function_summaries import FunctionSummary, summarize_function
+from torchlint.model.project_calls import project_function
 from torchlint.model.records import CallSite, Loop, Scope
 
 if TYPE_CHECKING:
@@ -36,6 +40,9 @@ TORCH_CLIPS = frozenset(
 )
 # Calls that read their argument to the end; a generator passed to one is spent.
 _CONSUMERS = frozenset("list tuple set sorted sum min max any all enumerate zip".split())
+# What hands back a one-shot iterator over its arguments: stored, it is empty the second time.
+_ONE_SHOT_BUILTINS = frozenset(("filter", "map", "iter"))
+_ONE_SHOT_ITERTOOLS = frozenset(("itertools.chain", "itertools.chain.from_iterable"))
 
 Span = Union[Loop, Scope]
 
@@ -424,10 +431,35 @@ def _defines_parameters(file_model: FileModel) -> bool:
 
 
 def _is_parameters_generator(file_model: FileModel, binding: Assignment) -> bool:
-    value = binding.value
-    if binding.kind != "assign" or len(binding.targets) != 1 or not isinstance(value, cst.Call):
+    """``params = model.parameters()``, or a one-shot iterator over one:
+    ``itertools.chain(enc.parameters(), dec.parameters())``, ``filter(f, model.parameters())``,
+    ``(p for p in model.parameters() if p.requires_grad)``."""
+    if binding.kind != "assign" or len(binding.targets) != 1 or binding.value is None:
         return False
-    if not isinstance(value.func, cst.Attribute) or value.func.attr.value != "parameters":
+    return _parameters_iterator(file_model, binding.value)
+
+
+def _parameters_iterator(file_model: FileModel, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.GeneratorExp):
+        return _parameters_iterator(file_model, value.for_in.iter) or _parameters_call(file_model, value.for_in.iter)
+    if not isinstance(value, cst.Call):
+        return False
+    if _parameters_call(file_model, value):
+        return True
+    callee = dotted(value.func)
+    if callee is None or callee in file_model.bound_here:
+        return False
+    qualified = file_model.names.qualify_any(callee)
+    if qualified in _ONE_SHOT_ITERTOOLS or (qualified is None and callee in _ONE_SHOT_BUILTINS):
+        return any(_parameters_call(file_model, a.value) or _parameters_iterator(file_model, a.value)
+                   for a in value.args if not a.keyword)
+    return False
+
+
+def _parameters_call(file_model: FileModel, value: cst.BaseExpression) -> bool:
+    """``model.parameters()`` of a module (not of a function of this file, nor torch's own)."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "parameters"):
         return False
     call = file_model.call_of(value)
     return call is not None and file_model.resolve(call) is None and file_model.qualify(call) is None
@@ -451,3 +483,68 @@ def _iterates(node: cst.BaseExpression, path: Optional[str]) -> bool:
     if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
         return dotted(node.for_in.iter) == path
     return False
+
+
+# -- generators walked twice by a helper ---------------------------------------------
+def rewalking_helper(file_model: FileModel, call: CallSite) -> Optional[str]:
+    """For a call that hands a one-shot iterator over parameters (``model.parameters()``, or a
+    name bound to one, a stored ``chain`` of them) to a function of this file or of another
+    module of the project that walks that parameter to the end and then again to change its
+    gradients (a hand-written clip: the norm first, then ``p.grad.mul_(coef)``): the
+    function's name, as called. The second walk sees an empty iterator and clips nothing."""
+    args = call.node.args
+    if not args or any(a.star for a in args) or call.callee is None:
+        return None
+    given = [a for a in args if _one_shot_parameters(file_model, call, a.value)]
+    if not given:
+        return None  # most calls: nothing here is a parameters generator
+    target = file_model.resolve(call)
+    if target is not None:
+        summary = file_model.derived(_summary_of_local, target)
+        if summary is None or not summary.rewalked:
+            return None
+        names = summary.params[1:] if target.class_name is not None and call.callee.startswith(("self.", "cls.")) \
+            else summary.params
+    else:
+        summary = project_function(file_model, call)
+        if summary is None or not summary.rewalked:
+            return None
+        names = summary.params
+    for arg in given:
+        param = arg.keyword.value if arg.keyword is not None else _positional_name(args, arg, names)
+        if param in summary.rewalked:
+            return call.callee
+    return None
+
+
+def _positional_name(args: Sequence[cst.Arg], arg: cst.Arg, names: Tuple[str, ...]) -> Optional[str]:
+    index = [a for a in args if a.keyword is None].index(arg)
+    return names[index] if index < len(names) else None
+
+
+def _one_shot_parameters(file_model: FileModel, call: CallSite, value: cst.BaseExpression) -> bool:
+    """``model.parameters()``, ``chain(a.parameters(), b.parameters())``, or a name whose last
+    binding before ``call`` is one (and no class of this file defines its own ``parameters``)."""
+    if _defines_parameters(file_model):
+        return False
+    if _parameters_iterator(file_model, value):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    bindings = [a for a in call.scope.assignments if a.order < call.order and value.value in map(dotted, a.targets)]
+    return bool(bindings) and _is_parameters_generator(file_model, bindings[-1])
+
+
+def _summary_of_local(file_model: FileModel, scope: Scope) -> Optional[FunctionSummary]:
+    """The summary ``function_summaries`` gives a function of this file: its own text read
+    with the stdlib ``ast``, as a function of another module would be."""
+    if not isinstance(scope.node, cst.FunctionDef):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent(file_model.module.code_for_node(scope.node)))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # a multi-line string less indented than the method, say
+    found: Dict[str, FunctionSummary] = {
+        node.name: summarize_function(node) for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    return found.get(scope.name)

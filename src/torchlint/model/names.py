@@ -82,6 +82,8 @@ class TorchNames:
         # local name -> (module, imported name or None for a module, relative level): every
         # import, relative ones included, for finding the project module a name comes from.
         self.origins: dict = {}
+        # (module, relative level) of each ``from module import *``, in the file's order.
+        self.star_imports: list = []
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -106,7 +108,10 @@ class TorchNames:
                 self.aliases[root] = root
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
-        if not isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
+            self.star_imports.append(((_module_path(node.module) or "") if node.module is not None else "",
+                                      len(node.relative)))
+        else:
             module = (_module_path(node.module) or "") if node.module is not None else ""
             for alias in node.names:
                 local = alias.asname.name if alias.asname is not None else alias.name

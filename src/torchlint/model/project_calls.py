@@ -30,11 +30,28 @@ def project_function(file_model: FileModel, call: CallSite) -> Optional[Function
     """The summary of the project function ``call`` runs: ``evaluate(...)`` of ``from .metrics
     import evaluate``, ``net.evaluate(...)`` of ``import models.net as net``."""
     callee = call.callee
-    if callee is None or callee.count(".") > 1 or callee.split(".", 1)[0] not in file_model.names.origins:
-        return None  # most calls: nothing imported, no index asked
+    if callee is None or callee.count(".") > 1:
+        return None
+    if callee.split(".", 1)[0] not in file_model.names.origins:
+        if "." in callee or not file_model.names.star_imports or callee in file_model.bound_here:
+            return None  # most calls: nothing imported, no index asked
+        return file_model.derived(_star_imported, callee)  # ``from utils import *`` then ``compute_loss(...)``
     if file_model.names.qualify(callee) is not None or file_model.resolve(call) is not None:
         return None  # torch's own, or a function of this file
     return file_model.derived(_summary_of, callee)
+
+
+def _star_imported(file_model: FileModel, name: str) -> Optional[FunctionSummary]:
+    """The summary of function ``name`` of the last project module that a ``from module import *``
+    of this file finds it in (the one whose binding Python keeps)."""
+    project = file_model.project
+    if project is None or name.startswith("_"):
+        return None  # a star import leaves out private names
+    for module, level in reversed(file_model.names.star_imports):
+        summary = project.function_of(module, level, name)
+        if summary is not None:
+            return summary
+    return None
 
 
 def _summary_of(file_model: FileModel, callee: str) -> Optional[FunctionSummary]:

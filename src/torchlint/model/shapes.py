@@ -9,30 +9,24 @@ row 0 of it is correct. Unknown is not 0-dim.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional, Set, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
+from torchlint.model.constructions import Binding, reaching_bindings
 from torchlint.model.expr import dotted, keyword, positional
-from torchlint.model.vocab import LOSS_FUNCTIONS, tokens
+from torchlint.model.project_calls import project_function
+from torchlint.model.vocab import (
+    FULL_REDUCTIONS, LOSS_FUNCTIONS, NOT_TORCH_ROOTS, REDUCTION_KEYWORDS, SHAPE_KEEPING_METHODS, tokens,
+)
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment
     from torchlint.model import FileModel, Scope
 
-# Reductions that, called without a dim, reduce every element to one: a 0-dim tensor.
-FULL_REDUCTIONS = frozenset("sum mean max min prod norm std var median nansum nanmean amax amin all any".split())
-# Keywords a full reduction may take without naming a dim (``norm``'s first positional is ``p``).
-_REDUCTION_KEYWORDS = frozenset(("dtype", "p"))
-# Methods that hand back a tensor of the same shape (0-dim stays 0-dim).
-SHAPE_KEEPING_METHODS = frozenset(
-    "detach clone cpu cuda to float double half abs neg sqrt exp log squeeze contiguous".split()
-)
 # Torch functions of one tensor that keep its shape.
 _ELEMENTWISE = frozenset("abs neg sqrt exp log sigmoid tanh relu square".split())
-# Where the value came from visibly not torch: numpy and pandas reduce to scalars of their own.
-_NOT_TORCH_ROOTS = frozenset(("np", "numpy", "pd", "pandas", "math", "statistics"))
 _ARITHMETIC_UPDATES = frozenset(
     ("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign", "FloorDivideAssign", "PowerAssign", "ModuloAssign")
 )
@@ -79,23 +73,26 @@ class ZeroDim:
         self._names_in_progress: set = set()
         self._functions_in_progress: set = set()
 
-    def holds(self, expr: Optional[cst.BaseExpression], scope: Scope) -> bool:
+    def holds(self, expr: Optional[cst.BaseExpression], scope: Scope, order: Optional[int] = None) -> bool:
+        """``order``, where known, is that of the statement reading ``expr``: a name is then
+        also judged by the bindings that reach that read (``loss = per_element * w`` then
+        ``loss = loss.mean()``: 0-dim after the second)."""
         t = type(expr)
         e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
         if t is cst.Name:
-            return self._name(e.value, scope)
+            return self._name(e.value, scope, order)
         if t is cst.Attribute:
-            return e.attr.value == "data" and self.holds(e.value, scope)
+            return e.attr.value == "data" and self.holds(e.value, scope, order)
         if t is cst.Call:
-            return self._call(e, scope)
+            return self._call(e, scope, order)
         if t is cst.BinaryOperation:
-            return isinstance(e.operator, _ARITHMETIC) and self._arithmetic(e, scope)
+            return isinstance(e.operator, _ARITHMETIC) and self._arithmetic(e, scope, order)
         if t is cst.UnaryOperation:
-            return isinstance(e.operator, (cst.Minus, cst.Plus)) and self.holds(e.expression, scope)
+            return isinstance(e.operator, (cst.Minus, cst.Plus)) and self.holds(e.expression, scope, order)
         return False
 
     # -- calls -------------------------------------------------------------
-    def _call(self, call: cst.Call, scope: Scope) -> bool:
+    def _call(self, call: cst.Call, scope: Scope, order: Optional[int]) -> bool:
         func = call.func
         qualified = self.file_model.names.qualify(dotted(func))
         if qualified is not None and qualified.count(".") == 1:  # torch.sum(x)
@@ -104,14 +101,14 @@ class ZeroDim:
             if name in FULL_REDUCTIONS:
                 return first is not None and self._full_reduction_args(call, name, first=1)
             if name in _ELEMENTWISE and len(call.args) == 1 and first is not None:  # torch.abs(diff)
-                return self.holds(first, scope)
+                return self.holds(first, scope, order)
         elif qualified is None and isinstance(func, cst.Attribute):  # x.sum()
             method = func.attr.value
             if method in FULL_REDUCTIONS and self._full_reduction_args(call, method, first=0):
                 return not self._visibly_not_torch(func.value)
             # ``.to(device)`` and ``.cpu()`` move a tensor; none of these change its shape.
             if method in SHAPE_KEEPING_METHODS and (method == "to" or not call.args):
-                return self.holds(func.value, scope)
+                return self.holds(func.value, scope, order)
         return self.is_reduced_loss(call, scope)
 
     @staticmethod
@@ -124,7 +121,7 @@ class ZeroDim:
                 return False
             if arg.keyword is None:
                 seen += 1
-            elif arg.keyword.value not in _REDUCTION_KEYWORDS:
+            elif arg.keyword.value not in REDUCTION_KEYWORDS:
                 return False
         return seen <= allowed_positionals
 
@@ -141,7 +138,7 @@ class ZeroDim:
                     return True
                 node = node.value
             else:
-                return isinstance(node, cst.Name) and node.value in _NOT_TORCH_ROOTS
+                return isinstance(node, cst.Name) and node.value in NOT_TORCH_ROOTS
 
     def is_reduced_loss(self, call: cst.Call, scope: Scope) -> bool:
         """A loss that reduces to one number: ``F.cross_entropy(out, y)``, ``criterion(out, y)``
@@ -161,6 +158,9 @@ class ZeroDim:
         target = self.file_model.resolve(site) if site is not None else None
         if target is not None:
             return self._returns_zero_dim(target)
+        summary = project_function(self.file_model, site) if site is not None else None
+        if summary is not None:
+            return summary.returns_zero_dim  # ``from losses import td_loss``: its module's answer
         bindings = [a for a in self.file_model.assignments if any(dotted(t) == callee for t in a.targets)]
         if bindings:
             return all(self._binds_reducing_criterion(a) for a in bindings)
@@ -189,22 +189,29 @@ class ZeroDim:
             return False  # recursion proves nothing
         self._functions_in_progress.add(function)
         try:
-            values = [value for _, value in function.returns]
-            return bool(values) and all(v is not None and self.holds(v, function) for v in values)
+            returns = function.returns
+            return bool(returns) and all(v is not None and self.holds(v, function, site.order)
+                                         for site, v in returns)
         finally:
             self._functions_in_progress.discard(function)
 
     # -- names and arithmetic ----------------------------------------------
-    def _name(self, name: str, scope: Scope) -> bool:
+    def _name(self, name: str, scope: Scope, order: Optional[int] = None) -> bool:
         """Every binding of ``name`` in the scope (whichever reaches a use, in whatever
         branch or iteration) is a 0-dim tensor or a number, and at least one is a tensor:
         ``loss = 0`` then ``loss += criterion(out, y)`` ends a 0-dim tensor (or the int
-        0, which has no ``.data`` at all). Nothing else may bind it there."""
-        key = (id(scope), name)
-        if key in self._names_in_progress:
-            return True  # ``loss = loss / n``: 0-dim if the other bindings are
+        0, which has no ``.data`` at all). Nothing else may bind it there. Failing that,
+        where the read's ``order`` is known, every binding that may reach the read is one."""
         if name in scope.params:
             return False
+        if self._every_binding(name, scope):
+            return True
+        return order is not None and self._reaching(name, scope, order)
+
+    def _every_binding(self, name: str, scope: Scope) -> bool:
+        key = (id(scope), name, None)
+        if key in self._names_in_progress:
+            return True  # ``loss = loss / n``: 0-dim if the other bindings are
         values = list(_bound_values(scope, name))
         if not values or any(v is None for v in values):
             return False
@@ -215,11 +222,28 @@ class ZeroDim:
         finally:
             self._names_in_progress.discard(key)
 
-    def _arithmetic(self, expr: cst.BinaryOperation, scope: Scope) -> bool:
+    def _reaching(self, name: str, scope: Scope, order: int) -> bool:
+        """The bindings that may reach the read at ``order`` (``reaching_bindings``, and in a
+        loop around the read those after it, which reach the next iteration's read) are each
+        a 0-dim tensor or a number, at least one a tensor; each judged where it stands."""
+        key = (id(scope), name, order)
+        if key in self._names_in_progress:
+            return True  # ``loss = loss / n`` in a loop: 0-dim if the other bindings are
+        values = _reaching_values(self.file_model, scope, name, order)
+        if values is None:
+            return False
+        tensors = [(v, at) for v, at in values if not _is_number(v)]
+        self._names_in_progress.add(key)
+        try:
+            return bool(tensors) and all(self.holds(v, scope, at) for v, at in tensors)
+        finally:
+            self._names_in_progress.discard(key)
+
+    def _arithmetic(self, expr: cst.BinaryOperation, scope: Scope, order: Optional[int]) -> bool:
         """``loss_a + 0.1 * loss_b``: numbers and 0-dim tensors, at least one tensor."""
         operands = list(_operands(expr))
         tensors = [op for op in operands if not _is_number(op)]
-        return bool(tensors) and all(self.holds(op, scope) for op in tensors)
+        return bool(tensors) and all(self.holds(op, scope, order) for op in tensors)
 
 
 def _operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
@@ -248,6 +272,48 @@ def _bound_values(scope: Scope, name: str) -> Iterator[Optional[cst.BaseExpressi
                 yield a.value if a.op in _ARITHMETIC_UPDATES else None
             else:
                 yield _element_for(target, a.value, name) if a.kind == "assign" else None
+
+
+def _reaching_values(file_model: FileModel, scope: Scope, name: str, order: int,
+                     _seen: Optional[Set[int]] = None) -> Optional[List[Tuple[cst.BaseExpression, int]]]:
+    """``(value, order of its binding)`` for each binding of ``name`` that may reach a read at
+    ``order`` in ``scope``; for ``name += value``, ``value`` and what reaches that statement
+    (the sum has the shape of both). None when one of them binds no value we can read (a
+    loop target, ``del``, unpacking) or none binds the name."""
+    seen = set() if _seen is None else _seen
+    if order in seen:
+        return []
+    seen.add(order)
+    bindings = list(reaching_bindings(file_model, scope, name, order))
+    for loop in scope.loops:
+        if loop.contains(order):  # bound later in the loop: reaches the read on the next pass
+            bindings += [b for a in scope.assignments if order <= a.order < loop.end
+                         for b in _bindings_named(a, name)]
+    if not bindings:
+        return None
+    out = []
+    for b in bindings:
+        a = b.assignment
+        if a.kind == "aug":
+            if a.op not in _ARITHMETIC_UPDATES or a.value is None:
+                return None
+            before = _reaching_values(file_model, scope, name, a.order, seen)
+            if before is None:
+                return None
+            out += before
+            out.append((a.value, a.order))
+            continue
+        value = b.value if a.kind == "assign" and b.index is None else None
+        if value is None:
+            return None
+        out.append((value, a.order))
+    return out
+
+
+def _bindings_named(a: Assignment, name: str) -> Iterator[Binding]:
+    for target in a.targets:
+        if _binds(target, name):
+            yield Binding(a, _element_for(target, a.value, name) if a.kind == "assign" else None, None)
 
 
 def _element_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression],
@@ -304,8 +370,9 @@ def scalar_index(node: cst.Subscript) -> Optional[cst.BaseExpression]:
 
 
 def legacy_scalar_indexes(file_model: FileModel) -> list:
-    """``(scope, subscript, X)`` for every ``X.data[0]`` read in the file (``scalar_index``),
-    with the function it stands in (the module for top-level code and class bodies). An
+    """``(scope, subscript, X, order)`` for every ``X.data[0]`` read in the file (``scalar_index``),
+    with the function it stands in (the module for top-level code and class bodies) and the
+    order of the statement that reads it (None where no record of it has one). An
     index whose ``X`` names a lambda's parameter or a comprehension's variable is left
     out: that name is not the one the function binds."""
     return file_model.derived(_legacy_scalar_indexes)
@@ -324,7 +391,7 @@ def _legacy_scalar_indexes(file_model: FileModel) -> list:
             continue
         scope, local = _function_and_local_names(file_model, node)
         if not local.intersection(_names_in(subject)):
-            out.append((scope, node, subject))
+            out.append((scope, node, subject, _statement_order(file_model, scope, node)))
     return out
 
 
@@ -332,6 +399,17 @@ def bound_around(file_model: FileModel, node: cst.CSTNode) -> set:
     """The names that lambdas and comprehensions around ``node`` bind, up to its function:
     ``p`` in ``[p.add_(1) for p in params]`` is not the function's (nor the module's) ``p``."""
     return _function_and_local_names(file_model, node)[1]
+def _statement_order(file_model: FileModel, scope: Scope, node: cst.CSTNode) -> Optional[int]:
+    """The order of the statement holding ``node``: its first call, assignment or return."""
+    statement: Optional[cst.CSTNode] = node
+    while statement is not None and not isinstance(statement, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        statement = file_model.parents.get(id(statement))
+    if statement is None:
+        return None
+    orders = [c.order for c in scope.calls if c.site.stmt is statement]
+    orders += [a.order for a in scope.assignments if a.site.stmt is statement]
+    orders += [site.order for site, _ in scope.returns if site.stmt is statement]
+    return min(orders, default=None)
 
 
 def _function_and_local_names(file_model: FileModel, node: cst.CSTNode) -> tuple:

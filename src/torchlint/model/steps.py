@@ -16,11 +16,12 @@ Questions TL203 and TL204 ask about one iteration of a training loop:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.model.expr import dotted
+from torchlint.model import flow_back
+from torchlint.model.expr import dotted, read_paths
 from torchlint.model.gan import is_discriminator_name, is_generator_name, optimizer_role
 from torchlint.model.grad import GradMode
 from torchlint.model.leaves import reaching_value
@@ -45,10 +46,10 @@ def _flat(shape: Union[bool, Tuple[bool, ...]]) -> Tuple[bool, ...]:
 # -- what an optimizer updates --------------------------------------------------
 def _optimizer_models(file_model: FileModel, scope: Optional[Scope] = None) -> dict:
     """``{optimizer path: frozenset of model paths}`` whose ``parameters()`` its construction
-    reads, in ``scope`` (the whole file when None).
+    holds (``held_parameters_of``), in ``scope`` (the whole file when None).
 
-    An optimizer built from something else (a list named ``params``, a
-    function's result) gets no entry: what it updates is not visible here.
+    An optimizer built from something else (a list handed in, a function's
+    result) gets no entry: what it updates is not visible here.
     """
     found: dict = {}
     for a in scope.assignments if scope is not None else file_model.assignments:
@@ -57,7 +58,7 @@ def _optimizer_models(file_model: FileModel, scope: Optional[Scope] = None) -> d
         targets = [p for p in map(dotted, a.targets) if p]
         if not any(p in file_model.optimizer_names for p in targets):
             continue
-        models = frozenset(_parameter_owners(a.value))
+        models = frozenset(held_parameters_of(a))
         for path in targets:
             if models:
                 found[path] = found.get(path, frozenset()) | models
@@ -75,6 +76,24 @@ def _parameter_owners(node: cst.CSTNode) -> Iterator[str]:
             if owner is not None:
                 yield owner
         stack.extend(children(cur))
+
+
+def held_parameters_of(optimizer: Assignment) -> Set[str]:
+    """The models whose ``parameters()`` the optimizer built in ``optimizer`` holds: read in
+    its construction (``SGD(model.parameters())``), or in the bindings, before it, of the
+    names it reads (``params = [p for p in model.parameters() if p.requires_grad]``,
+    ``params = itertools.chain(enc.parameters(), dec.parameters())``,
+    ``params = list(a.parameters()) + list(b.parameters())``)."""
+    value = optimizer.value
+    if value is None:
+        return set()
+    scope = optimizer.site.scope
+    owners = set(_parameter_owners(value))
+    names = flow_back(set(read_paths(value)), scope)
+    for a in scope.assignments:
+        if a.order < optimizer.order and a.value is not None and any(dotted(t) in names for t in a.targets):
+            owners.update(_parameter_owners(a.value))
+    return owners
 
 
 def updates_model(file_model: FileModel, optimizer: str, model: str, scope: Optional[Scope] = None) -> bool:

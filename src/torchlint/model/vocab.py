@@ -43,6 +43,18 @@ LOSS_FUNCTIONS = frozenset(
     "soft_margin_loss triplet_margin_loss triplet_margin_with_distance_loss".split()
 )
 
+# Reductions that, called without a dim, reduce every element to one: a 0-dim tensor
+# (``model/shapes.py`` in a file, ``function_summaries.py`` for another module's function).
+FULL_REDUCTIONS = frozenset("sum mean max min prod norm std var median nansum nanmean amax amin all any".split())
+# Keywords a full reduction may take without naming a dim (``norm``'s first positional is ``p``).
+REDUCTION_KEYWORDS = frozenset(("dtype", "p"))
+# Methods that hand back a tensor of the same shape (0-dim stays 0-dim).
+SHAPE_KEEPING_METHODS = frozenset(
+    "detach clone cpu cuda to float double half abs neg sqrt exp log squeeze contiguous".split()
+)
+# Where a value came from visibly not torch: numpy and pandas reduce to scalars of their own.
+NOT_TORCH_ROOTS = frozenset(("np", "numpy", "pd", "pandas", "math", "statistics"))
+
 # The losses that apply an activation of their own, or expect one applied, by what they
 # compute (``model/activations.py``): torch's functional form and its module, both qualified.
 PAIRED_LOSSES = MappingProxyType({

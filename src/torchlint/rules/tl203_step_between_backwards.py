@@ -45,8 +45,10 @@ generator's loss through a discriminator output from before the step
 
 Only forward passes of models are followed, through the function's own
 assignments, arithmetic, tensor methods, torch functions and losses; what
-an optimizer updates is read from its construction (`Adam(netD.parameters())`)
-or, where that is not in the file, from GAN names (`optimizerD` and `netD`).
+an optimizer updates is read from its construction (`Adam(netD.parameters())`,
+or a variable it is given that was built from them: `params =
+itertools.chain(enc.parameters(), dec.parameters())`) or, where that is not
+in the file, from GAN names (`optimizerD` and `netD`).
 
 ## Why is this bad
 `optimizer.step()` writes the new weights into the parameters in place.

@@ -1,6 +1,7 @@
 """TL205: a gradient clip that runs where it cannot change what the optimizer applies."""
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Iterator, Optional, Tuple, Union
 
 import libcst as cst
@@ -9,13 +10,16 @@ from torchlint.edits import (
     enclosing_statement, insert_after, insert_before, lone_call_statement, parent_map, shadowed, source_of,
 )
 from torchlint.model import FileModel
+from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.expr import bound_paths, referenced_paths
+from torchlint.model.function_summaries import summarize_function
 from torchlint.model.grad_flow import (
     between, clip_kind, iteration_events, iteration_of, last_before, measures_only,
-    parameters_generator_binding, spent_generator, stepped_optimizers, unconditional,
+    parameters_generator_binding, rewalking_helper, spent_generator, stepped_optimizers, unconditional,
 )
 from torchlint.model.records import Loop
 from torchlint.rule import Fix, Rule
+from torchlint.tree_gate import TreeIndex, called_name
 
 if TYPE_CHECKING:
     from torchlint.model.grad_flow import GradEvent
@@ -28,6 +32,8 @@ _BEFORE_BACKWARD = ("gradient clipping before this iteration's backward() clips 
                     "and backward() then writes unclipped ones; clip after backward() and before step()")
 _SPENT = ("gradient clipping of a stored parameters() generator, already used up by {spender}, clips "
           "nothing; store list(model.parameters()) or call model.parameters() again")
+_REWALKED = ("`{helper}(...)` walks the parameters() generator it is given twice, and the second walk, which "
+             "changes the gradients, sees nothing: clipping does nothing; pass list(model.parameters())")
 
 
 def _after_step(file_model: FileModel, clip: CallSite, span: Union[Loop, Scope],
@@ -89,13 +95,20 @@ def _move_fix(file_model: FileModel, clip: CallSite, anchor: CallSite, after: bo
     return Fix(f"move `{code}` {where}", ((anchor_stmt, moved), (clip_stmt, cst.RemoveFromParent())))
 
 
+def _mentions_parameters(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "parameters"
+               for n in ast.walk(node))
+
+
 def _list_fix(file_model: FileModel, clip: CallSite) -> Optional[Fix]:
     """``params = list(model.parameters())``: a list every use can read."""
     binding = parameters_generator_binding(file_model, clip)
     if binding is None or binding.value is None or shadowed(binding.site.scope, "list"):
         return None  # (an assignment: it has a value)
     value = binding.value
-    listed = cst.Call(func=cst.Name("list"), args=[cst.Arg(value=value)])
+    # ``list(p for p in ...)``: a generator expression, the only argument, needs no parentheses of its own
+    inner = value.with_changes(lpar=(), rpar=()) if isinstance(value, cst.GeneratorExp) else value
+    listed = cst.Call(func=cst.Name("list"), args=[cst.Arg(value=inner)])
     return Fix(f"store `list({source_of(value)})`", ((value, listed),))
 
 
@@ -106,7 +119,31 @@ class IneffectiveGradClipping(Rule):
                "before optimizer.step()")
     fix_safety = "unsafe"
     torch_programs_only = True
-    gate = (r"clip_grad",)
+    # A clip, or a ``parameters()`` generator handed to a helper that clips by hand.
+    gate = (r"clip_grad|parameters\s*\(",)
+
+    @classmethod
+    def needs_tree(cls, tree_index: TreeIndex) -> bool:
+        """A clip (what the text gate asked before helpers counted), or a call that hands
+        something built from ``parameters()`` (or a name once bound to it) to a function of
+        this file that walks a parameter twice, or to a name from the project's own modules."""
+        if "clip_grad" in tree_index.source:
+            return True
+        nodes = tree_index.module_nodes()
+        stored = {t.id for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+                  and n.value is not None and _mentions_parameters(n.value)
+                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        calls = [n for n in nodes if isinstance(n, ast.Call) and any(
+            (isinstance(v, ast.Name) and v.id in stored) or _mentions_parameters(v)
+            for v in (*n.args, *(k.value for k in n.keywords)))]
+        if not calls:
+            return False
+        imported, star = tree_index.names_from_project()
+        rewalking = {n.name for n in nodes
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and summarize_function(n).rewalked}
+        return any(called_name(c) in rewalking or (ast_dotted(c.func) or "").split(".", 1)[0] in imported
+                   or (star and isinstance(c.func, ast.Name)) for c in calls)
+
     docs = """
 ## What it does
 Finds `torch.nn.utils.clip_grad_norm_` / `clip_grad_value_` calls (any
@@ -119,10 +156,17 @@ change the update the optimizer makes:
   gradients every iteration: the clip sees zeros, `None` or gradients
   already used, and `backward()` then writes fresh, unclipped ones;
 - given a `parameters()` generator stored in a variable
-  (`params = model.parameters()`) that an earlier use already ran to the
-  end: an optimizer built from it, a loop over it, an earlier clip, or the
-  same clip on the loop's first iteration. A generator is empty the second
-  time, and clipping an empty list does nothing.
+  (`params = model.parameters()`, or a one-shot iterator over one:
+  `itertools.chain(enc.parameters(), dec.parameters())`,
+  `filter(..., model.parameters())`, `(p for p in model.parameters() ...)`)
+  that an earlier use already ran to the end: an optimizer built from it, a
+  loop over it, an earlier clip, or the same clip on the loop's first
+  iteration. A generator is empty the second time, and clipping an empty
+  list does nothing;
+- a call that hands such a generator to a clipping helper of the file or of
+  another module of the project which walks it to the end (the norm) and then
+  again to change the gradients (`p.grad.mul_(coef)` for each, or torch's
+  clip): the second walk finds nothing to scale.
 
 ## Why is this bad
 The training run is not protected from exploding gradients although the
@@ -173,6 +217,9 @@ than `max_norm` now takes a smaller step.
         for call in file_model.calls:
             kind = clip_kind(file_model, call)
             if kind is None:
+                helper = rewalking_helper(file_model, call)
+                if helper is not None:
+                    yield self.report(call.node, _REWALKED.format(helper=helper))
                 continue
             spender = spent_generator(file_model, call) if kind == "torch" else None
             if spender is not None:

@@ -62,11 +62,13 @@ silent for a project whose oldest supported torch is older than 0.4, where
 ## What it does
 Finds `X.data[0]` (also `X.data.cpu()[0]` and `X.data.numpy()[0]`) where
 `X` is surely a 0-dim tensor: the result of a loss (`criterion(out, y)`,
-`F.nll_loss(...)`, a loss function of the file that returns one), of a
-reduction over all elements (`.sum()`, `.mean()`, `.max()`, `.norm()` with
-no dim, `torch.sum(x)`), arithmetic on those (`loss_a + 0.1 * loss_b`), or
-a name every binding of which is one, or a number it adds them to
-(`loss = 0` then `loss += criterion(out[t], y[t])` in a sequence model).
+`F.nll_loss(...)`, a loss function of the file or of another module of
+the project that returns one), of a reduction over all elements (`.sum()`,
+`.mean()`, `.max()`, `.norm()` with no dim, `torch.sum(x)`), arithmetic on
+those (`loss_a + 0.1 * loss_b`), or a name every binding of which is one,
+or a number it adds them to (`loss = 0` then `loss += criterion(out[t], y[t])`
+in a sequence model), or every binding of which that reaches the read is one
+(`loss = (q - target).pow(2) * weights` then `loss = loss.mean()`).
 
 ## Why is this bad
 Before PyTorch 0.4 a loss was a `Variable` holding a one-element tensor,
@@ -116,8 +118,8 @@ replaces can only raise.
         if not file_model.is_torch_code or file_model.target_torch_version < self._SINCE:
             return
         shapes = zero_dim(file_model)
-        for scope, node, tensor in legacy_scalar_indexes(file_model):
-            if not shapes.holds(tensor, scope):
+        for scope, node, tensor, order in legacy_scalar_indexes(file_model):
+            if not shapes.holds(tensor, scope, order):
                 continue
             item = cst.Call(func=cst.Attribute(value=tensor, attr=cst.Name("item")))
             yield self.report(node, fix=Fix("read the number with `.item()`", ((node, item),)))

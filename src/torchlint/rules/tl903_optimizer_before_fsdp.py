@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
 from torchlint.model import FileModel
-from torchlint.model.distributed import held_parameters_of, wraps
+from torchlint.model.distributed import wraps
+from torchlint.model.steps import held_parameters_of
 from torchlint.model.expr import dotted
 from torchlint.rule import Rule
 
