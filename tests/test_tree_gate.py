@@ -265,6 +265,10 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
               "        return xs[0]\n", True),
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
     ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
+    # an acting forward bound to a name read as numbers later; a torch function's draw is none
+    ("TL101", "for t in range(9):\n    prob = model.pi(s)\n    m = Categorical(prob)\n"
+              "    a = m.sample().item()\n", True),
+    ("TL101", "for t in range(9):\n    w = torch.rand(3)\n    a = w.argmax().item()\n", False),
 ])
 def test_each_rule_asks_its_own_question(code, source, expected):
     assert RULES_BY_CODE[code].needs_tree(facts(source)) is expected

@@ -8,7 +8,7 @@ forward pass with autograd recording for nothing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, FrozenSet, Optional, Set
+from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -343,8 +343,12 @@ def read_as_numbers(file_model: FileModel, call: CallSite) -> bool:
     ``(model(x).argmax(1) == y).sum().item()``)? Then no name, container or other call
     ever holds it: whatever graph its forward records is dropped unused. Not
     ``dist = Categorical(policy(s))``, whose log-probabilities may reach a loss."""
-    node: cst.CSTNode = call.node
-    parents, stmt = file_model.parents, call.site.stmt
+    return _becomes_numbers(file_model, call.node, call.site.stmt)
+
+
+def _becomes_numbers(file_model: FileModel, node: cst.CSTNode, stmt: Optional[cst.CSTNode] = None) -> bool:
+    """Does the tensor ``node`` stands for become Python numbers within its statement?"""
+    parents = file_model.parents
     indexed = False
     while True:
         parent = parents.get(id(node))
@@ -377,6 +381,134 @@ def read_as_numbers(file_model: FileModel, call: CallSite) -> bool:
             node = holder
         else:
             return False
+
+
+# A distribution's draws carry no graph: ``Categorical(probs).sample()`` is numbers' kin; its
+# ``log_prob``, ``entropy`` and ``rsample`` are what a loss backpropagates through.
+_DRAWS = frozenset(("sample",))
+
+
+def bound_then_read_as_numbers(file_model: FileModel, call: CallSite) -> bool:
+    """``prob = model.pi(s)`` then ``m = Categorical(prob)``, ``a = m.sample().item()``,
+    ``put_data((s, a, prob[a].item()))``; or ``a = mu(s)`` then ``a = a.item() + noise``: a
+    forward bound to a name that every later read, until the name is bound again, turns into
+    numbers or hands to a ``torch.distributions`` constructor that is only sampled. Nothing
+    stores, returns, passes on or computes with the output, so its graph is dropped unused.
+    Reads run to the end of the statement list holding the forward; where the name is not
+    surely bound again there, no other read of it in the scope is allowed (the next
+    iteration, the code after the loop). At least one number must be read (``.item()``...)."""
+    stmt = call.site.stmt
+    if call.site.loop is None or not isinstance(stmt, cst.Assign) or stmt.value is not call.node \
+            or len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Name):
+        return False
+    return _read_as_numbers_after(file_model, call.scope, stmt, stmt.targets[0].target.value, False) is True
+
+
+def _read_as_numbers_after(file_model: FileModel, scope: Scope, stmt: cst.Assign, name: str,
+                           drawn: bool) -> Optional[bool]:
+    """Follow ``name`` bound by ``stmt`` to its later reads: None when one of them may keep a
+    graph, else whether some read made numbers. ``drawn``: ``name`` holds a distribution,
+    which may only be sampled."""
+    parents = file_model.parents
+    line = parents.get(id(stmt))
+    block = parents.get(id(line))
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1 \
+            or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    statements = list(block.body)
+    later = statements[statements.index(line) + 1:]
+    numbers, rebound, leaves = False, False, False
+    followed: Set[int] = set()
+    for statement in later:
+        reads, binds = _uses_of(statement, name)
+        if binds is None:
+            return None
+        followed.update(map(id, reads))
+        for read in reads:
+            made = _read_as(file_model, scope, read, drawn)
+            if made is None:
+                return None
+            numbers = numbers or made
+        if binds:
+            if not isinstance(statement, cst.SimpleStatementLine) or leaves:
+                return None  # bound again in a branch, or after a ``break``: maybe not at all
+            rebound = True
+            break
+        leaves = leaves or not isinstance(statement, cst.SimpleStatementLine) or any(
+            isinstance(s, (cst.Break, cst.Continue, cst.Return, cst.Raise)) for s in statement.body)
+    if not rebound:  # the value outlives the block: read nowhere else
+        reads, _ = _uses_of(scope.node, name)
+        if any(id(r) not in followed for r in reads):
+            return None
+    return numbers
+
+
+def _read_as(file_model: FileModel, scope: Scope, read: cst.Name, drawn: bool) -> Optional[bool]:
+    """One read: None when it may keep a graph, else whether it made numbers."""
+    parents = file_model.parents
+    parent = parents.get(id(read))
+    if drawn:
+        holder = parents.get(id(parent))
+        if not (isinstance(parent, cst.Attribute) and parent.attr.value in _DRAWS
+                and isinstance(holder, cst.Call) and holder.func is parent):
+            return None
+        return _becomes_numbers(file_model, holder)
+    if _becomes_numbers(file_model, read):
+        return True
+    if not isinstance(parent, cst.Arg) or parent.star or (
+            parent.keyword is not None and parent.keyword.value not in ("probs", "logits")):
+        return None
+    made = parents.get(id(parent))
+    if not isinstance(made, cst.Call) or not (
+            file_model.names.qualify(dotted(made.func) or "") or "").startswith("torch.distributions."):
+        return None
+    holder = parents.get(id(made))
+    if isinstance(holder, cst.Attribute) and holder.attr.value in _DRAWS:
+        draw = parents.get(id(holder))  # ``Categorical(prob).sample()``
+        return _becomes_numbers(file_model, draw) if isinstance(draw, cst.Call) and draw.func is holder else None
+    if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
+        return _read_as_numbers_after(file_model, scope, holder, holder.targets[0].target.value, True)
+    return None
+
+
+def _uses_of(node: cst.CSTNode, name: str) -> Tuple[List[cst.Name], Optional[bool]]:
+    """The reads of ``name`` in ``node`` (in nested functions and lambdas too: they may keep
+    it), and whether ``node`` binds it by assignment or loop target; None where some other
+    binding (``del``, ``global``, an import, ``with ... as``, a comprehension's or walrus
+    target, a nested ``def`` or lambda) may be of it."""
+    reads: List[cst.Name] = []
+    binds: List[bool] = []
+    skipped: Set[int] = set()
+    opaque = False
+
+    def enter(n: cst.CSTNode) -> None:
+        nonlocal opaque
+        if isinstance(n, (cst.AssignTarget, cst.For)) or (isinstance(n, cst.AnnAssign) and n.value is not None):
+            targets = _target_names(n.target)
+            skipped.update(map(id, targets))
+            binds.extend(t.value == name for t in targets)
+        elif isinstance(n, cst.Attribute):
+            skipped.add(id(n.attr))  # ``x.prob``: an attribute, not the name
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            skipped.add(id(n.keyword))
+        elif isinstance(n, (cst.AsName, cst.CompFor, cst.NamedExpr, cst.Global, cst.Nonlocal, cst.Del,
+                            cst.ImportAlias, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            opaque = True
+        elif isinstance(n, cst.Name) and n.value == name and id(n) not in skipped:
+            reads.append(n)
+
+    walk(node, enter, lambda n: None)
+    return reads, None if opaque else any(binds)
+
+
+def _target_names(target: cst.BaseExpression) -> List[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
 
 
 def forwards_that_train(file_model: FileModel) -> bool:

@@ -13,12 +13,13 @@ from torchlint.model import CallSite, FileModel, GradMode, Span, differentiated,
 from torchlint.model.ast_reading import flat_targets
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.evaluation import (
-    bound_locally, computes_with, demonstrates_fresh_layers, evaluation_only, forwards_that_train, guarded_training,
-    hand_written_forward, raw_parameters, read_as_numbers, training_flag_switches,
+    bound_locally, bound_then_read_as_numbers, computes_with, demonstrates_fresh_layers, evaluation_only,
+    forwards_that_train, guarded_training, hand_written_forward, raw_parameters, read_as_numbers,
+    training_flag_switches,
 )
 from torchlint.model.project_calls import evaluation_forwards
 from torchlint.model.sinks import Meters
-from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool, read_paths
+from torchlint.model.expr import bound_paths, bound_values, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
 from torchlint.model.vocab import CONTAINER_METHODS, FORWARD_METHODS, STORE_METHODS, is_eval_data_name, is_eval_function_name
 from torchlint.model.vocab import is_eval_loader_name, is_generation_function_name, is_model_name, is_transform_name
@@ -249,6 +250,39 @@ def _reads_numbers_off_a_forward(tree_index: TreeIndex) -> bool:
     return False
 
 
+def _binds_then_reads_numbers_in_a_loop(tree_index: TreeIndex) -> bool:
+    """A loop that binds what may be a forward to a name (``prob = model.pi(s)``, ``a = mu(s)``)
+    and reads a number somewhere (``.item()``, ``int(...)``): what
+    ``evaluation.bound_then_read_as_numbers`` needs, in a module that runs code of its own, as
+    ``_only_numbers`` asks. A forward is a call of a model (by name, built in the file, or a
+    parameter that roles may make one) or of a method of one (``_acts_with_a_model_of_the_file``)."""
+    if not _runs_code_of_its_own(tree_index):
+        return False
+    models = tree_index.constructed_names() | {
+        n.arg for n in tree_index.module_nodes() if isinstance(n, ast.arg)}
+
+    def may_run_a_model(call: ast.Call) -> bool:
+        if tree_gate.may_be_forward(call) or tree_gate.forward_callee(call) in models:
+            return True
+        holder = tree_gate.dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        while holder is not None and holder.endswith(".module"):
+            holder = holder.rsplit(".", 1)[0]
+        return holder is not None and (holder in models or is_model_name(holder.rsplit(".", 1)[-1]))
+
+    for loop in tree_index.outermost_loops:
+        binds = reads = False
+        for node in tree_gate.loop_nodes(loop):
+            if isinstance(node, ast.Assign):
+                binds = binds or (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                                  and isinstance(node.value, ast.Call) and may_run_a_model(node.value))
+            elif isinstance(node, ast.Call):
+                reads = reads or (isinstance(node.func, ast.Attribute) and node.func.attr in _NUMBER_READ_METHODS) \
+                    or (isinstance(node.func, ast.Name) and node.func.id in _NUMBER_BUILTINS)
+            if binds and reads:
+                return True
+    return False
+
+
 # Made to require grad (``evaluation.raw_parameters``): ``requires_grad = False`` freezes, it trains
 # nothing. ``Parameter`` without its bracket: ``from torch.nn import Parameter as P`` then ``P(w)``;
 # an annotation may come first: ``w.requires_grad: bool = True``.
@@ -418,7 +452,7 @@ class EvalWithoutNoGrad(Rule):
                 or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
                 or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index)
                 or _generates_in_a_loop(tree_index) or _reads_numbers_off_a_forward(tree_index)
-                or _calls_hand_written_forward(tree_index))
+                or _calls_hand_written_forward(tree_index) or _binds_then_reads_numbers_in_a_loop(tree_index))
 
     docs = """
 ## What it does
@@ -432,7 +466,10 @@ Inference is also told by what the code does with the result: an agent's
 action read off as numbers at every environment step (`q(s).argmax().item()`,
 also between the updates of the loop that trains it: a forward whose output
 becomes numbers in its own statement feeds no backward, and the fix wraps
-that statement alone),
+that statement alone; so does one bound to a name that every later read turns
+into numbers or hands to a `torch.distributions` constructor only sampled from,
+as in `prob = model.pi(s)`, `a = Categorical(prob).sample().item()`,
+`put_data((s, a, prob[a].item()))`),
 a decoding or sampling loop (`while`, `range`) that runs a model's parts after
 `model.eval()` (`decoder.fc(h)` in a beam search), hand-written layers put in
 eval mode with `layer.training = False`, and sampling with tensors trained by
@@ -534,7 +571,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
             forwards_reported = set()  # loops already reported through a model call
             for call in scope.calls:
                 if not (file_model.is_forward(call, models) or _steps_a_part(file_model, scope, call, models)
-                        or hand_written_forward(file_model, call)):
+                        or hand_written_forward(file_model, call)
+                        or _acts_with_a_model_of_the_file(file_model, scope, call)):
                     continue
                 if file_model.grad_at(call.site) is not GradMode.GRAD:
                     continue
@@ -1346,7 +1384,8 @@ def _only_numbers(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     graph (``D(fake).mean().item()`` on a GAN's generated batch: a look at the training
     computation itself). What ``_pure_inference`` leaves alone (hooks, frozen models, tracing
     libraries, a library's functions) stays so."""
-    if not read_as_numbers(file_model, call) or forwards_that_train(file_model):
+    if not (read_as_numbers(file_model, call) or bound_then_read_as_numbers(file_model, call)) \
+            or forwards_that_train(file_model):
         return False
     taint = file_model.taint(scope)
     if any(taint.carries_graph(arg.value, call.order) for arg in call.node.args):
@@ -1356,6 +1395,51 @@ def _only_numbers(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     if file_model.names.imported_roots & _TRACING_LIBRARIES:
         return False
     return scope.is_module or _runs_as_a_script(file_model)
+
+
+def _acts_with_a_model_of_the_file(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
+    """An acting forward whose output is bound to a name only read as numbers
+    (``bound_then_read_as_numbers``), through a model of a class of this file that the roles
+    may not name: ``model.pi(s)`` (a method that runs the model's layers), or ``mu(s)`` after
+    ``mu, mu_target = MuNet(), MuNet()`` in the same function (the file's other ``mu``, a
+    parameter or a local of ``forward``, keeps the roles from calling every ``mu`` a model).
+    The methods run must keep no graph on their object and compute no gradient."""
+    if call.callee is None or not bound_then_read_as_numbers(file_model, call):
+        return False
+    methods: List[Scope] = []
+    if "." not in call.callee:
+        for cls in _classes_built_here(file_model, scope, call.callee):
+            forward = file_model.methods.get((cls, "forward"))
+            if forward is None:
+                return False  # a forward inherited or built elsewhere: what it keeps is out of sight
+            methods.append(forward)
+    elif file_model.is_submodule_forward(call) and call.receiver != "self" and call.method is not None:
+        methods = [m for (cls, name), m in file_model.methods.items() if name == call.method
+                   and (file_model.is_module_class(cls) or cls in file_model.roles.model_classes)]
+        if not all(_runs_layers(file_model, m, set()) for m in methods):
+            return False
+    else:
+        return False
+    return bool(methods) and all(
+        not _keeps_graph(file_model, m) and not any(
+            file_model.computes_gradients(c) or file_model.stepped_optimizer(c) for c in file_model.reachable_calls(m))
+        for m in methods)
+
+
+def _classes_built_here(file_model: FileModel, scope: Scope, name: str) -> Set[str]:
+    """The module classes of this file that every binding of ``name`` in ``scope`` builds
+    (``mu, mu_target = MuNet(), MuNet()``); none when one binding is anything else."""
+    if scope.is_module or name in scope.params:
+        return set()
+    values = [value for a in scope.assignments for t in a.targets
+              for path, value in bound_values(t, a.value if a.kind == "assign" else None) if path == name]
+    classes = set()
+    for value in values:
+        cls = dotted(value.func) if isinstance(value, cst.Call) else None
+        if cls is None or not file_model.is_module_class(cls):
+            return set()
+        classes.add(cls)
+    return classes
 
 
 def _runs_as_a_script(file_model: FileModel) -> bool:
