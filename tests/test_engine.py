@@ -255,3 +255,52 @@ def test_a_scaler_step_given_its_optimizer_by_keyword_is_no_internal_error():
     result = lint_source(source, "amp.py", ALL_RULES)
     assert result.errors == []
     assert "TL206" in {d.code for d in result.diagnostics}  # no scaler.update() in the loop
+
+
+class EveryProbeRule(Rule):
+    """Walks the whole module itself, past the model: reports each ``probe()`` call, with a
+    fix that deletes every ``probe()`` statement of the file."""
+    code = "TL998"
+    name = "every-probe"
+    message = "probe"
+    fix_safety = "safe"
+
+    def check(self, model):
+        from torchlint.model.walk import walk
+        from torchlint.rule import Fix
+        import libcst as cst
+
+        lines, probes = [], []
+
+        def enter(node):
+            if isinstance(node, cst.SimpleStatementLine):
+                lines.append(node)
+            if isinstance(node, cst.Call) and getattr(node.func, "value", None) == "probe":
+                probes.append((node, lines[-1]))
+
+        walk(model.module, enter, lambda node: None)
+        for node, line in probes:
+            yield self.report(node, fix=Fix("drop", tuple((s, cst.RemoveFromParent()) for _, s in probes)))
+
+
+def test_findings_and_fixes_in_dead_branches_are_dropped():
+    source = textwrap.dedent("""\
+        probe()
+        if True:
+            probe()
+        else:
+            probe()
+        while 0:
+            probe()
+        if not True:
+            probe()
+    """)
+    from torchlint.engine import lint_module
+    import libcst as cst
+    diagnostics, errors = lint_module(cst.parse_module(source), source, "m.py", [EveryProbeRule])
+    assert not errors
+    # the live findings stay; their fix would delete dead statements too, so they lose it
+    assert [(d.line, d.fix) for d in diagnostics] == [(1, None), (3, None)]
+    live = "probe()\nif x:\n    probe()\n"
+    diagnostics, _ = lint_module(cst.parse_module(live), live, "m.py", [EveryProbeRule])
+    assert [(d.line, d.fix is not None) for d in diagnostics] == [(1, True), (3, True)]

@@ -168,3 +168,53 @@ def test_forwards_read_as_numbers_in_their_own_statement(statement, numbers):
     model = build(f"import torch\nfrom torch.distributions import Categorical\n{statement}\n")
     [call] = [c for c in model.calls if c.callee == "q"]
     assert read_as_numbers(model, call) is numbers
+
+
+def _dead_lines(source: str) -> set:
+    """Lines of ``source`` whose calls sit in a branch the model calls dead."""
+    module = cst.parse_module(textwrap.dedent(source))
+    model = FileModel(module)
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    recorded = {id(c.node) for c in model.calls}
+    dead = set()
+    for node, pos in positions.items():
+        if isinstance(node, cst.Call):
+            # the model records a call exactly when it is live
+            assert (id(node) in recorded) != model.is_dead(node)
+            if model.is_dead(node):
+                dead.add(pos.start.line)
+    return dead
+
+
+@pytest.mark.parametrize("source, dead", [
+    ("if False:\n    a()\nb()\n", {2}),
+    ("if 0:\n    a()\nelse:\n    b()\n", {2}),
+    ("if None:\n    a()\n", {2}),
+    ("if not True:\n    a()\nelse:\n    b()\n", {2}),
+    ("if True:\n    a()\nelif c():\n    b()\nelse:\n    d()\n", {3, 4, 6}),
+    ("if 1:\n    a()\nelse:\n    b()\n", {4}),
+    ("if False:\n    a()\nelif True:\n    b()\nelse:\n    d()\n", {2, 6}),
+    ("while False:\n    a()\nelse:\n    b()\n", {2}),
+    ("while 0:\n    a()\n", {2}),
+    ("def f():\n    if False:\n        def g():\n            a()\n        g()\n    b()\n", {4, 5}),
+    # names are not constants: they may be set elsewhere, or matter for types
+    ("if DEBUG:\n    a()\nif __debug__:\n    b()\nif TYPE_CHECKING:\n    c()\nwhile True:\n    d()\n", set()),
+    ("if x == 0:\n    a()\nif not x:\n    b()\nif (0, ):\n    c()\n", set()),
+])
+def test_dead_branches(source, dead):
+    assert _dead_lines(source) == dead
+
+
+def test_dead_branches_hold_no_facts():
+    model = build("""\
+        import torch
+        if False:
+            import torch.nn as nn
+            def train():
+                pass
+            x = 1
+        """)
+    assert model.names.aliases == {"torch": "torch"}
+    assert "train" not in model.functions
+    assert [a for a in model.assignments if a.kind == "assign"] == []

@@ -8,7 +8,7 @@ import os
 import queue
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type, Union
 
 import libcst as cst
@@ -288,6 +288,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
         except Exception as exc:
             message = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}"
             errors.append(FileError(path, message, internal=True))
+    if file_model.dead_suites:
+        findings = _live(findings, file_model)
     if dependencies is not None:
         dependencies.update(file_model.consulted_files())
     diagnostics: List[Diagnostic] = []
@@ -302,6 +304,20 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
                                     module if keep_edits else None)
     diagnostics.sort()
     return diagnostics, errors
+
+
+def _live(findings: List[Finding], file_model: FileModel) -> List[Finding]:
+    """``findings`` less those in code that never runs, and less any fix that would edit
+    such code (the finding stays, unfixed): the model records nothing from there, but a
+    rule that walks a statement itself may still meet it."""
+    live = []
+    for f in findings:
+        if file_model.is_dead(f.node):
+            continue
+        if f.fix is not None and any(file_model.is_dead(node) for node, _ in f.fix.edits):
+            f = replace(f, fix=None)
+        live.append(f)
+    return live
 
 
 def _noqa_checked(diagnostics: List[Diagnostic], source: str, path: str, apply_noqa: bool,

@@ -149,11 +149,25 @@ class FileModel:
         walk(module, builder.on_visit, builder.on_leave)
         self.module_scope.end = builder.order + 1
         self.parents: Dict[int, cst.CSTNode] = builder.parents  # id(node) -> the node it sits in
+        self.dead_suites: FrozenSet[int] = frozenset(builder.dead_suites)  # ids; see dead_code.py
         self._call_orders = [c.order for c in self.calls]
         self._assign_orders = [a.order for a in self.assignments]
         self._call_by_node = {id(c.node): c for c in self.calls}
         self._memo: dict = {}
         self._project = _UNSET
+
+    def is_dead(self, node: cst.CSTNode) -> bool:
+        """Does ``node`` sit in a branch that never runs (``dead_code.py``)? The model holds
+        no facts from there; the engine drops findings and fixes that point there."""
+        if not self.dead_suites:
+            return False
+        key: Optional[int] = id(node)
+        while key is not None:
+            if key in self.dead_suites:
+                return True
+            parent = self.parents.get(key)
+            key = id(parent) if parent is not None else None
+        return False
 
     def derived(self, analysis: Callable[..., T], *args: Hashable,
                 while_computing: Union[bool, object, FrozenSet] = _NO_PLACEHOLDER) -> T:

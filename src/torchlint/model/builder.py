@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Un
 
 import libcst as cst
 
+from torchlint.model.dead_code import dead_suites
 from torchlint.model.expr import dotted
 from torchlint.model.records import Assignment, CallSite, Loop, Scope, Site
 from torchlint.model.grad import classify, classify_statement_call
@@ -53,6 +54,10 @@ class ModelBuilder:
         self.block_id = 0
         self.parents: dict = {}  # id(node) -> the node it sits in, for fixes and positions
         self.open_nodes: list = []
+        # ids of suites that never run (dead_code.py) and how many of them are open:
+        # nothing under one is recorded, only its parents (so the engine can tell it is dead)
+        self.dead_suites: set = set()
+        self.dead_depth = 0
 
     # -- helpers -------------------------------------------------------
     def _tick(self) -> int:
@@ -76,6 +81,10 @@ class ModelBuilder:
         if self.open_nodes:
             self.parents[id(node)] = self.open_nodes[-1]
         self.open_nodes.append(node)
+        if self.dead_depth or id(node) in self.dead_suites:
+            if id(node) in self.dead_suites:
+                self.dead_depth += 1
+            return
         kind = type(node)
         if _is_statement(kind):
             self.blocks[-1][1] += 1
@@ -89,6 +98,10 @@ class ModelBuilder:
 
     def on_leave(self, node: cst.CSTNode) -> None:
         self.open_nodes.pop()
+        if self.dead_depth:
+            if id(node) in self.dead_suites:
+                self.dead_depth -= 1
+            return
         if type(node) in _BLOCKS:
             self.blocks.pop()
             if self.blocks:
@@ -134,7 +147,12 @@ class ModelBuilder:
         self.frames.pop()
 
     # -- control flow --------------------------------------------------
+    def visit_if(self, node: cst.If) -> None:
+        self.dead_suites.update(map(id, dead_suites(node)))
+
     def visit_loop(self, node: Union[cst.For, cst.While]) -> None:
+        if isinstance(node, cst.While):
+            self.dead_suites.update(map(id, dead_suites(node)))
         stack = self.loops[-1]
         loop = Loop(node, self.scope, stack[-1] if stack else None, self._tick())
         self.scope.loops.append(loop)
@@ -206,6 +224,7 @@ class ModelBuilder:
 _VISIT: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.FunctionDef: ModelBuilder.visit_function,
     cst.ClassDef: ModelBuilder.visit_class,
+    cst.If: ModelBuilder.visit_if,
     cst.For: ModelBuilder.visit_loop,
     cst.While: ModelBuilder.visit_loop,
     cst.With: ModelBuilder.visit_with,
