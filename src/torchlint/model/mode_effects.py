@@ -4,10 +4,11 @@
 batch-norm, RReLU, recurrent layers with inter-layer dropout. A model built
 only from layers that ignore the mode (an embedding, a GRU, linear layers,
 ReLUs) gives the same numbers either way, so a forgotten ``eval()`` changes
-nothing. This is answered only from what the file shows: the model must be
-built in the file from torch.nn layers and classes defined in the file.
-Anything else (a class or builder imported from elsewhere, a loaded model,
-``nn.Sequential(*layers)`` of layers we cannot see) may hold dropout.
+nothing. The model must be built in the file from torch.nn layers, classes
+defined in the file, and classes of the project's other modules that their
+summary finds mode-free (``class_summaries.py``, by the same words of ``vocab``).
+Anything else (a library model, a builder function imported from elsewhere, a
+loaded model, ``nn.Sequential(*layers)`` of layers we cannot see) may hold dropout.
 """
 from __future__ import annotations
 
@@ -222,7 +223,7 @@ class _Checker:
             return wrapped is not None and self.value(wrapped) is not False
         builds = callee in self.file_model.class_bases or (
             qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
-        )
+        ) or self.imported_mode_free(callee)
         return builds and all(self.call(c) for c in _calls_in(value))
 
     def call(self, call: cst.Call, scope: Optional[Scope] = None) -> bool:
@@ -239,6 +240,8 @@ class _Checker:
             return True  # torch.relu, F.linear, torch.zeros
         if callee in self.file_model.class_bases:
             return self.mode_free_class(callee)
+        if self.imported_mode_free(callee):
+            return True
         if isinstance(call.func, cst.Attribute):
             # self.fc(x), out.view(...), super().__init__(); a function of an imported module is unknown.
             return callee is None or callee.split(".", 1)[0] not in self.names.bound_by_import
@@ -247,6 +250,13 @@ class _Checker:
         if callee in self.file_model.functions:
             return self.mode_free_function(callee)
         return scope is not None and callee is not None and self.submodule_name(scope, callee)
+
+    def imported_mode_free(self, callee: Optional[str]) -> bool:
+        """A class of another module of the project (``Net`` of ``from model import Net``,
+        ``model.Net`` of ``import model``) that its summary finds mode-free."""
+        if callee is None or callee.split(".", 1)[0] not in self.names.origins or callee in self.file_model.bound_here:
+            return False
+        return self.file_model.derived(_imported_mode_free, callee)
 
     def mode_free_function(self, name: str) -> bool:
         """A function of the file (``create_variable(hidden)``) called from a model's methods."""
@@ -277,7 +287,7 @@ class _Checker:
             if base in self.file_model.class_bases:
                 if not self.mode_free_class(base):
                     return False
-            elif self.names.qualify(base) != "torch.nn.Module":
+            elif self.names.qualify(base) != "torch.nn.Module" and not self.imported_mode_free(base):
                 return False  # a base from elsewhere may add dropout or read self.training
         for scope in self.file_model.scopes:
             if self.file_model.enclosing_class(scope) != cls:
@@ -289,6 +299,20 @@ class _Checker:
             if not all(self.call(c.node, scope) for c in scope.calls):
                 return False
         return True
+
+
+def _imported_mode_free(file_model: FileModel, callee: str) -> bool:
+    project = file_model.project
+    if project is None:
+        return False
+    head, _, rest = callee.partition(".")
+    module, name, level = file_model.names.origins[head]
+    if not rest:
+        return name is not None and project.mode_free_class(module, level, name)
+    if "." in rest:
+        return False
+    path = module if name is None else ".".join(p for p in (module, name) if p)
+    return project.mode_free_class(path, level, rest)
 
 
 def _layer_mode_free(name: str, call: cst.Call) -> bool:
