@@ -787,3 +787,15 @@ def test_tl103_reads_what_an_imported_class_is_built_from(tmp_path, cls, reporte
 
 def test_class_summary_of_mode_free_classes():
     assert summarize(MODE_MODELS).mode_free_classes == {"Trunk", "Plain"}
+
+
+def test_tl103_reads_an_imported_module_attribute_class(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "model.py").write_text(MODE_MODELS)
+    script = tmp_path / "main.py"
+    for cls, expected in (("Plain", []), ("Dropping", [20])):
+        source = SUPER_RESOLUTION.replace("from model import {cls} as Net", "import model as models").replace(
+            "model = Net(", f"model = models.{cls}(")
+        script.write_text(source)
+        result = lint_source(source, str(script), ALL_RULES)
+        assert [d.line for d in result.diagnostics if d.code == "TL103"] == expected

@@ -254,8 +254,9 @@ class _Checker:
     def imported_mode_free(self, callee: Optional[str]) -> bool:
         """A class of another module of the project (``Net`` of ``from model import Net``,
         ``model.Net`` of ``import model``) that its summary finds mode-free."""
-        if callee is None or callee.split(".", 1)[0] not in self.names.origins or callee in self.file_model.bound_here:
-            return False
+        head = callee.split(".", 1)[0] if callee is not None else None
+        if callee is None or head not in self.names.origins or head in self.file_model.bound_here:
+            return False  # not imported, or rebound here: what the name holds is not the import's
         return self.file_model.derived(_imported_mode_free, callee)
 
     def mode_free_function(self, name: str) -> bool:
