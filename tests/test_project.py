@@ -657,3 +657,145 @@ def test_a_helper_of_another_module_that_walks_a_generator_twice(tmp_path, impor
     assert set(result.dependencies) == {str(tmp_path / "utils.py")}
     summaries = summarize(CLIPPING).functions
     assert summaries["clip_gradients"].rewalked == {"parameters"} and not summaries["clip_listed"].rewalked
+
+
+# TL103 across modules: eval() matters only for a class with a layer that reads the mode
+# (pytorch/examples super_resolution: ``from model import Net``, a Net of convolutions).
+SUPER_RESOLUTION = """\
+import torch
+import torch.nn as nn
+from model import {cls} as Net
+
+model = Net(upscale_factor=3).to("cpu")
+criterion = nn.MSELoss()
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+
+
+def train(loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+
+def test(loader):
+    with torch.no_grad():
+        for x, y in loader:
+            prediction = model(x)
+            print(criterion(prediction, y).item())
+
+
+for epoch in range(3):
+    train(training_loader)
+    test(testing_loader)
+"""
+
+MODE_MODELS = """\
+import torch
+import torch.nn as nn
+import torch.nn.init as init
+from torchvision import models
+from torchvision.models import resnet18
+
+
+class Trunk(nn.Module):
+    def __init__(self, layers):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(1, 1, 3) for _ in range(layers)])
+        self.rnn = nn.GRU(4, 4, num_layers=2, dropout=0.0)
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x))
+        return x
+
+
+class Plain(Trunk):
+    def __init__(self, upscale_factor):
+        super(Plain, self).__init__(2)
+        self.relu = nn.ReLU()
+        self.conv = nn.Conv2d(1, upscale_factor ** 2, (3, 3), (1, 1), (1, 1))
+        self.pixel_shuffle = nn.PixelShuffle(upscale_factor)
+        init.orthogonal_(self.conv.weight, init.calculate_gain("relu"))
+
+    def forward(self, x):
+        return self.pixel_shuffle(self.conv(super().forward(x)))
+
+
+class Dropping(Trunk):
+    def __init__(self, upscale_factor):
+        super().__init__(upscale_factor)
+        self.drop = nn.Dropout(0.2)
+
+
+class Normed(nn.Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(1, 8, 3), nn.BatchNorm2d(8))
+
+
+class Recurrent(nn.Module):
+    def __init__(self, upscale_factor, p):
+        super().__init__()
+        self.rnn = nn.LSTM(4, 4, 2, dropout=p)
+
+
+class Pretrained(nn.Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.features = models.vgg16().features
+
+
+class Residual(nn.Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.trunk = resnet18()
+
+
+class Switching(nn.Module):
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 1, 3)
+
+    def forward(self, x):
+        return self.conv(x) if self.training else x
+
+
+class Stacked(nn.Module):
+    def __init__(self, upscale_factor, layers):
+        super().__init__()
+        self.body = nn.Sequential(*layers)
+"""
+
+
+@pytest.mark.parametrize("cls, reported", [
+    ("Plain", False),  # convolutions, ReLU, PixelShuffle, a base of the module: eval() changes nothing
+    ("Dropping", True), ("Normed", True), ("Recurrent", True),  # dropout, batch-norm, a rate we cannot read
+    ("Pretrained", True), ("Residual", True),  # a torchvision model inside
+    ("Switching", True), ("Stacked", True),  # reads self.training; layers we cannot see
+])
+def test_tl103_reads_what_an_imported_class_is_built_from(tmp_path, cls, reported):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "model.py").write_text(MODE_MODELS)
+    source = SUPER_RESOLUTION.format(cls=cls)
+    script = tmp_path / "main.py"
+    script.write_text(source)
+    result = lint_source(source, str(script), ALL_RULES)
+    assert [(d.line, d.code) for d in result.diagnostics if d.code == "TL103"] == ([(20, "TL103")] if reported else [])
+    assert str(tmp_path / "model.py") in result.dependencies  # a changed model.py drops a cached result
+
+
+def test_class_summary_of_mode_free_classes():
+    assert summarize(MODE_MODELS).mode_free_classes == {"Trunk", "Plain"}
+
+
+def test_tl103_reads_an_imported_module_attribute_class(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "model.py").write_text(MODE_MODELS)
+    script = tmp_path / "main.py"
+    for cls, expected in (("Plain", []), ("Dropping", [20])):
+        source = SUPER_RESOLUTION.replace("from model import {cls} as Net", "import model as models").replace(
+            "model = Net(", f"model = models.{cls}(")
+        script.write_text(source)
+        result = lint_source(source, str(script), ALL_RULES)
+        assert [d.line for d in result.diagnostics if d.code == "TL103"] == expected

@@ -4,10 +4,11 @@
 batch-norm, RReLU, recurrent layers with inter-layer dropout. A model built
 only from layers that ignore the mode (an embedding, a GRU, linear layers,
 ReLUs) gives the same numbers either way, so a forgotten ``eval()`` changes
-nothing. This is answered only from what the file shows: the model must be
-built in the file from torch.nn layers and classes defined in the file.
-Anything else (a class or builder imported from elsewhere, a loaded model,
-``nn.Sequential(*layers)`` of layers we cannot see) may hold dropout.
+nothing. The model must be built in the file from torch.nn layers, classes
+defined in the file, and classes of the project's other modules that their
+summary finds mode-free (``class_summaries.py``, by the same words of ``vocab``).
+Anything else (a library model, a builder function imported from elsewhere, a
+loaded model, ``nn.Sequential(*layers)`` of layers we cannot see) may hold dropout.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional
 from torchlint.model.modes import model_key
-from torchlint.model.vocab import STORE_METHODS
+from torchlint.model.vocab import MODE_FREE_BUILTINS, MODE_WORDS, NOT_A_LITERAL, STORE_METHODS, layer_mode_free
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
@@ -25,37 +26,11 @@ if TYPE_CHECKING:
     from torchlint.model.records import Assignment, Scope
     from torchlint.model import FileModel
 
-# torch.nn layers whose forward never reads ``self.training``.
-_MODE_FREE_LAYERS = frozenset(
-    "Module Sequential ModuleList ModuleDict Parameter ParameterList ParameterDict Identity "
-    "Linear Bilinear LazyLinear Flatten Unflatten Conv1d Conv2d Conv3d ConvTranspose1d "
-    "ConvTranspose2d ConvTranspose3d Embedding EmbeddingBag RNN LSTM GRU RNNCell LSTMCell GRUCell "
-    "MultiheadAttention ReLU ReLU6 LeakyReLU PReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh "
-    "Softmax Softmax2d LogSoftmax Softmin Softplus Softsign Hardtanh Hardswish Hardsigmoid "
-    "Hardshrink Softshrink Tanhshrink Threshold LogSigmoid GLU MaxPool1d MaxPool2d MaxPool3d "
-    "AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d "
-    "AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d LPPool2d LayerNorm GroupNorm "
-    "LocalResponseNorm RMSNorm Upsample UpsamplingNearest2d UpsamplingBilinear2d PixelShuffle "
-    "PixelUnshuffle ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d "
-    "ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d "
-    "ReplicationPad3d CosineSimilarity PairwiseDistance".split()
-)
-# Layers with a ``dropout`` argument (used in training mode only), and how many
-# positional arguments come before it.
-_DROPOUT_ARGUMENT = {"RNN": 6, "LSTM": 5, "GRU": 5, "MultiheadAttention": 2}
-_RECURRENT = frozenset(("RNN", "LSTM", "GRU"))
 # Wrappers that run the module they hold: as mode-dependent as it is.
 _PARALLEL_WRAPPERS = frozenset(("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
                                 "torch.nn.parallel.DistributedDataParallel"))
-# Words of torch functions and layers that behave differently in training mode.
-_MODE_WORDS = ("dropout", "batch_norm", "batchnorm", "instance_norm", "instancenorm", "rrelu")
 # Wrappers that return the model they are called on, in the same mode behaviour.
 _SAME_MODEL_METHODS = frozenset("to cuda cpu float double half bfloat16 train eval requires_grad_".split())
-_HARMLESS_BUILTINS = frozenset(
-    "super range len int float bool str list tuple dict set zip enumerate isinstance getattr "
-    "setattr hasattr print max min sum abs round sorted reversed map filter".split()
-)
-
 
 def mode_free_model(file_model: FileModel, target: str) -> bool:
     """Is every model the file binds to ``target``'s name built only from layers that
@@ -248,7 +223,7 @@ class _Checker:
             return wrapped is not None and self.value(wrapped) is not False
         builds = callee in self.file_model.class_bases or (
             qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
-        )
+        ) or self.imported_mode_free(callee)
         return builds and all(self.call(c) for c in _calls_in(value))
 
     def call(self, call: cst.Call, scope: Optional[Scope] = None) -> bool:
@@ -258,21 +233,31 @@ class _Checker:
         qualified = self.names.qualify(callee)
         if qualified is not None:
             last = qualified.rsplit(".", 1)[-1]
-            if any(word in last.lower() for word in _MODE_WORDS):
+            if any(word in last.lower() for word in MODE_WORDS):
                 return False
             if qualified.startswith("torch.nn.") and qualified.count(".") == 2 and last[:1].isupper():
                 return _layer_mode_free(last, call)
             return True  # torch.relu, F.linear, torch.zeros
         if callee in self.file_model.class_bases:
             return self.mode_free_class(callee)
+        if self.imported_mode_free(callee):
+            return True
         if isinstance(call.func, cst.Attribute):
             # self.fc(x), out.view(...), super().__init__(); a function of an imported module is unknown.
             return callee is None or callee.split(".", 1)[0] not in self.names.bound_by_import
-        if callee in _HARMLESS_BUILTINS:
+        if callee in MODE_FREE_BUILTINS:
             return True
         if callee in self.file_model.functions:
             return self.mode_free_function(callee)
         return scope is not None and callee is not None and self.submodule_name(scope, callee)
+
+    def imported_mode_free(self, callee: Optional[str]) -> bool:
+        """A class of another module of the project (``Net`` of ``from model import Net``,
+        ``model.Net`` of ``import model``) that its summary finds mode-free."""
+        head = callee.split(".", 1)[0] if callee is not None else None
+        if callee is None or head not in self.names.origins or head in self.file_model.bound_here:
+            return False  # not imported, or rebound here: what the name holds is not the import's
+        return self.file_model.derived(_imported_mode_free, callee)
 
     def mode_free_function(self, name: str) -> bool:
         """A function of the file (``create_variable(hidden)``) called from a model's methods."""
@@ -303,7 +288,7 @@ class _Checker:
             if base in self.file_model.class_bases:
                 if not self.mode_free_class(base):
                     return False
-            elif self.names.qualify(base) != "torch.nn.Module":
+            elif self.names.qualify(base) != "torch.nn.Module" and not self.imported_mode_free(base):
                 return False  # a base from elsewhere may add dropout or read self.training
         for scope in self.file_model.scopes:
             if self.file_model.enclosing_class(scope) != cls:
@@ -317,23 +302,33 @@ class _Checker:
         return True
 
 
-def _layer_mode_free(name: str, call: cst.Call) -> bool:
-    if name not in _MODE_FREE_LAYERS and not name.endswith("Loss"):
+def _imported_mode_free(file_model: FileModel, callee: str) -> bool:
+    project = file_model.project
+    if project is None:
         return False
+    head, _, rest = callee.partition(".")
+    module, name, level = file_model.names.origins[head]
+    if not rest:
+        return name is not None and project.mode_free_class(module, level, name)
+    if "." in rest:
+        return False
+    path = module if name is None else ".".join(p for p in (module, name) if p)
+    return project.mode_free_class(path, level, rest)
+
+
+def _layer_mode_free(name: str, call: cst.Call) -> bool:
     if any(arg.star for arg in call.args):
         return False
-    before = _DROPOUT_ARGUMENT.get(name)
-    if before is None:
-        return True
-    rate = keyword(call, "dropout")
-    if rate is None:
-        rate = positional(call, before)
-    if rate is None or (isinstance(rate, (cst.Integer, cst.Float)) and rate.value.strip("0.") == ""):
-        return True
-    if name in _RECURRENT:  # dropout between stacked layers only: one layer has none to drop
-        layers = keyword(call, "num_layers") or positional(call, 2)
-        return layers is None or (isinstance(layers, cst.Integer) and layers.value == "1")
-    return False
+
+    def argument(word: str, position: int) -> Optional[str]:
+        value = keyword(call, word)
+        if value is None:
+            value = positional(call, position)
+        if value is None:
+            return None
+        return value.value if isinstance(value, (cst.Integer, cst.Float)) else NOT_A_LITERAL
+
+    return layer_mode_free(name, argument)
 
 
 def _names_submodules(names: TorchNames, value: cst.BaseExpression) -> bool:

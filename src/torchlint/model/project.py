@@ -25,6 +25,7 @@ from typing import Callable, Dict, Optional, Set, Tuple
 
 from torchlint.buffers import buffer_of
 from torchlint.model.ast_reading import ast_dotted
+from torchlint.model.class_summaries import mode_free_classes
 from torchlint.model.function_summaries import FunctionSummary, summarize_functions
 from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
 
@@ -46,6 +47,8 @@ class ModuleSummary:
     imports: Dict[str, Tuple[str, int]]  # local name -> (qualified name, relative level)
     loss_functions: frozenset  # functions that return a loss computed by torch
     functions: Dict[str, FunctionSummary]  # what each top-level function does (``function_summaries``)
+    # Classes that surely compute the same in training and eval mode (``class_summaries``).
+    mode_free_classes: frozenset = frozenset()
 
 
 def summarize(source: str) -> Optional[ModuleSummary]:
@@ -68,7 +71,7 @@ def summarize(source: str) -> Optional[ModuleSummary]:
                     alias.name if alias.asname else alias.name.split(".")[0], 0)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _returns_loss(node):
             losses.add(node.name)
-    return ModuleSummary(bases, imports, frozenset(losses), summarize_functions(tree))
+    return ModuleSummary(bases, imports, frozenset(losses), summarize_functions(tree), mode_free_classes(tree))
 
 
 def _returns_loss(func: ast.AST) -> bool:
@@ -181,6 +184,13 @@ class ProjectView:
         found = self._defining(module, level, name, self.path, _MAX_HOPS,
                                lambda summary, n: n in summary.functions or n in summary.class_bases)
         return found[0].functions.get(found[1]) if found is not None else None  # None for a class
+
+    def mode_free_class(self, module: str, level: int, name: str) -> bool:
+        """Is class ``name`` of ``module`` imported from this file surely the same in training
+        and eval mode (no dropout, batch-norm or part we cannot see), following re-exports?"""
+        found = self._defining(module, level, name, self.path, _MAX_HOPS,
+                               lambda summary, n: n in summary.class_bases or n in summary.functions)
+        return found is not None and found[1] in found[0].mode_free_classes
 
     def _defining(self, module: str, level: int, name: str, importer: Path, hops: int,
                   defines: Callable[[ModuleSummary, str], bool]) -> Optional[Tuple[ModuleSummary, str, Path, int]]:

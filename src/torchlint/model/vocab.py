@@ -12,7 +12,7 @@ import re
 import sys
 from functools import lru_cache
 from types import MappingProxyType
-from typing import List
+from typing import Callable, List, Optional
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -302,3 +302,59 @@ def is_generation_function_name(name: str) -> bool:
     return any(t in _GENERATION_FUNC_TOKENS for t in tokens(name))
 
 
+
+
+# -- train/eval mode ------------------------------------------------------------
+# What ``model.eval()`` changes, read by the file's own model (``mode_effects.py``, libcst) and by
+# the summaries of classes in other project modules (``function_summaries.py``, stdlib ``ast``).
+# torch.nn layers whose forward never reads ``self.training``.
+MODE_FREE_LAYERS = frozenset(
+    "Module Sequential ModuleList ModuleDict Parameter ParameterList ParameterDict Identity "
+    "Linear Bilinear LazyLinear Flatten Unflatten Conv1d Conv2d Conv3d ConvTranspose1d "
+    "ConvTranspose2d ConvTranspose3d Embedding EmbeddingBag RNN LSTM GRU RNNCell LSTMCell GRUCell "
+    "MultiheadAttention ReLU ReLU6 LeakyReLU PReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh "
+    "Softmax Softmax2d LogSoftmax Softmin Softplus Softsign Hardtanh Hardswish Hardsigmoid "
+    "Hardshrink Softshrink Tanhshrink Threshold LogSigmoid GLU MaxPool1d MaxPool2d MaxPool3d "
+    "AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d AdaptiveAvgPool3d "
+    "AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d LPPool2d LayerNorm GroupNorm "
+    "LocalResponseNorm RMSNorm Upsample UpsamplingNearest2d UpsamplingBilinear2d PixelShuffle "
+    "PixelUnshuffle ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d "
+    "ReflectionPad1d ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d "
+    "ReplicationPad3d CosineSimilarity PairwiseDistance".split()
+)
+# Layers with a ``dropout`` argument (used in training mode only), and how many
+# positional arguments come before it.
+_DROPOUT_ARGUMENT = {"RNN": 6, "LSTM": 5, "GRU": 5, "MultiheadAttention": 2}
+_RECURRENT_LAYERS = frozenset(("RNN", "LSTM", "GRU"))
+# Words of torch functions and layers that behave differently in training mode.
+MODE_WORDS = ("dropout", "batch_norm", "batchnorm", "instance_norm", "instancenorm", "rrelu")
+# Builtins a model's code may call without reading the mode.
+MODE_FREE_BUILTINS = frozenset(
+    "super range len int float bool str list tuple dict set zip enumerate isinstance getattr "
+    "setattr hasattr print max min sum abs round sorted reversed map filter".split()
+)
+# An argument that is not a number literal (``dropout=args.dropout``), as ``layer_mode_free`` is told.
+NOT_A_LITERAL = "?"
+
+
+def zero_literal(text: str) -> bool:
+    """``0``, ``0.0``, ``0.``: a rate that drops nothing."""
+    return text.strip("0.") == "" and text != NOT_A_LITERAL
+
+
+def layer_mode_free(name: str, argument: Callable[[str, int], Optional[str]]) -> bool:
+    """Does ``torch.nn.<name>(...)`` (a call without ``*args``) give the same numbers in both
+    modes? ``argument(keyword, position)`` is the text of the number literal passed there,
+    ``NOT_A_LITERAL`` for another expression, None when nothing is."""
+    if name not in MODE_FREE_LAYERS and not name.endswith("Loss"):
+        return False
+    before = _DROPOUT_ARGUMENT.get(name)
+    if before is None:
+        return True
+    rate = argument("dropout", before)
+    if rate is None or zero_literal(rate):
+        return True
+    if name in _RECURRENT_LAYERS:  # dropout between stacked layers only: one layer has none to drop
+        layers = argument("num_layers", 2)
+        return layers is None or layers == "1"
+    return False
