@@ -304,11 +304,12 @@ def _current_versions(names) -> dict:
     return out
 
 
-def ensure_venv(path: Path, pins: dict) -> Path | None:
-    """A virtualenv at path with exactly these pins installed; None if it cannot be made."""
+def ensure_venv(path: Path, pins: dict, extra: tuple = ()) -> Path | None:
+    """A virtualenv at path with exactly these pins installed (and ``extra`` pip arguments,
+    such as ``-e REPO``); None if it cannot be made."""
     python = path / "bin" / "python"
     marker = path / "bench-pins.json"
-    want = json.dumps(pins, sort_keys=True)
+    want = json.dumps({**pins, **({"extra": list(extra)} if extra else {})}, sort_keys=True)
     if python.exists() and marker.is_file() and marker.read_text() == want:
         return path
     log(f"  creating {path} with {', '.join(f'{k}=={v}' for k, v in pins.items())}")
@@ -317,7 +318,7 @@ def ensure_venv(path: Path, pins: dict) -> Path | None:
     try:
         subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        *[f"{k}=={v}" for k, v in pins.items()]],
+                        *[f"{k}=={v}" for k, v in pins.items()], *extra],
                        check=True, capture_output=True, text=True, timeout=900)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
         tail = (getattr(exc, "stderr", "") or "").strip().splitlines()[-3:]
@@ -874,6 +875,13 @@ def main(argv=None) -> int:
     log("[2/5] peers' virtualenvs")
     peers = ensure_venv(cache / "peers-venv", {"torchfix": TORCHFIX_PIN, "ruff": RUFF_PIN, **flake8_pins})
     plain = ensure_venv(cache / "flake8-venv", dict(flake8_pins))
+    # flake8 with torchlint and nothing else: the plain venv's pins plus this checkout, editable.
+    # (This interpreter may hold other flake8 plugins, such as the test extra's bugbear, whose
+    # cost would be counted as torchlint's.)
+    with_tl = ensure_venv(cache / "flake8-torchlint-venv", dict(flake8_pins), ("-e", str(REPO))) if has_flake8 else None
+    flake8_with_tl = [str(with_tl / "bin" / "flake8")] if with_tl else [sys.executable, "-m", "flake8"]
+    if has_flake8 and not with_tl:
+        log("      WARNING: flake8 with torchlint runs in this interpreter, with whatever other plugins it has")
     pbin = (peers / "bin") if peers else None
     ruff = str(pbin / "ruff") if peers else shutil.which("ruff")
     same_files = check_same_files(tree, ruff)
@@ -893,7 +901,7 @@ def main(argv=None) -> int:
                "for p in sorted(pathlib.Path('.').rglob('*.py')):\n"
                "    try: ast.parse(p.read_bytes(), str(p))\n"
                "    except (SyntaxError, ValueError) as e: print(p, e)\n"]
-    flake8_tl = [sys.executable, "-m", "flake8", "--isolated", *fl_jobs, "--select=TL", "."]
+    flake8_tl = [*flake8_with_tl, "--isolated", *fl_jobs, "--select=TL", "."]
     flake8_plain = [str(plain / "bin" / "flake8"), "--isolated", *fl_jobs, "--select=TL", "."] if plain else None
     flake8_tor = [str(pbin / "flake8"), "--isolated", *fl_jobs, "--select=TOR", "."] if peers else None
     torchfix = [str(pbin / "torchfix"), *tf_jobs, "."] if peers else None
@@ -979,7 +987,7 @@ def main(argv=None) -> int:
     }
     if has_flake8:
         starts["flake8 (torchlint plugin) empty.py"] = startup(
-            [sys.executable, "-m", "flake8", "--isolated", "--select=TL", "empty.py"], run_dir)
+            [*flake8_with_tl, "--isolated", "--select=TL", "empty.py"], run_dir)
     if plain:
         starts["flake8 (no plugin) empty.py"] = startup(
             [str(plain / "bin" / "flake8"), "--isolated", "--select=TL", "empty.py"], run_dir)
