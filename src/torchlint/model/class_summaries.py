@@ -20,7 +20,7 @@ import ast
 from typing import Dict, Iterator, List, Optional, Set, Union
 
 from torchlint.model.ast_reading import ast_dotted, flat_targets
-from torchlint.model.vocab import MODE_FREE_BUILTINS, MODE_WORDS, NOT_A_LITERAL, layer_mode_free
+from torchlint.model.vocab import MODE_FREE_BUILTINS, NOT_A_LITERAL, layer_mode_free, torch_call_mode_free
 
 _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 # A method's local names and what binds them: an expression, or None where it is not an
@@ -116,12 +116,7 @@ class _Judge:
         callee = ast_dotted(call.func)
         qualified = self.qualify(callee)
         if qualified is not None:
-            last = qualified.rsplit(".", 1)[-1]
-            if any(word in last.lower() for word in MODE_WORDS):
-                return False
-            if qualified.startswith("torch.nn.") and qualified.count(".") == 2 and last[:1].isupper():
-                return _layer_mode_free(last, call)
-            return True  # torch.relu, F.linear, torch.zeros
+            return torch_call_mode_free(qualified, lambda name: _layer_mode_free(name, call))
         if callee is not None and callee in self.classes:
             return self.mode_free_class(callee)
         if isinstance(call.func, ast.Attribute):

@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional
 from torchlint.model.modes import model_key
-from torchlint.model.vocab import MODE_FREE_BUILTINS, MODE_WORDS, NOT_A_LITERAL, STORE_METHODS, layer_mode_free
+from torchlint.model.vocab import MODE_FREE_BUILTINS, NOT_A_LITERAL, STORE_METHODS, layer_mode_free, torch_call_mode_free
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
@@ -232,12 +232,7 @@ class _Checker:
         callee = dotted(call.func)
         qualified = self.names.qualify(callee)
         if qualified is not None:
-            last = qualified.rsplit(".", 1)[-1]
-            if any(word in last.lower() for word in MODE_WORDS):
-                return False
-            if qualified.startswith("torch.nn.") and qualified.count(".") == 2 and last[:1].isupper():
-                return _layer_mode_free(last, call)
-            return True  # torch.relu, F.linear, torch.zeros
+            return torch_call_mode_free(qualified, lambda name: _layer_mode_free(name, call))
         if callee in self.file_model.class_bases:
             return self.mode_free_class(callee)
         if self.imported_mode_free(callee):

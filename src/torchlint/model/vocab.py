@@ -342,6 +342,18 @@ def zero_literal(text: str) -> bool:
     return text.strip("0.") == "" and text != NOT_A_LITERAL
 
 
+def torch_call_mode_free(qualified: str, layer_free: Callable[[str], bool]) -> bool:
+    """Does a call of the torch name ``qualified`` leave the mode irrelevant? ``torch.relu`` and
+    ``F.linear`` do, ``F.dropout`` does not, and a layer ``torch.nn.<Name>(...)`` asks
+    ``layer_free(Name)`` (which reads the call's arguments on whichever tree holds it)."""
+    last = qualified.rsplit(".", 1)[-1]
+    if any(word in last.lower() for word in MODE_WORDS):
+        return False
+    if qualified.startswith("torch.nn.") and qualified.count(".") == 2 and last[:1].isupper():
+        return layer_free(last)
+    return True
+
+
 def layer_mode_free(name: str, argument: Callable[[str, int], Optional[str]]) -> bool:
     """Does ``torch.nn.<name>(...)`` (a call without ``*args``) give the same numbers in both
     modes? ``argument(keyword, position)`` is the text of the number literal passed there,
