@@ -8,7 +8,8 @@
 The corpus (``bench/training/corpus.json``) names training and evaluation scripts and
 notebooks of public repositories, each pinned by commit; only this metadata is in the
 repository. ``materialise`` writes every pinned file from a bare git mirror
-(``MIRROR/<owner+name>/repo``, as the session's ``fetch`` tool brings them) into the cache
+(``MIRROR/<owner+name>/repo``, made with ``git clone --mirror``; ``--mirror`` or
+``$TORCHLINT_MIRROR``, else ``~/.cache/torchlint-bench/mirror``) into the cache
 (``$TORCHLINT_BENCH_CACHE`` or ``~/.cache/torchlint-bench``, under ``training/``).
 
 ``run`` lints the materialised files with the torchlint found on ``--pythonpath`` in a
@@ -46,7 +47,9 @@ TRAINING = HERE / "training"
 CORPUS_FILE = TRAINING / "corpus.json"
 LABELS_DIR = TRAINING / "labels"
 JUDGEMENTS_FILE = TRAINING / "judgements.json"
-DEFAULT_MIRROR = Path("/work/.mirror")
+# Bare clones, one per repository: ``git clone --mirror https://github.com/OWNER/NAME
+# MIRROR/OWNER+NAME/repo``. ``$TORCHLINT_MIRROR`` says where, as ``--mirror`` does.
+DEFAULT_MIRROR = Path(os.environ.get("TORCHLINT_MIRROR") or Path.home() / ".cache" / "torchlint-bench" / "mirror")
 VERDICTS = ("TP", "FP", "debatable")
 STATUS_PREFIX = "TL0"  # TL001 parse error, TL002 internal error, ...: about the file, not a hazard
 RUN_TIMEOUT_S = 1800
