@@ -329,7 +329,6 @@ def _trains_or_loads(file_model: FileModel) -> bool:
 
 # -- forwards whose output only becomes numbers ---------------------------
 # Reads that hand a tensor's values to Python or numpy: nothing after them holds a graph.
-_NUMBER_READS = frozenset(("item", "tolist", "numpy"))
 # ``int(...)`` of an index (``int(q(s).argmax())``): after ``argmax``/``argmin`` only, which the
 # rule's text gate looks for (``float(loss_of(x))`` is a number too, but no gate word says so).
 _NUMBER_BUILTINS = frozenset(("int", "float", "bool", "round"))
@@ -357,7 +356,7 @@ def _becomes_numbers(file_model: FileModel, node: cst.CSTNode, stmt: Optional[cs
         if isinstance(parent, cst.Attribute) and parent.value is node:
             holder = parents.get(id(parent))
             if isinstance(holder, cst.Call) and holder.func is parent:
-                if parent.attr.value in _NUMBER_READS:
+                if parent.attr.value in vocab.NUMBER_READ_METHODS:
                     return True
                 indexed = indexed or parent.attr.value in _INDEX_READS
                 node = holder  # ``.argmax(1)``, ``.squeeze()``, ``.cpu()``: still a tensor

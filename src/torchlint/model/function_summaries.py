@@ -18,7 +18,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assigned_names, ast_dotted
 from torchlint.model.vocab import (
-    FULL_REDUCTIONS, LOSS_FUNCTIONS, NOT_TORCH_ROOTS, REDUCTION_KEYWORDS, SHAPE_KEEPING_METHODS,
+    FULL_REDUCTIONS, LOSS_FUNCTIONS, NOT_TORCH_ROOTS, NUMBER_READ_METHODS, REDUCTION_KEYWORDS, SHAPE_KEEPING_METHODS,
     is_eval_function_name, is_loss_name, is_optimizer_name, last_name,
 )
 
@@ -29,7 +29,6 @@ _GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", 
 # Methods whose result carries no graph (the ``.item()`` of a loss, a prediction's indices).
 _CUTS = frozenset("item tolist numpy detach argmax argmin long int bool size dim numel".split())
 _CUT_ATTRIBUTES = frozenset("data grad shape dtype device ndim".split())
-_PLAIN_METHODS = frozenset(("item", "tolist", "numpy"))
 _PLAIN_BUILTINS = frozenset("float int str bool len round".split())
 # Calls that hand on the graph of their arguments (``torch.cat(outs)``, ``sum(losses)``).
 _PROPAGATING_BUILTINS = frozenset("sum max min abs".split())
@@ -304,7 +303,7 @@ def _plain(node: ast.AST, assignments: list, seen: set) -> bool:
         return bool(bindings) and not nested and all(_plain(v, assignments, seen) for _t, v, _aug in bindings)
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Attribute):
-            return node.func.attr in _PLAIN_METHODS
+            return node.func.attr in NUMBER_READ_METHODS
         return isinstance(node.func, ast.Name) and node.func.id in _PLAIN_BUILTINS
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_plain(e, assignments, seen) for e in node.elts)

@@ -133,9 +133,11 @@ SHAPE_METHODS = frozenset(
 )
 # Tensor methods and attributes after which the value is a fresh tensor the caller owns, on purpose.
 FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
+# Tensor methods that hand the values to Python: a number, a list, a NumPy array.
+NUMBER_READ_METHODS = frozenset(("item", "tolist", "numpy"))
 # ...and those after which it carries no graph at all: fresh, a Python number or list, a
 # numpy array, or forced to be a leaf of its own.
-GRAPH_CUT_METHODS = FRESH_METHODS | frozenset(("item", "tolist", "numpy", "requires_grad_"))
+GRAPH_CUT_METHODS = FRESH_METHODS | NUMBER_READ_METHODS | frozenset(("requires_grad_",))
 # Module methods that iterate over its parameters (``for p in model.parameters()``).
 PARAMETER_ITERATORS = frozenset(("parameters", "named_parameters"))
 

@@ -21,7 +21,8 @@ from torchlint.model.project_calls import evaluation_forwards
 from torchlint.model.sinks import Meters
 from torchlint.model.expr import bound_paths, bound_values, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
-from torchlint.model.vocab import CONTAINER_METHODS, FORWARD_METHODS, STORE_METHODS, is_eval_data_name, is_eval_function_name
+from torchlint.model.vocab import CONTAINER_METHODS, FORWARD_METHODS, NUMBER_READ_METHODS, STORE_METHODS
+from torchlint.model.vocab import is_eval_data_name, is_eval_function_name
 from torchlint.model.vocab import is_eval_loader_name, is_generation_function_name, is_model_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
@@ -221,7 +222,6 @@ def _inference_without_backward(tree_index: TreeIndex) -> bool:
     return False
 
 
-_NUMBER_READ_METHODS = frozenset(("item", "tolist", "numpy"))
 _NUMBER_BUILTINS = frozenset(("int", "float", "bool", "round"))
 
 
@@ -234,7 +234,7 @@ def _reads_numbers_off_a_forward(tree_index: TreeIndex) -> bool:
     parameters = None
     for node in nodes:
         if not isinstance(node, ast.Call) or not (
-                (isinstance(node.func, ast.Attribute) and node.func.attr in _NUMBER_READ_METHODS)
+                (isinstance(node.func, ast.Attribute) and node.func.attr in NUMBER_READ_METHODS)
                 or (isinstance(node.func, ast.Name) and node.func.id in _NUMBER_BUILTINS)):
             continue
         for inner in ast.walk(node):
@@ -276,7 +276,7 @@ def _binds_then_reads_numbers_in_a_loop(tree_index: TreeIndex) -> bool:
                 binds = binds or (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                                   and isinstance(node.value, ast.Call) and may_run_a_model(node.value))
             elif isinstance(node, ast.Call):
-                reads = reads or (isinstance(node.func, ast.Attribute) and node.func.attr in _NUMBER_READ_METHODS) \
+                reads = reads or (isinstance(node.func, ast.Attribute) and node.func.attr in NUMBER_READ_METHODS) \
                     or (isinstance(node.func, ast.Name) and node.func.id in _NUMBER_BUILTINS)
             if binds and reads:
                 return True
