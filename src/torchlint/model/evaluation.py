@@ -8,7 +8,7 @@ forward pass with autograd recording for nothing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -408,6 +408,14 @@ def _read_as_numbers_after(file_model: FileModel, scope: Scope, stmt: cst.Assign
     """Follow ``name`` bound by ``stmt`` to its later reads: None when one of them may keep a
     graph, else whether some read made numbers. ``drawn``: ``name`` holds a distribution,
     which may only be sampled."""
+    return reads_after(file_model, scope, stmt, name, lambda read: _read_as(file_model, scope, read, drawn))
+
+
+def reads_after(file_model: FileModel, scope: Scope, stmt: cst.Assign, name: str,
+                read_as: Callable[[cst.Name], Optional[bool]]) -> Optional[bool]:
+    """Follow ``name`` bound by ``stmt`` to its later reads, each judged by ``read_as``
+    (None: this read may keep the value; True: it made what the caller looks for). None
+    when some read may keep it, else whether some read made it."""
     parents = file_model.parents
     line = parents.get(id(stmt))
     block = parents.get(id(line))
@@ -416,7 +424,7 @@ def _read_as_numbers_after(file_model: FileModel, scope: Scope, stmt: cst.Assign
         return None
     statements = list(block.body)
     later = statements[statements.index(line) + 1:]
-    numbers, rebound, leaves = False, False, False
+    made_any, rebound, leaves = False, False, False
     followed: Set[int] = set()
     for statement in later:
         reads, binds = _uses_of(statement, name)
@@ -424,10 +432,10 @@ def _read_as_numbers_after(file_model: FileModel, scope: Scope, stmt: cst.Assign
             return None
         followed.update(map(id, reads))
         for read in reads:
-            made = _read_as(file_model, scope, read, drawn)
+            made = read_as(read)
             if made is None:
                 return None
-            numbers = numbers or made
+            made_any = made_any or made
         if binds:
             if not isinstance(statement, cst.SimpleStatementLine) or leaves:
                 return None  # bound again in a branch, or after a ``break``: maybe not at all
@@ -439,7 +447,7 @@ def _read_as_numbers_after(file_model: FileModel, scope: Scope, stmt: cst.Assign
         reads, _ = _uses_of(scope.node, name)
         if any(id(r) not in followed for r in reads):
             return None
-    return numbers
+    return made_any
 
 
 def _read_as(file_model: FileModel, scope: Scope, read: cst.Name, drawn: bool) -> Optional[bool]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, ClassVar, FrozenSet, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -12,6 +12,7 @@ from torchlint.edits import enclosing_statement, shadowed, suspends, torch_refer
 from torchlint.model import CallSite, FileModel, GradMode, Span, differentiated, modes
 from torchlint.model.ast_reading import flat_targets
 from torchlint.model.backprop import consumed_by_backward
+from torchlint.model.display import runs_a_few_times, shown_only
 from torchlint.model.evaluation import (
     bound_locally, bound_then_read_as_numbers, computes_with, demonstrates_fresh_layers, evaluation_only,
     forwards_that_train, guarded_training, hand_written_forward, raw_parameters, read_as_numbers,
@@ -434,6 +435,8 @@ class EvalWithoutNoGrad(Rule):
     )
     fix_safety = "unsafe"
     torch_programs_only = True
+    # TL101 reports forwards over evaluation; TL107, its opt-in twin, the ones made for a look.
+    reports_looks: ClassVar[bool] = False
     # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
     gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
             r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
@@ -515,6 +518,15 @@ translation. Its graph is freed with its output; nothing is evaluated over a
 dataset. A single forward over a whole evaluation set (`model(x_test)`,
 `net(X_val)`) is still reported.
 
+Forwards made only to look at the model are left to the opt-in TL107: an
+output that reaches nothing but a plot, a saved image or a shape read
+(generated samples saved every N batches, a scatter plot once per epoch), and
+a loop of at most ten steps at the top of a script or notebook. Their graph is
+small and freed with the output; the waste does not grow with a dataset.
+A loop that runs several parts of one model (a beam search through
+`decoder.embedding`, `decoder.attention` and `decoder.fc`) is one finding, on
+the first of them: one `with torch.no_grad():` fixes it.
+
 ## Example
 ```python
 def evaluate(model, loader):
@@ -566,9 +578,12 @@ local name (a parameter called `torch`) hides the module the fix would name.
             switches = mode_switches(file_model, scope)
             # A transform put in eval mode (botorch's outcome_transform) is not a model.
             models = {receiver for _, receiver, is_eval in switches if is_eval and not is_transform_name(receiver)}
-            for call in evaluation_forwards(file_model, scope):  # a helper of another module runs the model
-                yield self.report(call.node, _HELPER_MESSAGE.format(call.callee), fix=_no_grad_fix(file_model, call))
+            if not self.reports_looks:
+                for call in evaluation_forwards(file_model, scope):  # a helper of another module runs the model
+                    yield self.report(call.node, _HELPER_MESSAGE.format(call.callee),
+                                      fix=_no_grad_fix(file_model, call))
             forwards_reported = set()  # loops already reported through a model call
+            models_reported = set()  # (loop, model): one finding per model a loop runs
             for call in scope.calls:
                 if not (file_model.is_forward(call, models) or _steps_a_part(file_model, scope, call, models)
                         or hand_written_forward(file_model, call)
@@ -585,11 +600,18 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
                     forwards_reported.add(id(_outermost(call.site.loop)))
-                    yield self.report(call.node, fix=_no_grad_fix(file_model, call, span))
+                    fix = _no_grad_fix(file_model, call, span)
                 elif _before_guarded_backward(file_model, scope, call):
-                    # no_grad would stop the training half too: no fix, set_grad_enabled is the cure.
-                    yield self.report(call.node)
-            if not handles:
+                    fix = None  # no_grad would stop the training half too: set_grad_enabled is the cure
+                else:
+                    continue
+                if _for_a_look(file_model, scope, call) is not self.reports_looks:
+                    continue
+                key = _loop_and_model(call)
+                if key is None or key not in models_reported:
+                    models_reported.add(key)
+                    yield self.report(call.node, fix=fix)
+            if not handles and not self.reports_looks:
                 yield from self._raw_parameter_steps(file_model, scope, forwards_reported)
 
     def _raw_parameter_steps(self, file_model: FileModel, scope: Scope, reported: set) -> Iterator[Finding]:
@@ -659,7 +681,28 @@ local name (a parameter called `torch`) hides the module the fix would name.
             for call in file_model.reachable_calls(window)
         )
 
-    valid = (
+    valid: ClassVar[Tuple[str, ...]] = (
+        """\
+import torch
+from torchvision.utils import save_image
+
+
+def sample_images(generator, noise, step):
+    generator.eval()
+    fake = generator(noise)  # for a look, not an evaluation: TL107 (opt-in) reports it
+    save_image(fake.data, f"images/{step}.png", nrow=5)
+    generator.train()
+
+
+def train(generator, optimizer, loader, noise):
+    for step, z in enumerate(loader):
+        loss = generator(z).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 500 == 0:
+            sample_images(generator, noise, step)
+""",
         """\
 import torch
 
@@ -946,7 +989,7 @@ for episode in range(100):
     del agent.history[:]
 """,
     )
-    invalid = (
+    invalid: ClassVar[Tuple[str, ...]] = (
         """\
 import torch
 
@@ -1077,7 +1120,7 @@ def caption(features, start, end, max_len=20):
     h = features
     while len(words) < max_len:
         h = decoder.cell(decoder.embed(torch.tensor([words[-1]])), h)  # expect: TL101
-        words.append(decoder.head(h).argmax(-1).item())  # expect: TL101
+        words.append(decoder.head(h).argmax(-1).item())  # the same loop and model: one finding
         if words[-1] == end:
             break
     return words
@@ -1556,6 +1599,22 @@ def _before_guarded_backward(file_model: FileModel, scope: Scope, call: CallSite
     loop = call.site.loop
     return any(file_model.is_backward(c) and loop.contains(c.order) and c.order > call.order
                for c in scope.calls)
+
+
+def _for_a_look(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
+    """A forward to look at the model (a plot, saved images, a shape, a few-step demo),
+    not one over evaluation data (a loader, the test set at once)."""
+    if _on_eval_data(call) or _in_data_loop(file_model, scope, call):
+        return False
+    return shown_only(file_model, call) or runs_a_few_times(file_model, call)
+
+
+def _loop_and_model(call: CallSite) -> Optional[Tuple[int, str]]:
+    """The loop holding the forward and the model it runs (``decoder`` of ``decoder.fc(h)``):
+    a beam search through five of a decoder's parts is one evaluation, one finding."""
+    if call.site.loop is None or call.callee is None:
+        return None
+    return id(call.site.loop), call.callee.split(".", 1)[0]
 
 
 def _on_eval_data(call: CallSite) -> bool:
