@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple, Un
 import libcst as cst
 
 from torchlint.model import FileModel, GradMode
-from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional, referenced_paths
+from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.model.leaves import (
-    argument_at_calls, frozen_for, grad_switched_on, known_grad_scope, loop_members, reaching_value,
+    argument_at_calls, frozen_for, grad_switched_on, iterated_owners, known_grad_scope, loop_members,
     reads_module_binding,
 )
 from torchlint.model.parameters import layer_parameter
@@ -372,14 +372,10 @@ class _Leaves:
             for call, value in calls
         )
 
-    def _owners(self, scope: Scope, path: str, order: int) -> List[str]:
+    @staticmethod
+    def _owners(scope: Scope, path: str, order: int) -> List[str]:
         """``path`` and what it belongs to: ``net`` for ``p`` of ``for p in net.parameters()``."""
-        owners = [path]
-        reaching = reaching_value(scope, path, order) if "." not in path else None
-        if reaching is not None and reaching[0].kind == "for" and reaching[1] is not None:  # a For's iter
-            owners.extend(p for p in referenced_paths(reaching[1]) if not p.endswith(("parameters", "named_parameters")))
-            owners.extend(p.rsplit(".", 1)[0] for p in referenced_paths(reaching[1]) if "." in p)
-        return owners
+        return [path] + (iterated_owners(scope, path, order) if "." not in path else [])
 
 
 class InplaceOnLeaf(Rule):
