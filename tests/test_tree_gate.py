@@ -194,6 +194,12 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     ("TL401", "def _init(m):\n    p = []\n    for p in m.parameters():\n        p.add_(1)\nlayer = _init(net)\n",
      True),
     ("TL401", "def _init():\n    w = []\n    w.add_(1)\n    w = nn.Parameter(t)\nlayer = _init()\n", True),
+    # a module-level write to what may be a model's parameter: a layer's weight, an nn.Parameter
+    # of a class of the file; a counter written at import time is none
+    ("TL401", "head = nn.Linear(4, 2)\nhead.bias.zero_()\n", True),
+    ("TL401", "class Net(nn.Module):\n    def __init__(self):\n        self.gain = nn.Parameter(t)\n"
+              "model = Net()\nmodel.gain[0] = 1\n", True),
+    ("TL401", "head = nn.Linear(4, 2)\nstats.count += 1\n", False),
     # Net's __init__ calls a function that writes, or its base's does: building Net runs it
     ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    def __init__(self):\n        fill_(self.w)\n"
               "net = Net()\n", True),

@@ -331,13 +331,34 @@ def _freezes(file_model: FileModel) -> list:
             paths: List[Optional[str]] = [call.receiver] if call.receiver else []
             paths += [p for p in (dotted(arg.value) for arg in call.node.args) if p]
             out.extend((call.scope, call.order, p) for path in (paths or [None])
-                       for p in _standing_for(call.scope, path, call.order))
+                       for p in _frozen_with(call.scope, path, call.order))
     for a in file_model.assignments:
         if a.kind == "assign" and not _literal_true(a.value):
             for t in a.targets:
                 if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad":
-                    out.extend((a.site.scope, a.order, p) for p in _standing_for(a.site.scope, dotted(t.value), a.order))
+                    out.extend((a.site.scope, a.order, p) for p in _frozen_with(a.site.scope, dotted(t.value), a.order))
     return out
+
+
+def _frozen_with(scope: Scope, path: Optional[str], order: int) -> List[Optional[str]]:
+    """What a freeze of ``path`` turns off: ``_standing_for``'s names and, for the variable of
+    ``for p in net.parameters(): p.requires_grad = False``, the module it ranges over (a
+    partial freeze, ``if "fc" not in name``, counts as a whole one: that only silences)."""
+    owners = iterated_owners(scope, path, order) if path is not None and "." not in path else []
+    return _standing_for(scope, path, order) + list(owners)
+
+
+def iterated_owners(scope: Scope, name: str, order: int) -> List[str]:
+    """The paths a loop variable's iterable reads, when ``name`` at ``order`` is one: ``net``
+    and ``net.fc`` for ``p`` of ``for p in net.fc.parameters()`` (each path and what it is an
+    attribute of, less the iterator methods), ``ema`` and ``model`` for ``for e, p in
+    zip(ema.parameters(), model.parameters())``. Empty for any other binding."""
+    reaching = reaching_value(scope, name, order)
+    if reaching is None or reaching[0].kind != "for" or reaching[1] is None:  # a For's iter
+        return []
+    read = list(referenced_paths(reaching[1]))
+    owners = [p for p in read if not p.endswith(("parameters", "named_parameters"))]
+    return owners + [p.rsplit(".", 1)[0] for p in read if "." in p]
 
 
 def _standing_for(scope: Scope, path: Optional[str], order: int) -> List[Optional[str]]:

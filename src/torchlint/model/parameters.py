@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Callable, List, Optional
 import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
-from torchlint.model.leaves import is_leaf_factory, loop_members, method_chain, produced_by_graph_call, reaching_value
+from torchlint.model.leaves import (
+    freezes, is_leaf_factory, loop_members, method_chain, produced_by_graph_call, reaching_value,
+)
 from torchlint.model.tensors import TensorNames
 from torchlint.model.vocab import LEAF_WRAPPERS, PARAMETER_ITERATORS, SHAPE_METHODS
 from torchlint.model.walk import walk
@@ -186,26 +188,109 @@ def _tensor_names(file_model: FileModel, scope: Scope) -> TensorNames:
 
 
 def layer_parameter(file_model: FileModel, scope: Scope, path: str, order: int) -> bool:
-    """Is ``path`` (``self.fc.weight``, ``emb.weight``) a trainable parameter of a torch.nn
-    layer built in this file: ``self.fc = nn.Linear(4, 2)`` in the class's methods (every
-    binding of ``self.fc`` in the file builds such a layer), or a name bound to one in
-    ``scope`` before ``order``? ``nn.Linear(4, 2, bias=False).bias`` is no parameter."""
-    owner, _, attr = path.rpartition(".")
-    if attr not in PARAMETER_ATTRS or not owner:
+    """Is ``path`` (``self.fc.weight``, ``emb.weight``, ``model.fc.weight``, ``model.scale``) a
+    trainable parameter of a model built in this file? Its owner, the longest part of ``path``
+    that is bound, holds a torch.nn layer (``self.fc = nn.Linear(4, 2)``: every binding of
+    ``self.fc`` in the file builds one; a name bound to one in ``scope`` before ``order``), a
+    model class of the file whose ``__init__`` binds the rest of the path to such a layer or to
+    an ``nn.Parameter`` (``model = Net()``), or a torchvision classifier (``resnet18().fc.weight``).
+    ``nn.Linear(4, 2, bias=False).bias`` and ``bn.running_mean`` are no parameters."""
+    parts = path.split(".")
+    if len(parts) < 2 or parts[-1] in _NOT_PARAMETERS:
         return False
-    if any(dotted(t) == path for a in file_model.assignments for t in a.targets):
-        return False  # ``self.emb.weight = nn.Parameter(table, requires_grad=False)``: not as built
+    if any(a.kind != "aug" and dotted(t) == path for a in file_model.assignments for t in a.targets):
+        return False  # ``self.emb.weight = nn.Parameter(t, requires_grad=False)``; ``+=`` binds the same
+    for cut in range(len(parts) - 1, 0, -1):  # ``model.fc = nn.Linear(...)`` replaces the built one
+        values = _owner_values(file_model, scope, ".".join(parts[:cut]), order)
+        if values is not None:
+            return bool(values) and all(_holds_parameter(file_model, value, parts[cut:]) for value in values)
+    return False
+
+
+# Tensors a module holds that are never its trainable parameters.
+_NOT_PARAMETERS = frozenset(("data", "grad", "running_mean", "running_var", "num_batches_tracked"))
+
+
+def _owner_values(file_model: FileModel, scope: Scope, owner: str,
+                  order: int) -> Optional[List[Optional[cst.BaseExpression]]]:
+    """What ``owner`` may hold: the values of every binding of an attribute path in the file
+    (the same spelling is the same object far more often than not), or the binding of a name
+    that reaches ``order`` in ``scope``; None where nothing binds it. A binding that is no plain
+    assignment (a loop, ``+=``) gives None in the list: unknown."""
     if "." in owner:
-        values = [a.value for a in file_model.assignments if any(dotted(t) == owner for t in a.targets)]
-        if not values or any(a.kind != "assign" for a in file_model.assignments
-                             if any(dotted(t) == owner for t in a.targets)):
-            return False
-    else:
-        reaching = reaching_value(scope, owner, order)
-        if reaching is None or reaching[0].kind != "assign":
-            return False
-        values = [reaching[1]]
-    return all(_builds_layer_with(file_model, value, attr) for value in values)
+        bindings = [a for a in file_model.assignments if any(dotted(t) == owner for t in a.targets)]
+        return [a.value if a.kind == "assign" else None for a in bindings] or None
+    reaching = reaching_value(scope, owner, order)
+    if reaching is None:
+        return None
+    return [reaching[1] if reaching[0].kind == "assign" else None]
+
+
+# Module methods that hand back the module itself: ``Net().to(device)`` is still the ``Net``.
+# Not ``requires_grad_``: ``Net().requires_grad_(False)`` holds no trainable parameter.
+_RETURNS_ITSELF = frozenset("to cuda cpu float double half bfloat16 train eval".split())
+# The torchvision model families whose ``.weight``/``.bias`` are all parameters as built: not
+# ``detection`` (FrozenBatchNorm2d keeps them as buffers), ``quantization`` (packed), nor
+# segmentation, video and optical flow, left out until someone reads them.
+_TORCHVISION_CLASSIFIERS = "torchvision.models."
+
+
+def _holds_parameter(file_model: FileModel, value: Optional[cst.BaseExpression], attrs: List[str]) -> bool:
+    """Does the model ``value`` builds hold a trainable parameter at ``attrs`` (``["fc",
+    "weight"]``) from its own ``__init__``?"""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in _RETURNS_ITSELF:
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return False
+    callee = dotted(value.func) or ""
+    if callee in file_model.roles.model_classes:
+        return _class_holds_parameter(file_model, callee, attrs)
+    if len(attrs) == 1:
+        return _builds_layer_with(file_model, value, attrs[0])
+    qualified = file_model.names.qualify_any(callee) or ""
+    factory = qualified[len(_TORCHVISION_CLASSIFIERS):] if qualified.startswith(_TORCHVISION_CLASSIFIERS) else ""
+    return factory[:1].islower() and "." not in factory and attrs[-1] in PARAMETER_ATTRS
+
+
+def _class_holds_parameter(file_model: FileModel, cls: str, attrs: List[str]) -> bool:
+    """``self.<attrs[0]>`` as every method of ``cls`` (or of a base of the file) binds it: an
+    ``nn.Parameter`` when ``attrs`` is that one name, else a model holding the rest. Not when
+    the class freezes it (``self.fc.requires_grad_(False)``, a loop over its parameters)."""
+    classes = _with_file_bases(file_model, cls)
+    own = "self." + attrs[0]
+    values = [a.value if a.kind == "assign" else None for a in file_model.assignments
+              if a.site.scope.class_name in classes and any(dotted(t) == own for t in a.targets)]
+    if not values or _class_freezes(file_model, classes, "self." + ".".join(attrs)):
+        return False
+    if len(attrs) == 1:
+        return all(_trainable_parameter(value) for value in values)
+    return all(_holds_parameter(file_model, value, attrs[1:]) for value in values)
+
+
+def _with_file_bases(file_model: FileModel, cls: str) -> set:
+    found, todo = set(), [cls]
+    while todo:
+        current = todo.pop()
+        if current not in found:
+            found.add(current)
+            todo.extend(b for b in file_model.class_bases.get(current, ()) if b in file_model.class_bases)
+    return found
+
+
+def _class_freezes(file_model: FileModel, classes: set, path: str) -> bool:
+    """Might a method of ``classes`` turn ``requires_grad`` off for ``path`` (``self.fc.weight``),
+    for a part of it or for what holds it (``self.requires_grad_(False)``)?"""
+    return any(where.class_name in classes and (frozen is None or frozen == path
+                                                or path.startswith(frozen + ".") or frozen.startswith(path + "."))
+               for where, _, frozen in freezes(file_model))
+
+
+def _trainable_parameter(value: Optional[cst.BaseExpression]) -> bool:
+    """``nn.Parameter(t)``, not ``nn.Parameter(t, requires_grad=False)``."""
+    if not isinstance(value, cst.Call) or (dotted(value.func) or "").rsplit(".", 1)[-1] != "Parameter":
+        return False
+    return literal_bool(keyword(value, "requires_grad") or positional(value, 1)) is not False
 
 
 def _builds_layer_with(file_model: FileModel, value: Optional[cst.BaseExpression], attr: str) -> bool:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set, Tuple, Un
 import libcst as cst
 
 from torchlint.model import FileModel, GradMode
-from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional, referenced_paths
+from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.model.leaves import (
-    argument_at_calls, frozen_for, grad_switched_on, known_grad_scope, loop_members, reaching_value,
+    argument_at_calls, frozen_for, grad_switched_on, iterated_owners, known_grad_scope, loop_members,
     reads_module_binding,
 )
 from torchlint.model.parameters import layer_parameter
@@ -104,9 +104,18 @@ def class_parameters(file_model: FileModel, cls: str) -> set:
 
 
 def _import_time_leaf_writes(tree_index: TreeIndex) -> bool:
-    """For the tree gate: a leaf made and written in place when the module runs (scripts, notebooks)."""
+    """For the tree gate: a leaf made and written in place when the module runs (scripts,
+    notebooks), or a write there to what may be a parameter of a model built elsewhere
+    (``model.fc.weight.mul_(0.5)``, ``model.scale.clamp_(0)``: an attribute named as a layer's
+    ``weight``/``bias`` or as an ``nn.Parameter`` the file binds)."""
     nodes = tree_index.import_time_nodes()
-    return any(map(_writes_in_place, nodes)) and any(map(_makes_a_leaf, nodes))
+    writes = [n for n in nodes if _writes_in_place(n)]
+    if not writes:
+        return False
+    if any(map(_makes_a_leaf, nodes)):
+        return True
+    params = {"weight", "bias"} | _parameter_attributes(tree_index)
+    return any(_named_parameter(_written(n), params) for n in writes)
 
 
 def _import_time_construction(tree_index: TreeIndex) -> bool:
@@ -239,13 +248,19 @@ def _callee_name(call: ast.Call) -> Optional[str]:
 
 def _self_parameter(node: ast.AST, params: set) -> bool:
     """``self.w``, ``self.fc.weight``, ``self.emb.weight[0]`` with a last attribute in ``params``."""
+    return _named_parameter(node, params) == "self"
+
+
+def _named_parameter(node: ast.AST, params: set) -> Optional[str]:
+    """The name ``model.fc.weight`` and ``model.fc.weight[0]`` start from when their last
+    attribute is in ``params``; None otherwise."""
     while isinstance(node, ast.Subscript):
         node = node.value
     if not isinstance(node, ast.Attribute) or node.attr not in params:
-        return False
+        return None
     while isinstance(node, ast.Attribute):
         node = node.value
-    return isinstance(node, ast.Name) and node.id == "self"
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _written(node: _Write) -> ast.expr:
@@ -372,14 +387,10 @@ class _Leaves:
             for call, value in calls
         )
 
-    def _owners(self, scope: Scope, path: str, order: int) -> List[str]:
+    @staticmethod
+    def _owners(scope: Scope, path: str, order: int) -> List[str]:
         """``path`` and what it belongs to: ``net`` for ``p`` of ``for p in net.parameters()``."""
-        owners = [path]
-        reaching = reaching_value(scope, path, order) if "." not in path else None
-        if reaching is not None and reaching[0].kind == "for" and reaching[1] is not None:  # a For's iter
-            owners.extend(p for p in referenced_paths(reaching[1]) if not p.endswith(("parameters", "named_parameters")))
-            owners.extend(p.rsplit(".", 1)[0] for p in referenced_paths(reaching[1]) if "." in p)
-        return owners
+        return [path] + (iterated_owners(scope, path, order) if "." not in path else [])
 
 
 class InplaceOnLeaf(Rule):
@@ -415,9 +426,13 @@ function reads from the module (`W = torch.randn(3, requires_grad=True)` or
 `head = nn.Linear(4, 2)` at module level, written in `train_step`, with or
 without `global W`) when the module holds a leaf under that name wherever
 its code may call the function, and no `global` rebinding elsewhere makes it
-something else. A function that calls a helper of the file that
-backpropagates (`backprop(loss)`) records as much as one that calls
-`backward()` itself.
+something else. The parameters of a model the file builds count too:
+`model.fc.weight` and `model.scale` of `model = Net()` for a model class of
+the file whose `__init__` binds `self.fc = nn.Linear(...)` and `self.scale =
+nn.Parameter(...)` (through the models it holds in turn, `model.encoder.proj.bias`),
+and the `weight`/`bias` of a torchvision classifier (`resnet18().fc.weight`).
+A function that calls a helper of the file that backpropagates
+(`backprop(loss)`) records as much as one that calls `backward()` itself.
 
 ## Why is this bad
 Autograd cannot track an in-place change of a leaf it will accumulate a
@@ -431,9 +446,11 @@ hides the update from autograd's version checks.
 Not reported: the same writes under `torch.no_grad()` (at the write or around
 the call of the helper that makes it) or in a function decorated with it,
 `nn.init.*_` functions (they use `no_grad` inside), writes to `.grad` or
-`.data`, buffers, `nn.Parameter(..., requires_grad=False)`,
-`nn.Embedding.from_pretrained` (frozen by default), tensors whose
-`requires_grad` was turned off first, in-place ops on tensors that do not
+`.data`, buffers (a batch norm's `running_mean`, `running_var`,
+`num_batches_tracked`), `nn.Parameter(..., requires_grad=False)`,
+`nn.Embedding.from_pretrained` (frozen by default), tensors and models whose
+`requires_grad` was turned off first (`model.requires_grad_(False)`, or `p.requires_grad
+= False` in a loop over `model.parameters()`), in-place ops on tensors that do not
 require grad, and unit tests. Writes in functions whose callers torchlint
 cannot see (weight init passed to `model.apply`, optimizer `step` methods, a
 class never built in the file) are not reported either: whether grad is
@@ -603,6 +620,52 @@ def train(model, ema, loader, lr=0.1):
 with torch.no_grad():
     model, ema = Net(), Net()  # built without grad: zero_() in __init__ is allowed
 """,
+        """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.bn = nn.BatchNorm1d(2)
+        self.gain = nn.Parameter(torch.ones(2))
+        self.frozen = nn.Linear(2, 2)
+        self.frozen.requires_grad_(False)
+
+    def forward(self, x):
+        return self.frozen(self.bn(self.fc(x))) * self.gain
+
+
+model = Net()
+teacher = Net()
+for p in teacher.parameters():
+    p.requires_grad = False
+
+
+@torch.no_grad()
+def shrink():
+    model.fc.weight.mul_(0.5)
+
+
+def reset_gain():
+    model.gain.fill_(1.0)
+
+
+def tidy():
+    model.fc.bias.data.zero_()
+    nn.init.ones_(model.gain)
+    model.bn.running_mean.zero_()
+    model.frozen.weight.zero_()
+    teacher.fc.weight.copy_(model.fc.weight.detach())
+
+
+shrink()
+with torch.inference_mode():
+    reset_gain()
+tidy()
+""",
     )
     invalid = (
         """\
@@ -691,5 +754,39 @@ def train_critic(critic, optimizer, real, fake, steps):
         loss.backward()
         optimizer.step()
         clip_and_prune(critic, 0.01, 1e-4)
+""",
+        """\
+import torch
+import torchvision
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.gain = nn.Parameter(torch.ones(2))
+
+    def forward(self, x):
+        return self.fc(x) * self.gain
+
+
+model = Net()
+backbone = torchvision.models.resnet18()
+
+
+def reset():
+    model.fc.weight.mul_(0.5)  # expect: TL401
+    model.gain.fill_(1.0)  # expect: TL401
+    backbone.fc.bias.zero_()  # expect: TL401
+
+
+def train(loader, optimizer):
+    for x, y in loader:
+        loss = nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        reset()
 """,
     )
