@@ -116,6 +116,27 @@ def passes_model(call: CallSite, target: str) -> bool:
     return False
 
 
+def switched_back_through_a_helper(file_model: FileModel, calls: Iterable[CallSite], switch: ModeSwitch,
+                                   target: str) -> bool:
+    """Is ``switch`` (a ``train()`` in a same-module helper, ``def set_train(m): m.train()``)
+    made on ``target`` by one of ``calls`` handing it over (``set_train(net)``)? The helper
+    names the model by its parameter, not by the caller's name."""
+    scope = switch.call.scope
+    root, _, rest = switch.receiver.partition(".")
+    if scope.is_module or root not in scope.params:
+        return False
+    index = scope.params.index(root)
+    for call in calls:
+        if file_model.resolve(call) is not scope:
+            continue
+        offset = 1 if scope.class_name is not None and call.receiver is not None else 0
+        arg = keyword(call.node, root) or positional(call.node, index - offset)
+        path = dotted(arg) if arg is not None else None
+        if path is not None and same_model(f"{path}.{rest}" if rest else path, target):
+            return True
+    return False
+
+
 def frozen_model(file_model: FileModel, target: str) -> bool:
     """Are ``target``'s parameters frozen (``target.requires_grad_(False)``, or
     ``p.requires_grad = False`` for every ``p`` of ``target.parameters()``)? A frozen

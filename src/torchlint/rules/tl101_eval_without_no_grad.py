@@ -86,6 +86,19 @@ def _switches_and_runs(tree_index: TreeIndex) -> bool:
     return bool(everywhere) and _steps_parts_of(tree_index, everywhere)
 
 
+_READS_NUMBERS = text_search(r"\.(?:item|tolist|numpy|argmax|argmin)\(")
+
+
+def _serving_method_after_eval(tree_index: TreeIndex) -> bool:
+    """What ``_serves_numbers`` needs: a method named like a serving entry point, an eval
+    switch and a number read somewhere in the file."""
+    code = tree_index.code_text()
+    if not (_EVAL_SWITCH(code) and _READS_NUMBERS(code)):
+        return False
+    methods = tree_index.method_ids()
+    return any(id(f) in methods for name in _SERVING_METHODS for f in tree_index.definitions.get(name, ()))
+
+
 def _repeats_or_reads_eval_data(nodes: list, calls: list) -> bool:
     """What ``check`` asks of every forward it reports, besides its function being run more
     than once: that the call repeats in its own code (``FileModel.repeats``) or reads
@@ -455,7 +468,8 @@ class EvalWithoutNoGrad(Rule):
                 or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
                 or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index)
                 or _generates_in_a_loop(tree_index) or _reads_numbers_off_a_forward(tree_index)
-                or _calls_hand_written_forward(tree_index) or _binds_then_reads_numbers_in_a_loop(tree_index))
+                or _calls_hand_written_forward(tree_index) or _binds_then_reads_numbers_in_a_loop(tree_index)
+                or _serving_method_after_eval(tree_index))
 
     docs = """
 ## What it does
@@ -484,6 +498,12 @@ as a function: its calls are forwards like a module's. Code that keeps what it s
 an actor-critic's saved values, a DQN's update step, teacher forcing) is
 training and stays silent, also when it keeps them through a method of its
 own class (`pi.put_data((r, prob[a]))`).
+
+A method that serves predictions (`predict`, `infer`, `inference`, `handle`,
+`serve`, `classify`, `__call__`) of a class that puts its model in eval mode
+(in the method or in `__init__`) and hands back numbers (`.tolist()`,
+`.item()`, `argmax`) is evaluation too: a server or a user calls it once per
+request, and each call records a graph nobody can use.
 
 Helpers of the project's own modules are read too (`from .metrics import
 measure`): a call from evaluation code of a helper that runs the model it is
@@ -595,7 +615,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
                 if call.site.loop is None and not helper and file_model.flows_to_return(call) \
                         and not _hands_back_numbers(file_model, scope) and not _generates(file_model, scope, call):
                     continue  # one forward handed back: the caller may want its graph
-                if not file_model.repeats(call) and not _on_eval_data(call):
+                if not file_model.repeats(call) and not _on_eval_data(call) \
+                        and not _serves_numbers(file_model, scope, call):
                     continue  # one image shown, one batch plotted: no evaluation loop
                 span = self._evaluation_span(file_model, scope, call, switches, helper)
                 if span is not None and not self._needs_grad(file_model, span):
@@ -670,6 +691,8 @@ local name (a parameter called `torch`) hides the module the fix would name.
             return (scope.start, scope.end)
         if _runs_on_held_out_data(file_model, scope, call) or _only_numbers(file_model, scope, call):
             return (call.order, call.order + 1)
+        if _serves_numbers(file_model, scope, call):
+            return (scope.start, scope.end)
         return _pure_inference(file_model, scope, call)
 
     @staticmethod
@@ -682,6 +705,22 @@ local name (a parameter called `torch`) hides the module the fix would name.
         )
 
     valid: ClassVar[Tuple[str, ...]] = (
+        """\
+import torch
+
+
+class Handler:
+    def __init__(self, path):
+        self.model = torch.jit.load(path)
+        self.model.eval()
+
+    @torch.inference_mode()
+    def handle(self, batch):
+        return self.model(batch).argmax(-1).tolist()
+
+    def embed(self, batch):
+        return self.model(batch)  # a graph handed back: the caller may train through it
+""",
         """\
 import torch
 from torchvision.utils import save_image
@@ -990,6 +1029,18 @@ for episode in range(100):
 """,
     )
     invalid: ClassVar[Tuple[str, ...]] = (
+        """\
+import torch
+
+
+class Handler:
+    def __init__(self, path):
+        self.model = torch.jit.load(path)
+        self.model.eval()
+
+    def handle(self, batch):
+        return self.model(batch).argmax(-1).tolist()  # expect: TL101
+""",
         """\
 import torch
 
@@ -1599,6 +1650,28 @@ def _before_guarded_backward(file_model: FileModel, scope: Scope, call: CallSite
     loop = call.site.loop
     return any(file_model.is_backward(c) and loop.contains(c.order) and c.order > call.order
                for c in scope.calls)
+
+
+# Methods a server or a user calls once per request (Lightning's ``predict_step`` runs without grad).
+_SERVING_METHODS = frozenset("predict predict_proba infer inference handle serve classify __call__".split())
+
+
+def _serves_numbers(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
+    """``def predict(self, x): self.eval(); return self(x).argmax(-1).tolist()``, or a handler
+    whose ``__init__`` put ``self.model`` in eval mode: a method called once per request that
+    hands back numbers and computes no gradient. Every call records a graph nobody can use."""
+    if scope.class_name is None or scope.name not in _SERVING_METHODS:
+        return False
+    if not (read_as_numbers(file_model, call) or _hands_back_numbers(file_model, scope)):
+        return False
+    if any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c) for c in file_model.reachable_calls(scope)):
+        return False
+    target = file_model.forward_target(call)
+    if target is None:
+        return False
+    init = file_model.methods.get((scope.class_name, "__init__"))
+    switches = mode_switches(file_model, scope) + (mode_switches(file_model, init) if init is not None else [])
+    return any(is_eval and modes.same_model(receiver, target) for _, receiver, is_eval in switches)
 
 
 def _for_a_look(file_model: FileModel, scope: Scope, call: CallSite) -> bool:

@@ -7,6 +7,7 @@ from torchlint.model.expr import identifiers, referenced_paths
 from torchlint.model.mode_effects import mode_free_model
 from torchlint.model.modes import (
     TRAIN_WORDS, frozen_model, is_mode_helper, model_key, mode_switches, passes_model, same_model,
+    switched_back_through_a_helper,
 )
 from torchlint.model.vocab import (
     is_eval_data_name, is_eval_function_name, is_eval_loader_name, last_name, tokens,
@@ -59,7 +60,8 @@ model just trains worse, and the first epoch looks fine.
 
 Not reported: loops that call `model.train()` (or `model.train(flag)`)
 anywhere in the iteration, including at the top of a `train_one_epoch`
-helper; models put in eval mode on purpose while others train (a teacher,
+helper or in a helper handed the model under another name
+(`back_to_training(net)` with `def back_to_training(m): m.train()`); models put in eval mode on purpose while others train (a teacher,
 an EMA or target network, frozen batch-norm during fine-tuning, where the
 next forward pass of the model records a graph); models that training code
 itself puts in eval mode before running them with grad (a frozen backbone
@@ -105,6 +107,26 @@ for epoch in range(epochs):
                         yield self.report(node)
 
     valid = (
+        """\
+import torch
+
+
+def back_to_training(m):
+    m.train()
+
+
+def fit(net, loader, val_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        net.eval()
+        with torch.no_grad():
+            for x, y in val_loader:
+                net(x)
+        back_to_training(net)
+        for x, y in loader:
+            optimizer.zero_grad()
+            net(x).sum().backward()
+            optimizer.step()
+""",
         """\
 import torch
 
@@ -262,7 +284,9 @@ def _forgotten_evals(file_model: FileModel, loop: Loop, calls: List[CallSite]) -
         target = switch.receiver
         if switch.to_eval is not True or _FROZEN_WORDS & set(tokens(model_key(target))):
             continue
-        if any(s.to_eval is not True and same_model(s.receiver, target) for s in switches):
+        if any(s.to_eval is not True and (same_model(s.receiver, target)
+                                          or switched_back_through_a_helper(file_model, calls, s, target))
+               for s in switches):
             continue  # train() comes back somewhere in the iteration
         if any(_may_restore(file_model, c, target) for c in calls):
             continue
