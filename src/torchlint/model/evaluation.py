@@ -397,10 +397,39 @@ def bound_then_read_as_numbers(file_model: FileModel, call: CallSite) -> bool:
     surely bound again there, no other read of it in the scope is allowed (the next
     iteration, the code after the loop). At least one number must be read (``.item()``...)."""
     stmt = call.site.stmt
-    if call.site.loop is None or not isinstance(stmt, cst.Assign) or stmt.value is not call.node \
-            or len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Name):
+    if call.site.loop is None or not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
         return False
-    return _read_as_numbers_after(file_model, call.scope, stmt, stmt.targets[0].target.value, False) is True
+    target = stmt.targets[0].target
+    if isinstance(target, cst.Name) and stmt.value is call.node:
+        return _read_as_numbers_after(file_model, call.scope, stmt, target.value, False) is True
+    if not isinstance(target, cst.Tuple) or not _reduces(file_model, call.node, stmt.value):
+        return False
+    # ``values, index = q(s).max(1)``, ``_, a = net(x).topk(1)``: each part read as numbers or never.
+    names = [e.value.value for e in target.elements if isinstance(e.value, cst.Name)]
+    if len(names) != len(target.elements):
+        return False
+    made = [_read_as_numbers_after(file_model, call.scope, stmt, name, False) for name in names]
+    return None not in made and any(made)
+
+
+# Tensor methods that hand back (values, indices): a forward reduced to a pair of tensors.
+_PAIR_METHODS = frozenset(("max", "min", "topk", "sort", "kthvalue", "mode", "median"))
+
+
+def _reduces(file_model: FileModel, node: cst.CSTNode, value: cst.BaseExpression) -> bool:
+    """Is ``value`` ``node.max(1)`` (or ``node.detach().topk(k)``): a forward's output reduced to
+    a (values, indices) pair by tensor methods alone?"""
+    parents = file_model.parents
+    pair = False
+    while node is not value:
+        parent = parents.get(id(node))
+        holder = parents.get(id(parent))
+        if not (isinstance(parent, cst.Attribute) and parent.value is node
+                and isinstance(holder, cst.Call) and holder.func is parent):
+            return False
+        pair = parent.attr.value in _PAIR_METHODS
+        node = holder
+    return pair
 
 
 def _read_as_numbers_after(file_model: FileModel, scope: Scope, stmt: cst.Assign, name: str,

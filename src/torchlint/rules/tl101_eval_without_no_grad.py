@@ -287,14 +287,21 @@ def _binds_then_reads_numbers_in_a_loop(tree_index: TreeIndex) -> bool:
         binds = reads = False
         for node in tree_gate.loop_nodes(loop):
             if isinstance(node, ast.Assign):
-                binds = binds or (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                                  and isinstance(node.value, ast.Call) and may_run_a_model(node.value))
+                binds = binds or (len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Tuple))
+                                  and isinstance(node.value, ast.Call) and may_run_a_model(_innermost_call(node.value)))
             elif isinstance(node, ast.Call):
                 reads = reads or (isinstance(node.func, ast.Attribute) and node.func.attr in NUMBER_READ_METHODS) \
                     or (isinstance(node.func, ast.Name) and node.func.id in _NUMBER_BUILTINS)
             if binds and reads:
                 return True
     return False
+
+
+def _innermost_call(call: ast.Call) -> ast.Call:
+    """``q(s)`` of ``q(s).detach().max(1)``: the call a chain of method calls starts from."""
+    while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
+        call = call.func.value
+    return call
 
 
 # Made to require grad (``evaluation.raw_parameters``): ``requires_grad = False`` freezes, it trains
