@@ -9,13 +9,14 @@ import libcst as cst
 from torchlint.edits import method_call, source_of
 from torchlint.model import FileModel, Loop
 from torchlint.model.backprop import consumed_by_backward
-from torchlint.model.expr import bound_paths, dotted, is_constant, positional
+from torchlint.model.expr import bound_paths, dotted
+from torchlint.model.stores import self_sum, stores
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
 from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
 
 if TYPE_CHECKING:
-    from torchlint.model.records import Assignment, Scope
+    from torchlint.model.records import Scope
     from torchlint.rule import Finding
 
 _RESETS = frozenset(("clear",))
@@ -32,27 +33,6 @@ def _may_store(node: ast.AST) -> bool:
     if isinstance(node, ast.AnnAssign):
         return isinstance(node.target, ast.Subscript) or isinstance(node.value, ast.BinOp)
     return False
-
-
-def _self_sum(a: Assignment, container: str) -> bool:
-    """``total = total + x`` (or ``x + total``): the accumulating spelling of ``total += x``."""
-    return (
-        a.kind == "assign" and len(a.targets) == 1 and dotted(a.targets[0]) == container
-        and isinstance(a.value, cst.BinaryOperation) and isinstance(a.value.operator, cst.Add)
-        and container in (dotted(a.value.left), dotted(a.value.right))
-    )
-
-
-def _container_of(node: cst.BaseExpression) -> Optional[str]:
-    """``log`` of ``log[split].append``'s receiver, ``self.stats`` of ``self.stats[k] += l``:
-    the named container that keeps what goes into one of its entries."""
-    if isinstance(node, cst.Attribute):
-        node = node.value
-    if not isinstance(node, cst.Subscript):
-        return None
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    return dotted(node)
 
 
 class StoredLoss(Rule):
@@ -160,42 +140,16 @@ is offered for `extend(...)` or for literals such as tuples.
             if not scope.loops and not hook or file_model.part_of_forward(scope):
                 continue
             context = _ScopeContext(file_model, scope, hook)
-            for node, container, value, order, kind in self._stores(scope):
-                loop = context.iteration(order, container)
-                if loop is None or not file_model.taint(scope).carries_graph(value, order):
+            for store in stores(scope):
+                loop = context.iteration(store.order, store.container)
+                if loop is None or not file_model.taint(scope).carries_graph(store.value, store.order):
                     continue
+                container = store.container
                 if container in context.backprop or not context.outlives(container, loop):
                     continue
                 if context.handed_to_caller(container, loop):
                     continue
-                assert value is not None  # it carries a graph
-                yield self.report(node, fix=_detach_fix(node, container, value))
-
-    @staticmethod
-    def _stores(scope: Scope) -> Iterator[Tuple[cst.CSTNode, str, Optional[cst.BaseExpression], int, str]]:
-        """(node, container, stored value, order, kind) for each way of keeping a value."""
-        for call in scope.calls:
-            index = STORE_METHODS.get(call.method or "")
-            if index is None:
-                continue
-            receiver = call.receiver or _container_of(call.node.func)
-            value = positional(call.node, index)
-            if value is not None and receiver is not None:
-                yield call.node, receiver, value, call.order, "store"
-        for a in scope.assignments:
-            if a.kind == "aug" and a.op == "AddAssign":
-                path = dotted(a.targets[0]) or _container_of(a.targets[0])
-                if path:
-                    yield a.node, path, a.value, a.order, "accumulate"
-            elif a.kind == "assign" and len(a.targets) == 1:
-                target = a.targets[0]
-                path = dotted(target)
-                if path and _self_sum(a, path):
-                    yield a.node, path, a.value, a.order, "accumulate"
-                elif isinstance(target, cst.Subscript) and (container := dotted(target.value)):
-                    keys = [s.slice.value for s in target.slice if isinstance(s.slice, cst.Index)]
-                    if keys and not all(is_constant(k) for k in keys):
-                        yield a.node, container, a.value, a.order, "store"
+                yield self.report(store.node, fix=_detach_fix(store.node, container, store.value))
 
     valid = (
         """\
@@ -352,7 +306,7 @@ class _ScopeContext:
 
     def _outlives_uncached(self, container: str, loop: Union[Loop, Scope]) -> bool:
         for a in self.scope.assignments:
-            if not loop.contains(a.order) or a.kind == "aug" or _self_sum(a, container):
+            if not loop.contains(a.order) or a.kind == "aug" or self_sum(a, container):
                 continue  # adding to the container is not resetting it
             for t in a.targets:
                 if a.kind == "del":  # del losses[:]
