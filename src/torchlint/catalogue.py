@@ -78,7 +78,7 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL205": ('clip_grad|parameters\\s*\\(',),
     "TL206": ('GradScaler|\\.\\s*scale\\s*\\(|unscale_',),
     "TL207": ('\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(', '\\.step\\(', 'SGD'),
-    "TL301": ('\\.(?:append|appendleft|extend|insert)\\(|\\+=|\\]\\s*=[^=]|=\\s*[\\w.]+\\s*\\+', 'backward|\\.step\\(|training_step|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\\b|def \\w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)'),
+    "TL301": ('\\.(?:append|appendleft|extend|insert)\\(|\\+=|\\]\\s*=[^=]|=\\s*[\\w.]+\\s*\\+', 'backward|\\.step\\(|training_step|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\\b|def \\w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|def (?:_?forward|__call__)\\b'),
     "TL302": ('retain_graph\\s*=\\s*True|\\bimport\\b', 'retain_graph\\s*=\\s*True|\\.step\\(|\\.[\\s\\\\]*(?:manual_)?backward[\\s\\\\]*\\(|(?<![\\w.])(?<!def )backward[\\s\\\\]*\\(|\\bgrad\\s*\\(|vjp|torch\\.autograd import|(?:opt|Opt|OPT)(?:im|IM|[sS]?(?![a-z]))'),
     "TL303": ('backward|\\.step\\(|training_step',),
     "TL304": ('backward|\\.step\\(|\\bgrad\\s*\\(|vjp|torch\\.autograd import|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\\b', 'class\\s', 'self\\.[\\w.]+\\s*[-+*]=|self\\.[\\w.]+\\s*=[^=\\n]*self\\.|self\\.[\\w.]+\\.(?:add|append|appendleft|extend|insert|setdefault|update)\\('),

@@ -94,6 +94,11 @@ class Meters:
         cls = self.instances.get(call.receiver or "")
         if cls is None:
             return []
+        return self.arguments_kept_by(cls, call)
+
+    def arguments_kept_by(self, cls: str, call: CallSite) -> list:
+        """The argument expressions of a call of ``cls``'s method that the method keeps
+        (``self.track(loss)`` inside ``cls``)."""
         params = self.accumulating.get((cls, call.method)) or self._inherited(cls, call.method)
         out = []
         for index, name in params:

@@ -20,7 +20,7 @@ from torchlint.model.records import CallSite
 from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES, NUMBER_READ_METHODS, SHAPE_METHODS, last_name, tokens
 
 if TYPE_CHECKING:
-    from torchlint.model.records import Assignment, Scope
+    from torchlint.model.records import Assignment, Scope, Site
     from torchlint.model import FileModel
 
 # Methods and attributes whose result never carries a graph.
@@ -57,6 +57,7 @@ class Taint:
         self.scope = scope
         self._orders: list = [0]
         self._states: list = [frozenset()]
+        self._starts: Optional[dict] = None
         self._replay()
 
     def names_at(self, order: int) -> frozenset:
@@ -64,6 +65,27 @@ class Taint:
 
     def carries_graph(self, expr: Optional[cst.BaseExpression], order: int) -> bool:
         return expr is not None and self._tainted(expr, self.names_at(order))
+
+    def carries_graph_in_statement(self, expr: Optional[cst.BaseExpression], site: Site) -> bool:
+        """``carries_graph`` with the names every earlier statement bound, the one right before
+        included. ``names_at(order)`` leaves out a binding in effect from ``order`` itself: an
+        assignment without calls (``loss = a + b``) is in effect from the very order of the next
+        statement (``self.total += loss``). (The other callers keep ``carries_graph``: reading
+        their questions this way may change their findings, to be weighed on its own.)"""
+        if expr is None:
+            return False
+        start = self._statement_starts().get(id(site.stmt), site.order)
+        # In effect at ``start``: set by an event before the statement, none of its own.
+        return self._tainted(expr, self._states[bisect.bisect_right(self._orders, start) - 1])
+
+    def _statement_starts(self) -> dict:
+        """{id of a statement: the first order of the calls and assignments it holds}."""
+        if self._starts is None:
+            self._starts = {}
+            for site in [c.site for c in self.scope.calls] + [a.site for a in self.scope.assignments]:
+                key = id(site.stmt)
+                self._starts[key] = min(self._starts.get(key, site.order), site.order)
+        return self._starts
 
     # -- replay --------------------------------------------------------
     def _replay(self) -> None:

@@ -9,16 +9,34 @@ import libcst as cst
 from torchlint.edits import method_call, source_of
 from torchlint.model import FileModel, Loop
 from torchlint.model.backprop import consumed_by_backward
-from torchlint.model.expr import bound_paths, dotted, is_constant, positional
+from torchlint.model.expr import bound_paths, dotted
+from torchlint.model.module_state import graph_kept_in_module_state
+from torchlint.model.stores import self_sum, stores
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
 from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
 
 if TYPE_CHECKING:
-    from torchlint.model.records import Assignment, Scope
+    from torchlint.model.records import Scope
     from torchlint.rule import Finding
 
 _RESETS = frozenset(("clear",))
+
+
+def _stores_into_self(node: ast.AST) -> bool:
+    """For the tree gate: ``self.total += v``, ``self.losses[k] += v``, ``self.history.append(v)``,
+    ``self.total = self.total + v``: what a forward call may add to its module's state."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS:
+        target: ast.AST = node.func.value
+    elif isinstance(node, ast.AugAssign):
+        target = node.target
+    elif isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp) and len(node.targets) == 1:
+        target = node.targets[0]
+    else:
+        return False
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        target = target.value
+    return isinstance(target, ast.Name) and target.id == "self"
 
 
 def _may_store(node: ast.AST) -> bool:
@@ -34,27 +52,6 @@ def _may_store(node: ast.AST) -> bool:
     return False
 
 
-def _self_sum(a: Assignment, container: str) -> bool:
-    """``total = total + x`` (or ``x + total``): the accumulating spelling of ``total += x``."""
-    return (
-        a.kind == "assign" and len(a.targets) == 1 and dotted(a.targets[0]) == container
-        and isinstance(a.value, cst.BinaryOperation) and isinstance(a.value.operator, cst.Add)
-        and container in (dotted(a.value.left), dotted(a.value.right))
-    )
-
-
-def _container_of(node: cst.BaseExpression) -> Optional[str]:
-    """``log`` of ``log[split].append``'s receiver, ``self.stats`` of ``self.stats[k] += l``:
-    the named container that keeps what goes into one of its entries."""
-    if isinstance(node, cst.Attribute):
-        node = node.value
-    if not isinstance(node, cst.Subscript):
-        return None
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    return dotted(node)
-
-
 class StoredLoss(Rule):
     code = "TL301"
     name = "graph-kept-across-iterations"
@@ -68,7 +65,9 @@ class StoredLoss(Rule):
         r"\.(?:%s)\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+" % "|".join(sorted(STORE_METHODS)),
         # An iteration: training, a loop over loader-named data, or evaluation code.
         r"backward|\.step\(|training_step|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
-        r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)",
+        r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
+        # A forward call, once per step: a criterion adding its losses to its own state.
+        r"def (?:_?forward|__call__)\b",
     )
 
     @classmethod
@@ -81,7 +80,17 @@ class StoredLoss(Rule):
             iteration = trains or is_eval_function_name(function) or any(map(is_loader_name, iterable_names(loop)))
             if iteration and any(_may_store(n) for n in loop_nodes(loop)):
                 return True
-        return tree_index.has_training_step()
+        return tree_index.has_training_step() or cls._forward_may_add_to_self(tree_index)
+
+    @staticmethod
+    def _forward_may_add_to_self(tree_index: TreeIndex) -> bool:
+        """A forward runs a method that may add to ``self``: ``module_state.py``'s question, asked
+        of methods (functions right in a class body) as the model asks it."""
+        if not FORWARD_METHODS & tree_index.function_names:
+            return False
+        methods = [stmt for defs in tree_index.definitions.values() for cls in defs if isinstance(cls, ast.ClassDef)
+                   for stmt in cls.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return any(_stores_into_self(n) for method in methods for n in tree_index.nodes_of(method.body))
 
     docs = """
 ## What it does
@@ -90,7 +99,12 @@ computed from them outside `no_grad`) that a training or evaluation loop
 keeps beyond the iteration that made them: appended to a list created before
 the loop (`losses.append(loss)`), accumulated into a variable that outlives
 the iteration (`total_loss += loss`), or stored in a dict under a changing
-key. Lightning's `training_step` counts as one iteration.
+key. Lightning's `training_step` counts as one iteration, and so does one
+call of a module's `forward`: a criterion that adds the loss it computes to
+its own state (`self.losses["cls"] += loss_cls`, `self.total = self.total +
+loss`, `self.history.append(loss)`, or a method or meter of its own that sums
+or appends the loss it is handed, reported at that call) keeps every training
+step's graph as surely as `total_loss += loss` in the loop.
 
 ## Why is this bad
 A tensor with a `grad_fn` keeps its whole graph reachable. Kept across
@@ -117,7 +131,12 @@ accumulators that a later `backward()` consumes, in the same function or in
 a same-module helper they are handed to (an RL list of log-probabilities
 summed once per episode, gradient accumulation by summing losses:
 `total += loss` ... `(total / n).backward()`, `sum(losses).backward()`,
-`torch.stack(losses).sum().backward()`).
+`torch.stack(losses).sum().backward()`). In a module's `forward`, also:
+sums computed under `no_grad` (a buffer's running statistics), a metric whose
+`update` runs under `no_grad`, plain assignment (`self.last_loss = loss`
+replaces, keeping one graph at most), and state the same call resets
+(`self.losses = {}` at the top of `forward`, `.clear()`), which holds only the
+graph the caller backpropagates anyway.
 
 ## Example
 ```python
@@ -160,42 +179,18 @@ is offered for `extend(...)` or for literals such as tuples.
             if not scope.loops and not hook or file_model.part_of_forward(scope):
                 continue
             context = _ScopeContext(file_model, scope, hook)
-            for node, container, value, order, kind in self._stores(scope):
-                loop = context.iteration(order, container)
-                if loop is None or not file_model.taint(scope).carries_graph(value, order):
+            for store in stores(scope):
+                loop = context.iteration(store.order, store.container)
+                if loop is None or not file_model.taint(scope).carries_graph(store.value, store.order):
                     continue
+                container = store.container
                 if container in context.backprop or not context.outlives(container, loop):
                     continue
                 if context.handed_to_caller(container, loop):
                     continue
-                assert value is not None  # it carries a graph
-                yield self.report(node, fix=_detach_fix(node, container, value))
-
-    @staticmethod
-    def _stores(scope: Scope) -> Iterator[Tuple[cst.CSTNode, str, Optional[cst.BaseExpression], int, str]]:
-        """(node, container, stored value, order, kind) for each way of keeping a value."""
-        for call in scope.calls:
-            index = STORE_METHODS.get(call.method or "")
-            if index is None:
-                continue
-            receiver = call.receiver or _container_of(call.node.func)
-            value = positional(call.node, index)
-            if value is not None and receiver is not None:
-                yield call.node, receiver, value, call.order, "store"
-        for a in scope.assignments:
-            if a.kind == "aug" and a.op == "AddAssign":
-                path = dotted(a.targets[0]) or _container_of(a.targets[0])
-                if path:
-                    yield a.node, path, a.value, a.order, "accumulate"
-            elif a.kind == "assign" and len(a.targets) == 1:
-                target = a.targets[0]
-                path = dotted(target)
-                if path and _self_sum(a, path):
-                    yield a.node, path, a.value, a.order, "accumulate"
-                elif isinstance(target, cst.Subscript) and (container := dotted(target.value)):
-                    keys = [s.slice.value for s in target.slice if isinstance(s.slice, cst.Index)]
-                    if keys and not all(is_constant(k) for k in keys):
-                        yield a.node, container, a.value, a.order, "store"
+                yield self.report(store.node, fix=_detach_fix(store.node, container, store.value))
+        for kept in graph_kept_in_module_state(file_model):  # a criterion's forward: one iteration per call
+            yield self.report(kept.node, fix=_detach_fix(kept.node, kept.container, kept.value))
 
     valid = (
         """\
@@ -246,6 +241,59 @@ def train(model, loader, optimizer, criterion):
         history.append(loss.detach())
     return running, history
 """,
+        """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class DetectionLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("running", torch.zeros(()))
+        self.history = []
+
+    def forward(self, pred, target):
+        self.losses = {"cls": 0.0, "box": 0.0}
+        self.losses["cls"] += F.cross_entropy(pred[0], target[0])
+        self.losses["box"] += F.smooth_l1_loss(pred[1], target[1])
+        loss = self.losses["cls"] + self.losses["box"]
+        self.history.append(loss.item())
+        self.last_loss = loss
+        with torch.no_grad():
+            self.running.mul_(0.99).add_(0.01 * loss)
+            self.running += 0.0 * loss
+        return loss
+""",
+        """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MeanMetric(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.total, self.count = 0.0, 0
+
+    @torch.no_grad()
+    def update(self, value):
+        self.total += value
+        self.count += 1
+
+
+class Criterion(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.meter = MeanMetric()
+        self.running_mean = 0.0
+
+    def forward(self, logits, target):
+        loss = F.cross_entropy(logits, target)
+        self.meter.update(loss)
+        self.running_mean = 0.9 * self.running_mean + 0.1 * loss.detach()
+        return loss
+""",
     )
     invalid = (
         """\
@@ -275,6 +323,43 @@ def train(model, loader, optimizer, criterion):
         optimizer.step()
         total_loss += loss  # expect: TL301
     return total_loss / len(loader)
+""",
+        """\
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MultiLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.losses = {"cls": 0.0, "box": 0.0}
+
+    def forward(self, pred, target):
+        loss_cls = F.cross_entropy(pred[0], target[0])
+        loss_box = F.smooth_l1_loss(pred[1], target[1])
+        self.losses["cls"] += loss_cls  # expect: TL301
+        self.losses["box"] += loss_box  # expect: TL301
+        return loss_cls + loss_box
+""",
+        """\
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TrackedLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.history = []
+        self.total = 0.0
+
+    def forward(self, logits, target):
+        loss = F.cross_entropy(logits, target)
+        self.history.append(loss)  # expect: TL301
+        self._track(loss)  # expect: TL301
+        return loss
+
+    def _track(self, value):
+        self.total = self.total + value
 """,
     )
 
@@ -352,7 +437,7 @@ class _ScopeContext:
 
     def _outlives_uncached(self, container: str, loop: Union[Loop, Scope]) -> bool:
         for a in self.scope.assignments:
-            if not loop.contains(a.order) or a.kind == "aug" or _self_sum(a, container):
+            if not loop.contains(a.order) or a.kind == "aug" or self_sum(a, container):
                 continue  # adding to the container is not resetting it
             for t in a.targets:
                 if a.kind == "del":  # del losses[:]
