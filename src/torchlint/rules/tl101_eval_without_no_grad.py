@@ -492,7 +492,7 @@ also between the updates of the loop that trains it: a forward whose output
 becomes numbers in its own statement feeds no backward, and the fix wraps
 that statement alone; so does one bound to a name that every later read turns
 into numbers or hands to a `torch.distributions` constructor only sampled from,
-as in `prob = model.pi(s)`, `a = Categorical(prob).sample().item()`,
+as in `prob = model.pi(s)`, `values, idx = q(s).max(1)`, `a = Categorical(prob).sample().item()`,
 `put_data((s, a, prob[a].item()))`),
 a decoding or sampling loop (`while`, `range`) that runs a model's parts after
 `model.eval()` (`decoder.fc(h)` in a beam search), hand-written layers put in
@@ -1034,6 +1034,22 @@ for episode in range(100):
     optimizer.step()
     del agent.history[:]
 """,
+        """\
+import gym
+import torch
+
+env = gym.make("CartPole-v1")
+q = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))
+opt = torch.optim.Adam(q.parameters())
+s = env.reset()
+for t in range(10000):
+    values, idx = q(torch.tensor(s)).max(0)  # the values are trained on below
+    s, r, done, _ = env.step(idx.item())
+    loss = (values - r) ** 2
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+""",
     )
     invalid: ClassVar[Tuple[str, ...]] = (
         """\
@@ -1182,6 +1198,17 @@ def caption(features, start, end, max_len=20):
         if words[-1] == end:
             break
     return words
+""",
+        """\
+import gym
+import torch
+
+env = gym.make("CartPole-v1")
+q = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))
+s = env.reset()
+for t in range(10000):
+    values, idx = q(torch.tensor(s)).max(0)  # expect: TL101
+    s, r, done, _ = env.step(idx.item())
 """,
     )
 
