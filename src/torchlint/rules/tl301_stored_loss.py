@@ -14,6 +14,7 @@ from torchlint.model.module_state import graph_kept_in_module_state
 from torchlint.model.stores import self_sum, stores
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.rule import Fix, Rule
+from torchlint import tree_gate
 from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
 
 if TYPE_CHECKING:
@@ -86,11 +87,25 @@ class StoredLoss(Rule):
     def _forward_may_add_to_self(tree_index: TreeIndex) -> bool:
         """A forward runs a method that may add to ``self``: ``module_state.py``'s question, asked
         of methods (functions right in a class body) as the model asks it."""
-        if not FORWARD_METHODS & tree_index.function_names:
-            return False
-        methods = [stmt for defs in tree_index.definitions.values() for cls in defs if isinstance(cls, ast.ClassDef)
-                   for stmt in cls.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        return any(_stores_into_self(n) for method in methods for n in tree_index.nodes_of(method.body))
+        functions = {name: [d for d in defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                     for name, defs in tree_index.definitions.items()}
+        # What a forward runs, at any depth: calls matched to the file's functions by their last
+        # name (more than ``FileModel.part_of_forward`` resolves, never less). An ``__init__``
+        # that appends layers to ``self`` is not reached, so model files stay out.
+        todo = [name for name in FORWARD_METHODS if functions.get(name)]
+        reached, methods = set(todo), tree_index.method_ids()
+        while todo:
+            for function in functions[todo.pop()]:
+                nodes = tree_index.nodes_of(function.body)
+                if id(function) in methods and any(_stores_into_self(n) for n in nodes):
+                    return True
+                for node in nodes:
+                    if isinstance(node, ast.Call):
+                        name = tree_gate.called_name(node)
+                        if name is not None and name not in reached and functions.get(name):
+                            reached.add(name)
+                            todo.append(name)
+        return False
 
     docs = """
 ## What it does
