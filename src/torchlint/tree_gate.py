@@ -23,7 +23,7 @@ import ast
 import bisect
 import functools
 import sys
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Pattern, Set, Tuple, Type, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Pattern, Set, Tuple, Type, Union, cast
 
 from torchlint.model.ast_reading import ast_dotted, bound_names, flat_targets
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
@@ -75,6 +75,14 @@ class TreeIndex:
         self._repeatable: Optional[frozenset] = None
         self._method_ids: Optional[frozenset] = None
         self._body_nodes: dict = dict.fromkeys(map(id, self.bodies))  # id of a body -> its own nodes, once walked
+        self._derived: dict = {}
+
+    def derived(self, fact: Callable[["TreeIndex"], Any]) -> Any:
+        """``fact(self)``, computed once per tree: what several gates (or one gate's several
+        questions) read, such as the paths of tensors made to require grad."""
+        if fact not in self._derived:
+            self._derived[fact] = fact(self)
+        return self._derived[fact]
 
     def code_text(self) -> str:
         """The source with the inner lines of docstrings (any bare string statement)
@@ -610,6 +618,38 @@ def forward_callee(call: ast.Call) -> Optional[str]:
     while callee is not None and callee.endswith((".forward", ".module")):
         callee = callee.rsplit(".", 1)[0]
     return callee
+
+
+# Receivers whose ``compile`` is not torch's: regular expressions, the commonest.
+_OTHER_COMPILES = frozenset(("re", "regex"))
+
+
+def torch_compile_calls(tree_index: TreeIndex) -> List[ast.Call]:
+    """Every call that may be ``torch.compile(...)`` (``model_compile.compile_calls`` asks the
+    qualified name): ``X.compile(...)`` but ``re.compile``, and a bare name that a
+    ``from torch import compile [as name]`` or an assignment from a ``compile`` binds (not
+    Python's builtin ``compile``)."""
+    return tree_index.derived(_torch_compile_calls)
+
+
+def _torch_compile_calls(tree_index: TreeIndex) -> List[ast.Call]:
+    nodes = tree_index.module_nodes()
+    names = {alias.asname or alias.name for n in tree_index.imports if isinstance(n, ast.ImportFrom)
+             for alias in n.names if alias.name == "compile"}
+    names |= {name for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+              and any(isinstance(v, ast.Attribute) and v.attr == "compile" for v in ast.walk(n.value))
+              for target in (n.targets if isinstance(n, ast.Assign) else [n.target]) for name in bound_names(target)}
+    found = []
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "compile":
+            if not (isinstance(func.value, ast.Name) and func.value.id in _OTHER_COMPILES):
+                found.append(node)
+        elif isinstance(func, ast.Name) and func.id in names:
+            found.append(node)
+    return found
 
 
 def _is_long_string_statement(stmt) -> bool:

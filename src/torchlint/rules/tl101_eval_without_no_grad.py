@@ -322,7 +322,7 @@ def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
         nodes = list(tree_gate.loop_nodes(loop))
         names = {tree_gate.called_name(n) for n in nodes if isinstance(n, ast.Call)}
         if names & _CUTS and "backward" not in names:
-            params = _raw_parameter_paths(tree_index.module_nodes()) if params is None else params
+            params = tree_index.derived(_raw_parameter_paths) if params is None else params
             if any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params for n in nodes):
                 return True
     return False
@@ -333,21 +333,24 @@ def _calls_hand_written_forward(tree_index: TreeIndex) -> bool:
     (``def net(x): return x @ W1 + b1``): what ``evaluation.hand_written_forward`` may take."""
     if not _HAND_TRAINED(tree_index.code_text()):
         return False
-    params = _raw_parameter_paths(tree_index.module_nodes())
-    forwards = {name for name, definitions in tree_index.definitions.items() for f in definitions
-                if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(f) not in tree_index.method_ids()
-                and any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params for n in ast.walk(f))}
-    return bool(forwards) and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in forwards
-                                  for n in tree_index.module_nodes())
+    called = {n.func.id for n in tree_index.module_nodes() if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    candidates = [f for name in called & tree_index.function_names for f in tree_index.definitions.get(name, ())
+                  if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(f) not in tree_index.method_ids()]
+    if not candidates:
+        return False
+    params = tree_index.derived(_raw_parameter_paths)
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params
+               for f in candidates for n in ast.walk(f))
 
 
-def _raw_parameter_paths(nodes: list) -> set:
+def _raw_parameter_paths(tree_index: TreeIndex) -> set:
     """Every path ``evaluation.raw_parameters`` may name, read off the tree (more, never
     fewer): targets of ``Parameter(...)`` and of calls given ``requires_grad=True``, tensors
     given ``requires_grad = True``/``requires_grad_()``, and, where such a tensor is a loop
     variable (``for p in [C, W1]: p.requires_grad = True``), every name in a list or tuple.
     A model library's ``self.weight = nn.Parameter(...)`` is not used in a sampling loop.
-    ``nodes``: every node of the module (``TreeIndex.module_nodes``)."""
+    Read once per tree (``TreeIndex.derived``): two gates ask it."""
+    nodes = tree_index.module_nodes()
     makers = {"Parameter"} | {alias.asname for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
                               for alias in n.names if alias.asname and alias.name.endswith("Parameter")}
     made: Set[Optional[str]] = set()

@@ -130,19 +130,31 @@ class IneffectiveGradClipping(Rule):
         if "clip_grad" in tree_index.source:
             return True
         nodes = tree_index.module_nodes()
+        # Lines holding a ``parameters()`` call: a node off them cannot hold one, and is not walked.
+        lines = {n.lineno for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "parameters"}
+        if not lines:
+            return False
+
+        def mentions(node: ast.AST) -> bool:
+            first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+            return any(first <= line <= last for line in lines) and _mentions_parameters(node)
+
         stored = {t.id for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
-                  and n.value is not None and _mentions_parameters(n.value)
+                  and n.value is not None and mentions(n.value)
                   for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
         calls = [n for n in nodes if isinstance(n, ast.Call) and any(
-            (isinstance(v, ast.Name) and v.id in stored) or _mentions_parameters(v)
+            (isinstance(v, ast.Name) and v.id in stored) or mentions(v)
             for v in (*n.args, *(k.value for k in n.keywords)))]
         if not calls:
             return False
         imported, star = tree_index.names_from_project()
-        rewalking = {n.name for n in nodes
-                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and summarize_function(n).rewalked}
-        return any(called_name(c) in rewalking or (ast_dotted(c.func) or "").split(".", 1)[0] in imported
-                   or (star and isinstance(c.func, ast.Name)) for c in calls)
+        if any((ast_dotted(c.func) or "").split(".", 1)[0] in imported or (star and isinstance(c.func, ast.Name))
+               for c in calls):
+            return True
+        called = {called_name(c) for c in calls}
+        return any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and summarize_function(f).rewalked
+                   for name in called & tree_index.function_names for f in tree_index.definitions.get(name, ()))
 
     docs = """
 ## What it does

@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.edits import method_call, source_of
 from torchlint.model import FileModel, Loop
+from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.model.module_state import graph_kept_in_module_state
@@ -24,14 +25,24 @@ if TYPE_CHECKING:
 _RESETS = frozenset(("clear",))
 
 
+_STORES = (ast.Call, ast.AugAssign, ast.Assign)  # the statements ``_stores_into_self`` reads
+
+
+def _self_sum(target: ast.AST, value: ast.AST) -> bool:
+    """``self.total = self.total + v``: ``stores.self_sum`` on the ast."""
+    path = ast_dotted(target)
+    return (path is not None and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+            and path in (ast_dotted(value.left), ast_dotted(value.right)))
+
+
 def _stores_into_self(node: ast.AST) -> bool:
     """For the tree gate: ``self.total += v``, ``self.losses[k] += v``, ``self.history.append(v)``,
     ``self.total = self.total + v``: what a forward call may add to its module's state."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS:
         target: ast.AST = node.func.value
-    elif isinstance(node, ast.AugAssign):
+    elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
         target = node.target
-    elif isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp) and len(node.targets) == 1:
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_sum(node.targets[0], node.value):
         target = node.targets[0]
     else:
         return False
@@ -96,10 +107,10 @@ class StoredLoss(Rule):
         reached, methods = set(todo), tree_index.method_ids()
         while todo:
             for function in functions[todo.pop()]:
-                nodes = tree_index.nodes_of(function.body)
-                if id(function) in methods and any(_stores_into_self(n) for n in nodes):
-                    return True
-                for node in nodes:
+                method = id(function) in methods
+                for node in tree_index.nodes_of(function.body):
+                    if method and isinstance(node, _STORES) and _stores_into_self(node):
+                        return True
                     if isinstance(node, ast.Call):
                         name = tree_gate.called_name(node)
                         if name is not None and name not in reached and functions.get(name):
