@@ -34,6 +34,18 @@ def from_import_bindings(node: cst.ImportFrom, module: str) -> dict:
     return bound
 
 
+def qualified_through(aliases: Dict[str, str], path: Optional[str]) -> Optional[str]:
+    """``path`` with its first name replaced by what ``aliases`` (local name -> qualified name)
+    binds it to: ``T.nn.Linear`` -> ``torch.nn.Linear`` for ``{"T": "torch"}``; None if unbound."""
+    if path is None:
+        return None
+    head, _, rest = path.partition(".")
+    target = aliases.get(head)
+    if target is None:
+        return None
+    return f"{target}.{rest}" if rest else target
+
+
 # What a forwarding lambda may do to its call's result and still be the same call to every
 # keyword it passes on: move it (``lambda *a, **k: Variable(*a, **k).cuda()``).
 _MOVES = frozenset(("cuda", "cpu", "to"))
@@ -136,24 +148,12 @@ class TorchNames:
 
     def qualify(self, path: Optional[str]) -> Optional[str]:
         """``T.nn.functional.mse_loss`` -> ``torch.nn.functional.mse_loss``; None if not torch."""
-        if path is None:
-            return None
-        head, _, rest = path.partition(".")
-        target = self.aliases.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return qualified_through(self.aliases, path)
 
     def qualify_any(self, path: Optional[str]) -> Optional[str]:
         """Like ``qualify``, for any absolutely imported module (``models.resnet18`` ->
         ``torchvision.models.resnet18``); None for names no import binds."""
-        if path is None:
-            return None
-        head, _, rest = path.partition(".")
-        target = self.aliases.get(head) or self.imported.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return qualified_through(self.aliases, path) or qualified_through(self.imported, path)
 
     def qualify_vision(self, path: Optional[str]) -> Optional[str]:
         """``models.resnet50`` -> ``torchvision.models.resnet50``; None if not torchvision."""

@@ -351,9 +351,42 @@ def torch_call_mode_free(qualified: str, layer_free: Callable[[str], bool]) -> b
     last = qualified.rsplit(".", 1)[-1]
     if any(word in last.lower() for word in MODE_WORDS):
         return False
-    if qualified.startswith("torch.nn.") and qualified.count(".") == 2 and last[:1].isupper():
+    if is_torch_nn_layer(qualified) and last[:1].isupper():
         return layer_free(last)
     return True
+
+
+def is_torch_nn_layer(qualified: Optional[str]) -> bool:
+    """``torch.nn.Conv2d``: a name straight under ``torch.nn`` (not ``torch.nn.functional.relu``)."""
+    return qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
+
+
+# A value bound to a method's local name, as ``names_submodules`` reads it from either tree: a dotted
+# path (``"self.convs"``), ``(SUBSCRIPT, value)``, ``(CALL, dotted callee or None, positional
+# arguments)``, ``LITERAL`` (an int or str constant), or None for anything else.
+SUBSCRIPT, CALL = "[]", "()"
+LITERAL = ("literal",)
+# Calls that hand on the submodules they are given: ``enumerate(self.convs)``, ``zip(self.a, self.b)``.
+_SUBMODULE_ITERATORS = frozenset(("enumerate", "zip", "reversed", "list", "iter"))
+
+
+def names_submodules(value: object, qualify: Callable[[Optional[str]], Optional[str]]) -> bool:
+    """Does ``value`` (read as above) name a class's own submodules or a torch.nn layer built on the
+    spot: ``self.convs``, ``enumerate(self.convs)``, ``zip(self.a, self.b)``, ``self.layers[i]``,
+    ``getattr(self, f"conv{i}")``, ``nn.MaxPool2d(k)``? ``qualify`` turns a dotted name into
+    torch's qualified name (None if not torch)."""
+    if isinstance(value, str):
+        return value.startswith("self.")
+    if not isinstance(value, tuple) or value is LITERAL:
+        return False
+    if value[0] == SUBSCRIPT:
+        return names_submodules(value[1], qualify)
+    _, callee, args = value
+    if callee in _SUBMODULE_ITERATORS:
+        return bool(args) and all(names_submodules(a, qualify) for a in args if a is not LITERAL)
+    if callee == "getattr":
+        return bool(args) and args[0] == "self"
+    return is_torch_nn_layer(qualify(callee))
 
 
 def layer_mode_free(name: str, argument: Callable[[str, int], Optional[str]]) -> bool:
