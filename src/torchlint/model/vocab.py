@@ -12,9 +12,10 @@ import re
 import sys
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Callable, List, Optional
+from typing import Callable, Iterable, List, Optional, Tuple, TypeVar
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_T = TypeVar("_T")
 
 # Words whose presence in a callee's last name marks a forward pass.
 _MODEL_TOKENS = frozenset(
@@ -54,6 +55,36 @@ SHAPE_KEEPING_METHODS = frozenset(
 )
 # Where a value came from visibly not torch: numpy and pandas reduce to scalars of their own.
 NOT_TORCH_ROOTS = frozenset(("np", "numpy", "pd", "pandas", "math", "statistics"))
+
+
+def full_reduction_arguments(name: str, first: int, positionals: int, keywords: Iterable[Optional[str]],
+                             starred: bool) -> bool:
+    """Does a full reduction's call give no dim: ``x.sum()``, ``x.norm(2)``, ``torch.sum(x, dtype=...)``,
+    ``torch.norm(x, 2)``? ``first``: the positionals before any dim (1 for ``torch.sum(x)``, 0 for
+    ``x.sum()``); ``keywords``: the names of the keywords given (None for ``**options``);
+    ``starred``: a ``*args`` or ``**options`` is passed."""
+    if starred or any(k not in REDUCTION_KEYWORDS for k in keywords):
+        return False
+    return positionals <= first + (1 if name == "norm" else 0)
+
+
+def visibly_not_torch(chain: Iterable[Tuple[str, bool]], root: Optional[str]) -> bool:
+    """Is a receiver visibly no tensor, by the attributes read along it (``chain``: each name and
+    whether it is called, outermost first) and the name it starts from: ``df.values``,
+    ``x.numpy()``, ``t.tolist()``, ``np.asarray(a)``?"""
+    for attribute, called in chain:
+        if attribute in ("values", "numpy") or (called and attribute == "tolist"):
+            return True
+    return root in NOT_TORCH_ROOTS
+
+
+def numbers_and_zero_dim(values: Iterable[_T], is_number: Callable[[_T], bool],
+                         zero_dim: Callable[[_T], bool]) -> bool:
+    """Is every one of ``values`` (the operands of ``loss_a + 0.1 * loss_b``, or the bindings of a
+    name: ``loss = 0`` then ``loss += criterion(out, y)``) a number or a 0-dim tensor, and at least
+    one a tensor? ``zero_dim`` is asked of the others only, after ``is_number`` of all."""
+    tensors = [v for v in values if not is_number(v)]
+    return bool(tensors) and all(zero_dim(v) for v in tensors)
 
 # The losses that apply an activation of their own, or expect one applied, by what they
 # compute (``model/activations.py``): torch's functional form and its module, both qualified.
