@@ -300,18 +300,8 @@ class _Checker:
 
 
 def _imported_mode_free(file_model: FileModel, callee: str) -> bool:
-    project = file_model.project
-    if project is None:
-        return False
-    head, _, rest = callee.partition(".")
-    module, name, level = file_model.names.origins[head]
-    if not rest:
-        return name is not None and project.mode_free_class(module, level, name)
-    if "." in rest:
-        return False
-    path = module if name is None else ".".join(p for p in (module, name) if p)
-    return project.mode_free_class(path, level, rest)
-
+    project, origin = file_model.project, file_model.names.imported_from(callee)
+    return project is not None and origin is not None and project.mode_free_class(*origin)
 
 def _layer_mode_free(name: str, call: cst.Call) -> bool:
     if any(arg.star for arg in call.args):

@@ -6,7 +6,7 @@ rules need and far cheaper than libcst's QualifiedNameProvider.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
@@ -159,6 +159,20 @@ class TorchNames:
         """``models.resnet50`` -> ``torchvision.models.resnet50``; None if not torchvision."""
         qualified = self.qualify_any(path)
         return qualified if qualified is not None and qualified.split(".", 1)[0] == "torchvision" else None
+
+    def imported_from(self, callee: str) -> Optional[Tuple[str, int, str]]:
+        """``(module, relative level, name)``: the definition an imported ``callee`` names, for the
+        project index to find. ``Net`` of ``from .model import Net`` -> ``("model", 1, "Net")``,
+        ``model.Net`` of ``import model`` -> ``("model", 0, "Net")``; None for a module itself,
+        a longer path, or a name no import binds."""
+        head, _, rest = callee.partition(".")
+        origin = self.origins.get(head)
+        if origin is None or "." in rest:
+            return None
+        module, name, level = origin
+        if not rest:
+            return (module, level, name) if name is not None else None
+        return (module if name is None else ".".join(p for p in (module, name) if p)), level, rest
 
     @property
     def imports_torch(self) -> bool:
