@@ -18,8 +18,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assigned_names, ast_dotted
 from torchlint.model.vocab import (
-    FULL_REDUCTIONS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, SHAPE_KEEPING_METHODS, full_reduction_arguments,
-    is_eval_function_name, is_loss_name, is_optimizer_name, last_name, numbers_and_zero_dim, visibly_not_torch,
+    FULL_REDUCTIONS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, SHAPE_KEEPING_METHODS,
+    full_reduction_arguments, is_eval_function_name, is_loss_name, is_optimizer_name, last_name, numbers_and_zero_dim,
+    visibly_not_torch,
 )
 
 _GRAD_OFF = frozenset(("no_grad", "inference_mode"))
@@ -29,7 +30,6 @@ _GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", 
 # Methods whose result carries no graph (the ``.item()`` of a loss, a prediction's indices).
 _CUTS = frozenset("item tolist numpy detach argmax argmin long int bool size dim numel".split())
 _CUT_ATTRIBUTES = frozenset("data grad shape dtype device ndim".split())
-_PLAIN_BUILTINS = frozenset("float int str bool len round".split())
 # Calls that hand on the graph of their arguments (``torch.cat(outs)``, ``sum(losses)``).
 _PROPAGATING_BUILTINS = frozenset("sum max min abs".split())
 _TORCH_ROOTS = frozenset(("torch", "F", "nn"))
@@ -304,7 +304,7 @@ def _plain(node: ast.AST, assignments: list, seen: set) -> bool:
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Attribute):
             return node.func.attr in NUMBER_READ_METHODS
-        return isinstance(node.func, ast.Name) and node.func.id in _PLAIN_BUILTINS
+        return isinstance(node.func, ast.Name) and node.func.id in PLAIN_BUILTINS
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_plain(e, assignments, seen) for e in node.elts)
     if isinstance(node, ast.Dict):

@@ -166,6 +166,8 @@ SHAPE_METHODS = frozenset(
 FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
 # Tensor methods that hand the values to Python: a number, a list, a NumPy array.
 NUMBER_READ_METHODS = frozenset(("item", "tolist", "numpy"))
+# Builtins that hand back a plain Python value (no tensor) whatever they are given: ``float(loss)``.
+PLAIN_BUILTINS = frozenset("float int str bool len round".split())
 # ...and those after which it carries no graph at all: fresh, a Python number or list, a
 # numpy array, or forced to be a leaf of its own.
 GRAPH_CUT_METHODS = FRESH_METHODS | NUMBER_READ_METHODS | frozenset(("requires_grad_",))
