@@ -218,3 +218,24 @@ def test_dead_branches_hold_no_facts():
     assert model.names.aliases == {"torch": "torch"}
     assert "train" not in model.functions
     assert [a for a in model.assignments if a.kind == "assign"] == []
+
+
+# Readers of the same fact on the two trees: libcst for this file, ``ast`` for the project's other
+# modules. Each pair must read every expression alike (one fact, two readers).
+_READ_ALIKE = ["a", "self.model.module", "a.b[0].c", "f(x).y", "(a).b", "a[0]", "f()", "1", "'s'",
+               "enumerate(self.convs)", "enumerate(self.convs, 1)", "zip(self.a, self.b)", "self.layers[i]",
+               "getattr(self, f'conv{i}')", "getattr(other, 'x')", "nn.MaxPool2d(2)", "F.relu(x)",
+               "list()", "iter(x for x in self.blocks)", "reversed(self.blocks[1:])"]
+
+
+@pytest.mark.parametrize("text", _READ_ALIKE)
+def test_ast_and_libcst_readers_agree(text):
+    import ast
+
+    from torchlint.model import class_summaries, mode_effects
+    from torchlint.model.ast_reading import ast_dotted
+    from torchlint.model.expr import dotted
+
+    on_ast, on_cst = ast.parse(text, mode="eval").body, cst.parse_expression(text)
+    assert ast_dotted(on_ast) == dotted(on_cst)
+    assert class_summaries._submodule_reading(on_ast) == mode_effects._submodule_reading(on_cst)

@@ -20,7 +20,11 @@ import ast
 from typing import Dict, Iterator, List, Optional, Set, Union
 
 from torchlint.model.ast_reading import ast_dotted, flat_targets
-from torchlint.model.vocab import MODE_FREE_BUILTINS, NOT_A_LITERAL, layer_mode_free, torch_call_mode_free
+from torchlint.model.names import qualified_through
+from torchlint.model.vocab import (
+    CALL, LITERAL, MODE_FREE_BUILTINS, NOT_A_LITERAL, SUBSCRIPT, layer_mode_free, names_submodules,
+    torch_call_mode_free,
+)
 
 _Function = Union[ast.FunctionDef, ast.AsyncFunctionDef]
 # A method's local names and what binds them: an expression, or None where it is not an
@@ -63,13 +67,7 @@ class _Judge:
 
     def qualify(self, path: Optional[str]) -> Optional[str]:
         """``nn.Conv2d`` -> ``torch.nn.Conv2d``; None if not torch."""
-        if path is None:
-            return None
-        head, _, rest = path.partition(".")
-        target = self.torch.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return qualified_through(self.torch, path)
 
     def mode_free_class(self, name: str) -> bool:
         if name not in self._classes:
@@ -132,24 +130,8 @@ class _Judge:
         """A local name bound only to the class's own submodules or torch layers:
         ``for conv in self.convs``, ``layer = self.layers[i]``, ``mp = nn.MaxPool2d(k)``."""
         values = bindings.get(name, [])
-        return bool(values) and all(v is not None and self._names_submodules(v) for v in values)
-
-    def _names_submodules(self, value: ast.expr) -> bool:
-        if isinstance(value, ast.Subscript):
-            return self._names_submodules(value.value)
-        path = ast_dotted(value)
-        if path is not None:
-            return path.startswith("self.")
-        if not isinstance(value, ast.Call):
-            return False
-        callee = ast_dotted(value.func)
-        if callee in ("enumerate", "zip", "reversed", "list", "iter"):
-            return bool(value.args) and all(self._names_submodules(a) for a in value.args
-                                            if not (isinstance(a, ast.Constant) and type(a.value) in (int, str)))
-        if callee == "getattr":
-            return bool(value.args) and ast_dotted(value.args[0]) == "self"
-        qualified = self.qualify(callee)
-        return qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
+        return bool(values) and all(
+            v is not None and names_submodules(_submodule_reading(v), self.qualify) for v in values)
 
 
 def _bindings(func: _Function) -> _Bindings:
@@ -176,6 +158,18 @@ def _bound(node: ast.AST) -> Iterator[tuple]:
         yield node.target, None
     elif isinstance(node, ast.withitem) and node.optional_vars is not None:
         yield node.optional_vars, None
+
+
+def _submodule_reading(value: ast.AST) -> object:
+    """``value`` as ``vocab.names_submodules`` reads it."""
+    if isinstance(value, ast.Subscript):
+        return SUBSCRIPT, _submodule_reading(value.value)
+    path = ast_dotted(value)
+    if path is not None:
+        return path
+    if isinstance(value, ast.Call):
+        return CALL, ast_dotted(value.func), tuple(_submodule_reading(a) for a in value.args)
+    return LITERAL if isinstance(value, ast.Constant) and type(value.value) in (int, str) else None
 
 
 def _layer_mode_free(name: str, call: ast.Call) -> bool:

@@ -18,8 +18,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assigned_names, ast_dotted
 from torchlint.model.vocab import (
-    FULL_REDUCTIONS, LOSS_FUNCTIONS, NOT_TORCH_ROOTS, NUMBER_READ_METHODS, REDUCTION_KEYWORDS, SHAPE_KEEPING_METHODS,
-    is_eval_function_name, is_loss_name, is_optimizer_name, last_name,
+    FULL_REDUCTIONS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, SHAPE_KEEPING_METHODS,
+    full_reduction_arguments, is_eval_function_name, is_loss_name, is_optimizer_name, last_name, numbers_and_zero_dim,
+    visibly_not_torch,
 )
 
 _GRAD_OFF = frozenset(("no_grad", "inference_mode"))
@@ -29,7 +30,6 @@ _GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", 
 # Methods whose result carries no graph (the ``.item()`` of a loss, a prediction's indices).
 _CUTS = frozenset("item tolist numpy detach argmax argmin long int bool size dim numel".split())
 _CUT_ATTRIBUTES = frozenset("data grad shape dtype device ndim".split())
-_PLAIN_BUILTINS = frozenset("float int str bool len round".split())
 # Calls that hand on the graph of their arguments (``torch.cat(outs)``, ``sum(losses)``).
 _PROPAGATING_BUILTINS = frozenset("sum max min abs".split())
 _TORCH_ROOTS = frozenset(("torch", "F", "nn"))
@@ -304,7 +304,7 @@ def _plain(node: ast.AST, assignments: list, seen: set) -> bool:
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Attribute):
             return node.func.attr in NUMBER_READ_METHODS
-        return isinstance(node.func, ast.Name) and node.func.id in _PLAIN_BUILTINS
+        return isinstance(node.func, ast.Name) and node.func.id in PLAIN_BUILTINS
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_plain(e, assignments, seen) for e in node.elts)
     if isinstance(node, ast.Dict):
@@ -379,8 +379,7 @@ class _ZeroDimReturns:
         if isinstance(node, ast.BinOp):
             if not isinstance(node.op, _AST_ARITHMETIC):
                 return False
-            operands = [o for o in _ast_operands(node) if not _ast_number(o)]
-            return bool(operands) and all(self.holds(o, at) for o in operands)
+            return numbers_and_zero_dim(_ast_operands(node), _ast_number, lambda o: self.holds(o, at))
         if isinstance(node, ast.Call):
             return self._call(node, at)
         return False
@@ -418,11 +417,11 @@ class _ZeroDimReturns:
                     return self.holds(value, index)
             if name in self.params:
                 return False
-            values = self._every_binding(name)
-            if not values or any(v is None for v in values):
+            bound = self._every_binding(name)
+            values = [v for v in bound if v is not None]
+            if not values or len(values) < len(bound):
                 return False
-            tensors = [v for v in values if v is not None and not _ast_number(v)]
-            return bool(tensors) and all(self.holds(v, None) for v in tensors)
+            return numbers_and_zero_dim(values, _ast_number, lambda v: self.holds(v, None))
         finally:
             self.in_progress.discard(key)
 
@@ -505,12 +504,8 @@ def _ast_number(node: ast.AST) -> bool:
 
 
 def _full_reduction(call: ast.Call, name: str, first: int) -> bool:
-    """No dim given: ``x.sum()``, ``x.norm(2)``, ``torch.sum(x, dtype=...)``."""
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return False
-    if any(k.arg not in REDUCTION_KEYWORDS for k in call.keywords):
-        return False
-    return len(call.args) <= first + (1 if name == "norm" else 0)
+    return full_reduction_arguments(name, first, len(call.args), [k.arg for k in call.keywords],
+                                    any(isinstance(a, ast.Starred) for a in call.args))
 
 
 def _ast_reduces(call: ast.Call) -> bool:
@@ -528,19 +523,21 @@ def _ast_reduces(call: ast.Call) -> bool:
 
 
 def _ast_visibly_not_torch(receiver: ast.AST) -> bool:
-    node = receiver
+    chain, node = [], receiver
     while True:
         if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr in ("numpy", "tolist", "values"):
-                return True
-            node = node.func
-        elif isinstance(node, (ast.Attribute, ast.Subscript)):
-            if isinstance(node, ast.Attribute) and node.attr in ("values", "numpy"):
-                return True
+            if isinstance(node.func, ast.Attribute):
+                chain.append((node.func.attr, True))
+                node = node.func.value
+            else:
+                node = node.func
+        elif isinstance(node, ast.Attribute):
+            chain.append((node.attr, False))
+            node = node.value
+        elif isinstance(node, ast.Subscript):
             node = node.value
         else:
-            return isinstance(node, ast.Name) and node.id in NOT_TORCH_ROOTS
-
+            return visibly_not_torch(chain, node.id if isinstance(node, ast.Name) else None)
 
 # -- parameters walked twice --------------------------------------------------
 # Calls that read an iterable to its end (``any``/``all`` may stop early).

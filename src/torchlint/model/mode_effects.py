@@ -18,11 +18,13 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional
 from torchlint.model.modes import model_key
-from torchlint.model.vocab import MODE_FREE_BUILTINS, NOT_A_LITERAL, STORE_METHODS, layer_mode_free, torch_call_mode_free
+from torchlint.model.vocab import (
+    CALL, LITERAL, MODE_FREE_BUILTINS, NOT_A_LITERAL, STORE_METHODS, SUBSCRIPT, is_torch_nn_layer, layer_mode_free,
+    names_submodules, torch_call_mode_free, zero_literal,
+)
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
-    from torchlint.model.names import TorchNames
     from torchlint.model.records import Assignment, Scope
     from torchlint.model import FileModel
 
@@ -104,7 +106,7 @@ def _mode_layer(file_model: FileModel, call: cst.Call) -> bool:
     """``nn.BatchNorm2d(16)``, ``nn.Dropout()``, ``nn.Dropout(0.3)``: not a dropout whose rate
     we cannot read (a config's ``dropout`` may be 0)."""
     qualified = file_model.names.qualify(dotted(call.func)) or ""
-    if not qualified.startswith("torch.nn.") or qualified.count(".") != 2:
+    if not is_torch_nn_layer(qualified):
         return False
     name = qualified.rsplit(".", 1)[-1]
     if "BatchNorm" in name:
@@ -114,7 +116,7 @@ def _mode_layer(file_model: FileModel, call: cst.Call) -> bool:
     rate = keyword(call, "p") or positional(call, 0)
     if rate is None:
         return True  # the default rate, 0.5
-    return isinstance(rate, (cst.Integer, cst.Float)) and rate.value.strip("0.") != ""
+    return isinstance(rate, (cst.Integer, cst.Float)) and not zero_literal(rate.value)
 
 
 def _combined(answers: Iterable[Optional[bool]]) -> Optional[bool]:
@@ -221,9 +223,8 @@ class _Checker:
         if qualified in _PARALLEL_WRAPPERS:
             wrapped = positional(value, 0) or keyword(value, "module")
             return wrapped is not None and self.value(wrapped) is not False
-        builds = callee in self.file_model.class_bases or (
-            qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
-        ) or self.imported_mode_free(callee)
+        builds = (callee in self.file_model.class_bases or is_torch_nn_layer(qualified)
+                  or self.imported_mode_free(callee))
         return builds and all(self.call(c) for c in _calls_in(value))
 
     def call(self, call: cst.Call, scope: Optional[Scope] = None) -> bool:
@@ -269,7 +270,8 @@ class _Checker:
         (that construction is judged as one of the method's calls)."""
         bindings = [a for a in scope.assignments if any(p == name for t in a.targets for p in bound_paths(t))]
         return bool(bindings) and all(
-            a.kind in ("assign", "for") and a.value is not None and _names_submodules(self.names, a.value)
+            a.kind in ("assign", "for") and a.value is not None
+            and names_submodules(_submodule_reading(a.value), self.names.qualify)
             for a in bindings)
 
     def mode_free_class(self, cls: str) -> bool:
@@ -298,18 +300,8 @@ class _Checker:
 
 
 def _imported_mode_free(file_model: FileModel, callee: str) -> bool:
-    project = file_model.project
-    if project is None:
-        return False
-    head, _, rest = callee.partition(".")
-    module, name, level = file_model.names.origins[head]
-    if not rest:
-        return name is not None and project.mode_free_class(module, level, name)
-    if "." in rest:
-        return False
-    path = module if name is None else ".".join(p for p in (module, name) if p)
-    return project.mode_free_class(path, level, rest)
-
+    project, origin = file_model.project, file_model.names.imported_from(callee)
+    return project is not None and origin is not None and project.mode_free_class(*origin)
 
 def _layer_mode_free(name: str, call: cst.Call) -> bool:
     if any(arg.star for arg in call.args):
@@ -326,25 +318,16 @@ def _layer_mode_free(name: str, call: cst.Call) -> bool:
     return layer_mode_free(name, argument)
 
 
-def _names_submodules(names: TorchNames, value: cst.BaseExpression) -> bool:
-    """``self.convs``, ``enumerate(self.convs)``, ``zip(self.a, self.b)``, ``self.layers[i]``,
-    ``getattr(self, f"conv{i}")`` or a torch.nn layer built on the spot."""
+def _submodule_reading(value: cst.BaseExpression) -> object:
+    """``value`` as ``vocab.names_submodules`` reads it."""
     if isinstance(value, cst.Subscript):
-        return _names_submodules(names, value.value)
+        return SUBSCRIPT, _submodule_reading(value.value)
     path = dotted(value)
     if path is not None:
-        return path.startswith("self.")
-    if not isinstance(value, cst.Call):
-        return False
-    callee = dotted(value.func)
-    if callee in ("enumerate", "zip", "reversed", "list", "iter"):
-        return bool(value.args) and all(_names_submodules(names, a.value) for a in value.args
-                                        if not isinstance(a.value, (cst.Integer, cst.SimpleString)))
-    if callee == "getattr":
-        return bool(value.args) and dotted(value.args[0].value) == "self"
-    qualified = names.qualify(callee)
-    return qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
-
+        return path
+    if isinstance(value, cst.Call):
+        return CALL, dotted(value.func), tuple(_submodule_reading(a.value) for a in value.args)
+    return LITERAL if isinstance(value, (cst.Integer, cst.SimpleString)) else None
 
 def _calls_in(node: cst.Call) -> list:
     found = []

@@ -6,7 +6,7 @@ rules need and far cheaper than libcst's QualifiedNameProvider.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
@@ -32,6 +32,18 @@ def from_import_bindings(node: cst.ImportFrom, module: str) -> dict:
             local = alias.asname.name.value
         bound[local] = f"{module}.{name}"
     return bound
+
+
+def qualified_through(aliases: Dict[str, str], path: Optional[str]) -> Optional[str]:
+    """``path`` with its first name replaced by what ``aliases`` (local name -> qualified name)
+    binds it to: ``T.nn.Linear`` -> ``torch.nn.Linear`` for ``{"T": "torch"}``; None if unbound."""
+    if path is None:
+        return None
+    head, _, rest = path.partition(".")
+    target = aliases.get(head)
+    if target is None:
+        return None
+    return f"{target}.{rest}" if rest else target
 
 
 # What a forwarding lambda may do to its call's result and still be the same call to every
@@ -136,29 +148,31 @@ class TorchNames:
 
     def qualify(self, path: Optional[str]) -> Optional[str]:
         """``T.nn.functional.mse_loss`` -> ``torch.nn.functional.mse_loss``; None if not torch."""
-        if path is None:
-            return None
-        head, _, rest = path.partition(".")
-        target = self.aliases.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return qualified_through(self.aliases, path)
 
     def qualify_any(self, path: Optional[str]) -> Optional[str]:
         """Like ``qualify``, for any absolutely imported module (``models.resnet18`` ->
         ``torchvision.models.resnet18``); None for names no import binds."""
-        if path is None:
-            return None
-        head, _, rest = path.partition(".")
-        target = self.aliases.get(head) or self.imported.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return qualified_through(self.aliases, path) or qualified_through(self.imported, path)
 
     def qualify_vision(self, path: Optional[str]) -> Optional[str]:
         """``models.resnet50`` -> ``torchvision.models.resnet50``; None if not torchvision."""
         qualified = self.qualify_any(path)
         return qualified if qualified is not None and qualified.split(".", 1)[0] == "torchvision" else None
+
+    def imported_from(self, callee: str) -> Optional[Tuple[str, int, str]]:
+        """``(module, relative level, name)``: the definition an imported ``callee`` names, for the
+        project index to find. ``Net`` of ``from .model import Net`` -> ``("model", 1, "Net")``,
+        ``model.Net`` of ``import model`` -> ``("model", 0, "Net")``; None for a module itself,
+        a longer path, or a name no import binds."""
+        head, _, rest = callee.partition(".")
+        origin = self.origins.get(head)
+        if origin is None or "." in rest:
+            return None
+        module, name, level = origin
+        if not rest:
+            return (module, level, name) if name is not None else None
+        return (module if name is None else ".".join(p for p in (module, name) if p)), level, rest
 
     @property
     def imports_torch(self) -> bool:

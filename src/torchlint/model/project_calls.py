@@ -55,15 +55,8 @@ def _star_imported(file_model: FileModel, name: str) -> Optional[FunctionSummary
 
 
 def _summary_of(file_model: FileModel, callee: str) -> Optional[FunctionSummary]:
-    project = file_model.project
-    if project is None:
-        return None
-    head, _, rest = callee.partition(".")
-    module, name, level = file_model.names.origins[head]
-    if not rest:
-        return project.function_of(module, level, name) if name is not None else None
-    path = module if name is None else ".".join(p for p in (module, name) if p)
-    return project.function_of(path, level, rest)
+    project, origin = file_model.project, file_model.names.imported_from(callee)
+    return project.function_of(*origin) if project is not None and origin is not None else None
 
 
 def argument(call: CallSite, summary: FunctionSummary, param: str) -> Optional[cst.BaseExpression]:

@@ -17,7 +17,8 @@ from torchlint.model.constructions import Binding, reaching_bindings
 from torchlint.model.expr import dotted, keyword, positional
 from torchlint.model.project_calls import project_function
 from torchlint.model.vocab import (
-    FULL_REDUCTIONS, LOSS_FUNCTIONS, NOT_TORCH_ROOTS, REDUCTION_KEYWORDS, SHAPE_KEEPING_METHODS, tokens,
+    FULL_REDUCTIONS, LOSS_FUNCTIONS, SHAPE_KEEPING_METHODS, full_reduction_arguments, numbers_and_zero_dim, tokens,
+    visibly_not_torch,
 )
 from torchlint.model.walk import walk
 
@@ -99,46 +100,17 @@ class ZeroDim:
             name = qualified.split(".")[1]
             first = positional(call, 0)
             if name in FULL_REDUCTIONS:
-                return first is not None and self._full_reduction_args(call, name, first=1)
+                return first is not None and _full_reduction_args(call, name, first=1)
             if name in _ELEMENTWISE and len(call.args) == 1 and first is not None:  # torch.abs(diff)
                 return self.holds(first, scope, order)
         elif qualified is None and isinstance(func, cst.Attribute):  # x.sum()
             method = func.attr.value
-            if method in FULL_REDUCTIONS and self._full_reduction_args(call, method, first=0):
-                return not self._visibly_not_torch(func.value)
+            if method in FULL_REDUCTIONS and _full_reduction_args(call, method, first=0):
+                return not _visibly_not_torch(func.value)
             # ``.to(device)`` and ``.cpu()`` move a tensor; none of these change its shape.
             if method in SHAPE_KEEPING_METHODS and (method == "to" or not call.args):
                 return self.holds(func.value, scope, order)
         return self.is_reduced_loss(call, scope)
-
-    @staticmethod
-    def _full_reduction_args(call: cst.Call, name: str, first: int) -> bool:
-        """No dim given: ``x.sum()``, ``x.norm(2)``, ``torch.sum(x, dtype=...)``, ``torch.norm(x, 2)``."""
-        allowed_positionals = first + (1 if name == "norm" else 0)
-        seen = 0
-        for arg in call.args:
-            if arg.star:
-                return False
-            if arg.keyword is None:
-                seen += 1
-            elif arg.keyword.value not in REDUCTION_KEYWORDS:
-                return False
-        return seen <= allowed_positionals
-
-    @staticmethod
-    def _visibly_not_torch(receiver: cst.BaseExpression) -> bool:
-        node = receiver
-        while True:
-            if isinstance(node, cst.Call):
-                if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("numpy", "tolist", "values"):
-                    return True
-                node = node.func
-            elif isinstance(node, (cst.Attribute, cst.Subscript)):
-                if isinstance(node, cst.Attribute) and node.attr.value in ("values", "numpy"):
-                    return True
-                node = node.value
-            else:
-                return isinstance(node, cst.Name) and node.value in NOT_TORCH_ROOTS
 
     def is_reduced_loss(self, call: cst.Call, scope: Scope) -> bool:
         """A loss that reduces to one number: ``F.cross_entropy(out, y)``, ``criterion(out, y)``
@@ -215,10 +187,9 @@ class ZeroDim:
         values = list(_bound_values(scope, name))
         if not values or any(v is None for v in values):
             return False
-        tensors = [v for v in values if not _is_number(v)]
         self._names_in_progress.add(key)
         try:
-            return bool(tensors) and all(self.holds(v, scope) for v in tensors)
+            return numbers_and_zero_dim(values, _is_number, lambda v: self.holds(v, scope))
         finally:
             self._names_in_progress.discard(key)
 
@@ -232,18 +203,16 @@ class ZeroDim:
         values = _reaching_values(self.file_model, scope, name, order)
         if values is None:
             return False
-        tensors = [(v, at) for v, at in values if not _is_number(v)]
         self._names_in_progress.add(key)
         try:
-            return bool(tensors) and all(self.holds(v, scope, at) for v, at in tensors)
+            return numbers_and_zero_dim(values, lambda v_at: _is_number(v_at[0]),
+                                        lambda v_at: self.holds(v_at[0], scope, v_at[1]))
         finally:
             self._names_in_progress.discard(key)
 
     def _arithmetic(self, expr: cst.BinaryOperation, scope: Scope, order: Optional[int]) -> bool:
         """``loss_a + 0.1 * loss_b``: numbers and 0-dim tensors, at least one tensor."""
-        operands = list(_operands(expr))
-        tensors = [op for op in operands if not _is_number(op)]
-        return bool(tensors) and all(self.holds(op, scope, order) for op in tensors)
+        return numbers_and_zero_dim(_operands(expr), _is_number, lambda op: self.holds(op, scope, order))
 
 
 def _operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
@@ -252,6 +221,30 @@ def _operands(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield from _operands(expr.right)
     else:
         yield expr
+
+
+def _full_reduction_args(call: cst.Call, name: str, first: int) -> bool:
+    keywords = [arg.keyword.value for arg in call.args if arg.keyword is not None]
+    positionals = sum(1 for arg in call.args if arg.keyword is None)
+    return full_reduction_arguments(name, first, positionals, keywords, any(arg.star for arg in call.args))
+
+
+def _visibly_not_torch(receiver: cst.BaseExpression) -> bool:
+    chain, node = [], receiver
+    while True:
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Attribute):
+                chain.append((node.func.attr.value, True))
+                node = node.func.value
+            else:
+                node = node.func
+        elif isinstance(node, cst.Attribute):
+            chain.append((node.attr.value, False))
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        else:
+            return visibly_not_torch(chain, node.value if isinstance(node, cst.Name) else None)
 
 
 def _is_number(expr: Optional[cst.BaseExpression]) -> bool:

@@ -17,7 +17,9 @@ from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, pos
 from torchlint.model.grad import GradMode
 from torchlint.model.project_calls import returned_graph
 from torchlint.model.records import CallSite
-from torchlint.model.vocab import CONTAINER_METHODS, GRAPH_FREE_FACTORIES, NUMBER_READ_METHODS, SHAPE_METHODS, last_name, tokens
+from torchlint.model.vocab import (
+    CONTAINER_METHODS, GRAPH_FREE_FACTORIES, NUMBER_READ_METHODS, PLAIN_BUILTINS, SHAPE_METHODS, last_name, tokens,
+)
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, Scope, Site
@@ -44,7 +46,6 @@ PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".spli
 PAIR_ALWAYS = frozenset("sort topk kthvalue mode cummax cummin".split())
 PAIR_WITH_DIM = frozenset("max min median nanmedian".split())
 # Python values of a tensor: what ``.item()``, ``.tolist()``, ``float()`` hand back.
-_PLAIN_BUILTINS = frozenset("float int str bool len round".split())
 _PLAIN_NAMES = frozenset(("None", "True", "False"))
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign"))
 
@@ -375,7 +376,7 @@ def _plain(expr: Optional[cst.BaseExpression], scope: Scope, seen: set) -> bool:
         func = e.func
         if isinstance(func, cst.Attribute):
             return func.attr.value in NUMBER_READ_METHODS
-        return dotted(func) in _PLAIN_BUILTINS
+        return dotted(func) in PLAIN_BUILTINS
     if t in (cst.Tuple, cst.List, cst.Set):
         return all(_plain(el.value, scope, seen) for el in e.elements)
     if t is cst.Dict:

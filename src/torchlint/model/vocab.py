@@ -12,9 +12,10 @@ import re
 import sys
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Callable, List, Optional
+from typing import Callable, Iterable, List, Optional, Tuple, TypeVar
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_T = TypeVar("_T")
 
 # Words whose presence in a callee's last name marks a forward pass.
 _MODEL_TOKENS = frozenset(
@@ -54,6 +55,36 @@ SHAPE_KEEPING_METHODS = frozenset(
 )
 # Where a value came from visibly not torch: numpy and pandas reduce to scalars of their own.
 NOT_TORCH_ROOTS = frozenset(("np", "numpy", "pd", "pandas", "math", "statistics"))
+
+
+def full_reduction_arguments(name: str, first: int, positionals: int, keywords: Iterable[Optional[str]],
+                             starred: bool) -> bool:
+    """Does a full reduction's call give no dim: ``x.sum()``, ``x.norm(2)``, ``torch.sum(x, dtype=...)``,
+    ``torch.norm(x, 2)``? ``first``: the positionals before any dim (1 for ``torch.sum(x)``, 0 for
+    ``x.sum()``); ``keywords``: the names of the keywords given (None for ``**options``);
+    ``starred``: a ``*args`` or ``**options`` is passed."""
+    if starred or any(k not in REDUCTION_KEYWORDS for k in keywords):
+        return False
+    return positionals <= first + (1 if name == "norm" else 0)
+
+
+def visibly_not_torch(chain: Iterable[Tuple[str, bool]], root: Optional[str]) -> bool:
+    """Is a receiver visibly no tensor, by the attributes read along it (``chain``: each name and
+    whether it is called, outermost first) and the name it starts from: ``df.values``,
+    ``x.numpy()``, ``t.tolist()``, ``np.asarray(a)``?"""
+    for attribute, called in chain:
+        if attribute in ("values", "numpy") or (called and attribute == "tolist"):
+            return True
+    return root in NOT_TORCH_ROOTS
+
+
+def numbers_and_zero_dim(values: Iterable[_T], is_number: Callable[[_T], bool],
+                         zero_dim: Callable[[_T], bool]) -> bool:
+    """Is every one of ``values`` (the operands of ``loss_a + 0.1 * loss_b``, or the bindings of a
+    name: ``loss = 0`` then ``loss += criterion(out, y)``) a number or a 0-dim tensor, and at least
+    one a tensor? ``zero_dim`` is asked of the others only, after ``is_number`` of all."""
+    tensors = [v for v in values if not is_number(v)]
+    return bool(tensors) and all(zero_dim(v) for v in tensors)
 
 # The losses that apply an activation of their own, or expect one applied, by what they
 # compute (``model/activations.py``): torch's functional form and its module, both qualified.
@@ -135,6 +166,8 @@ SHAPE_METHODS = frozenset(
 FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
 # Tensor methods that hand the values to Python: a number, a list, a NumPy array.
 NUMBER_READ_METHODS = frozenset(("item", "tolist", "numpy"))
+# Builtins that hand back a plain Python value (no tensor) whatever they are given: ``float(loss)``.
+PLAIN_BUILTINS = frozenset("float int str bool len round".split())
 # ...and those after which it carries no graph at all: fresh, a Python number or list, a
 # numpy array, or forced to be a leaf of its own.
 GRAPH_CUT_METHODS = FRESH_METHODS | NUMBER_READ_METHODS | frozenset(("requires_grad_",))
@@ -351,9 +384,42 @@ def torch_call_mode_free(qualified: str, layer_free: Callable[[str], bool]) -> b
     last = qualified.rsplit(".", 1)[-1]
     if any(word in last.lower() for word in MODE_WORDS):
         return False
-    if qualified.startswith("torch.nn.") and qualified.count(".") == 2 and last[:1].isupper():
+    if is_torch_nn_layer(qualified) and last[:1].isupper():
         return layer_free(last)
     return True
+
+
+def is_torch_nn_layer(qualified: Optional[str]) -> bool:
+    """``torch.nn.Conv2d``: a name straight under ``torch.nn`` (not ``torch.nn.functional.relu``)."""
+    return qualified is not None and qualified.startswith("torch.nn.") and qualified.count(".") == 2
+
+
+# A value bound to a method's local name, as ``names_submodules`` reads it from either tree: a dotted
+# path (``"self.convs"``), ``(SUBSCRIPT, value)``, ``(CALL, dotted callee or None, positional
+# arguments)``, ``LITERAL`` (an int or str constant), or None for anything else.
+SUBSCRIPT, CALL = "[]", "()"
+LITERAL = ("literal",)
+# Calls that hand on the submodules they are given: ``enumerate(self.convs)``, ``zip(self.a, self.b)``.
+_SUBMODULE_ITERATORS = frozenset(("enumerate", "zip", "reversed", "list", "iter"))
+
+
+def names_submodules(value: object, qualify: Callable[[Optional[str]], Optional[str]]) -> bool:
+    """Does ``value`` (read as above) name a class's own submodules or a torch.nn layer built on the
+    spot: ``self.convs``, ``enumerate(self.convs)``, ``zip(self.a, self.b)``, ``self.layers[i]``,
+    ``getattr(self, f"conv{i}")``, ``nn.MaxPool2d(k)``? ``qualify`` turns a dotted name into
+    torch's qualified name (None if not torch)."""
+    if isinstance(value, str):
+        return value.startswith("self.")
+    if not isinstance(value, tuple) or value is LITERAL:
+        return False
+    if value[0] == SUBSCRIPT:
+        return names_submodules(value[1], qualify)
+    _, callee, args = value
+    if callee in _SUBMODULE_ITERATORS:
+        return bool(args) and all(names_submodules(a, qualify) for a in args if a is not LITERAL)
+    if callee == "getattr":
+        return bool(args) and args[0] == "self"
+    return is_torch_nn_layer(qualify(callee))
 
 
 def layer_mode_free(name: str, argument: Callable[[str, int], Optional[str]]) -> bool:
