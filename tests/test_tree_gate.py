@@ -269,6 +269,16 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     ("TL504", "class F(Function):\n    def forward(ctx, x):\n        ctx.x = x\n        return x\n", False),
     ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, /, *xs):\n        ctx.x = xs[0]\n"
               "        return xs[0]\n", True),
+    # a tensor computed from an argument the forward uses as one, directly or through a name;
+    # not a size, a shape or a number read from one
+    ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.m = torch.exp(x) > 0\n"
+              "        return x\n", True),
+    ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x):\n        y = x.clamp(0)\n"
+              "        ctx.y = y\n        return x.t()\n", True),
+    ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.n = x.size(0) * 2\n"
+              "        ctx.s = x.shape[1:]\n        ctx.c = x.is_contiguous()\n        return x.t()\n", False),
+    ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x, p):\n        ctx.q = p * 2\n"
+              "        return x.t()\n", False),  # p: never used as a tensor
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
     ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
     # an acting forward bound to a name read as numbers later; a torch function's draw is none

@@ -36,7 +36,7 @@ TENSOR_ONLY_ATTRS = frozenset("device is_cuda requires_grad grad_fn is_leaf".spl
 NOT_TENSOR_METHODS = frozenset(
     "size dim numel item tolist numpy stride data_ptr element_size nelement get_device ndimension "
     "type storage untyped_storage storage_offset is_contiguous is_floating_point is_complex "
-    "is_signed __len__ equal register_hook".split()
+    "is_signed __len__ equal allclose has_names register_hook".split()
 )
 TENSOR_ATTRS = frozenset("data T mT H mH real imag grad".split())
 # Methods whose result is (or usually is) a view of the receiver: it shares its storage.
@@ -53,6 +53,12 @@ _NOT_TENSOR_TORCH = DATA_FACTORIES | frozenset(
 _OP_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
 _TENSOR_TYPES = frozenset(("Tensor", "torch.Tensor", "Optional[Tensor]", "Optional[torch.Tensor]"))
 _COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def returns_no_tensor(method: str) -> bool:
+    """A tensor method whose result is no tensor: ``x.size()``, ``x.item()``, and every
+    ``is_*`` question (``x.is_pinned()``, ``x.is_same_size(y)``) answers with a bool."""
+    return method in NOT_TENSOR_METHODS or method.startswith("is_")
 
 
 def torch_op(file_model: FileModel, func: cst.BaseExpression) -> Optional[str]:
@@ -196,7 +202,7 @@ class TensorNames:
     def _call_is_tensor(self, call: cst.Call, known: Union[FrozenSet[str], Set]) -> bool:
         func = call.func
         if isinstance(func, cst.Attribute) and self.is_tensor(func.value, known):
-            return func.attr.value not in NOT_TENSOR_METHODS
+            return not returns_no_tensor(func.attr.value)
         if torch_op(self.file_model, func) is None:
             return False
         return any(self.is_tensor(arg.value, known) for arg in call.args)

@@ -9,7 +9,14 @@ import libcst as cst
 from torchlint import tree_gate
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted
-from torchlint.model.tensors import TENSOR_ATTRS, VIEW_METHODS, TensorNames
+from torchlint.model.tensors import (
+    TENSOR_ATTRS,
+    TENSOR_ONLY_ATTRS,
+    TENSOR_ONLY_METHODS,
+    VIEW_METHODS,
+    TensorNames,
+    returns_no_tensor,
+)
 from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex
 
@@ -70,12 +77,18 @@ class TensorOnCtx(Rule):
         "modification checks and saved-tensor hooks, and an output kept this way leaks through a "
         "reference cycle; save tensors with ctx.save_for_backward and read ctx.saved_tensors"
     )
+    computed_message = (
+        "custom autograd.Function keeps a tensor computed in forward as a ctx attribute: saved-tensor "
+        "hooks (activation offloading, save_on_cpu) and non-reentrant checkpointing never see it, so it "
+        "stays in memory from forward to backward; save it with ctx.save_for_backward and read "
+        "ctx.saved_tensors"
+    )
     gate = (r"Function", r"ctx\.\w+\s*(:[^=]*)?=[^=]")
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """A static ``forward`` that stores on its first argument something that may be an
-        argument, a view of one, or an output: a name at the root of the stored value."""
+        argument, a view of one, an output, or a tensor computed from them."""
         return any(_may_store_a_tensor(tree_index, function) for function in tree_index.definitions.get("forward", ()))
     docs = """
 ## What it does
@@ -83,31 +96,46 @@ Finds `ctx.attr = tensor` in the `forward` of a custom
 `torch.autograd.Function` (a class deriving from `torch.autograd.Function`,
 however imported, or from such a class of the same file) when the tensor is
 one of the forward's inputs (or a view of one: `x.contiguous()`, `x.t()`,
-`x[0]`, `x.detach()`) or the forward's output.
+`x[0]`, `x.detach()`), the forward's output, or a tensor the forward
+computes from its inputs with torch operations (`x.clamp(lo, hi)`,
+`torch.exp(x)`, the mask `x > 0`, `x * scale`), directly or through a local
+name (`y = x.clamp(0)`, then `ctx.y = y`).
 
 ## Why is this bad
 `ctx.save_for_backward` is how a Function hands tensors to `backward`. It
 records each tensor's version, so `backward` raises if the tensor was
 modified in place in between, instead of computing a wrong gradient from
 the modified values. It also frees the tensors after backward, applies
-`torch.autograd.graph.saved_tensors_hooks` (activation offloading,
-non-reentrant checkpointing) and handles outputs without a reference cycle.
+`torch.autograd.graph.saved_tensors_hooks` (activation offloading such as
+`torch.autograd.graph.save_on_cpu`, non-reentrant `torch.utils.checkpoint`)
+and handles outputs without a reference cycle.
 A tensor stored as a plain attribute gets none of this: an in-place update of
 the input after the forward silently changes the gradient, and an output
 stored on `ctx` forms a cycle (output -> grad_fn -> ctx -> output) that
 keeps the output and its graph alive until Python's garbage collector runs.
+A tensor computed inside the forward and kept on `ctx` cannot be changed
+in place by a caller and makes no cycle, but no saved-tensor hook ever sees
+it: `save_on_cpu` leaves it on the GPU, and a non-reentrant checkpoint,
+which frees what the forward saved and recomputes it in backward, keeps it
+alive from forward to backward. PyTorch's documentation asks for every
+tensor meant for backward to go through `save_for_backward` (intermediate
+tensors included) for these reasons.
 
 Only values that are clearly tensors are reported: an argument counts as a
 tensor when the forward treats it as one (calls `x.size()`/`x.contiguous()`,
 reads `x.device`, passes it first to a torch operation, saves it with
 `save_for_backward`, annotates it `Tensor`); an output when the forward
-returns it alone, or in a tuple when it is visibly a tensor. Not reported:
-shapes, sizes, dtypes, devices, flags, scalars, strings and lists of ints on
-`ctx`; arguments with a non-`None` default, a non-tensor annotation or an
-`isinstance` check; intermediate tensors computed inside the forward (no
-cycle and no caller can modify them in place, though `save_for_backward`
-is still preferred); Functions with a `setup_context` method, and legacy
-non-static `forward` methods.
+returns it alone, or in a tuple when it is visibly a tensor; a computed
+value when it is a torch operation, a tensor method, arithmetic, a
+comparison or indexing on such a tensor. Not reported: shapes, sizes,
+dtypes, devices, flags, scalars, strings and lists of ints on `ctx`
+(`x.size(0)`, `x.shape`, `x.dim()`, `x.is_contiguous()`, `float(...)`,
+`.item()`, `.tolist()`, `.numpy()`, list comprehensions); arguments with a
+non-`None` default, a non-tensor annotation or an `isinstance` check, or
+that the forward never treats as a tensor, and what is computed from them
+alone; values from functions that are not torch operations (a compiled
+extension's kernel, `torch.get_rng_state()`); Functions with a
+`setup_context` method, and legacy non-static `forward` methods.
 
 ## Example
 ```python
@@ -165,6 +193,10 @@ class ScaledTanh(torch.autograd.Function):
             if any(tensors.views_param(v) or (isinstance(v, cst.Name) and is_output(scope, tensors, v.value, a.order))
                    for v in stores):
                 yield self.report(a.node)
+            elif any(tensors.is_tensor(v, known) for known in (tensors.known_at(a.order),) for v in stores):
+                # computed from the inputs by torch operations: no caller can modify it in place
+                # and it makes no cycle, but no saved-tensor hook sees it
+                yield self.report(a.node, message=self.computed_message)
 
     valid = (
         """\
@@ -207,6 +239,48 @@ class Square(Function):
     def forward(ctx, x):
         ctx.x = x
         return torch.square(x)
+""",
+        """\
+import numpy as np
+import torch
+from scipy import special
+
+
+class Quantize(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, bits=8):
+        levels = 2 ** bits - 1
+        y = torch.round(x.clamp(0, 1) * levels) / levels
+        ctx.n = x.size(0)
+        ctx.shape = x.shape
+        ctx.ndim = x.dim()
+        ctx.peak = float(x.abs().max())
+        ctx.mean = x.mean().item()
+        ctx.contiguous = x.is_contiguous()
+        ctx.values = y.unique().tolist()
+        ctx.rng_state = torch.get_rng_state()
+        ctx.inside = None
+        inside = (x >= 0) & (x <= 1)
+        ctx.save_for_backward(inside)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (inside,) = ctx.saved_tensors
+        return grad * inside, None
+
+
+class Erfcx(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x_np = x.detach().cpu().numpy()  # scipy reads it in backward: an array, not a tensor
+        return torch.from_numpy(special.erfcx(ctx.x_np)).to(x.device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x = ctx.x_np
+        d = 2 * x * special.erfcx(x) - 2 / np.sqrt(np.pi)
+        return grad * torch.from_numpy(d).to(grad.device)
 """,
     )
     invalid = (
@@ -260,6 +334,25 @@ class Cube(Function):
         ctx.x, ctx.out = x, out  # expect: TL504
         return out
 """,
+        """\
+import torch
+from torch.autograd import Function
+
+
+class GatedScale(Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        gate = torch.sigmoid(x)
+        ctx.gate, ctx.scale = gate, scale  # expect: TL504
+        ctx.positive = x > 0  # expect: TL504
+        ctx.clipped = x.clamp(-scale, scale) * scale  # expect: TL504
+        return x * gate * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        gate = ctx.gate
+        return grad * ctx.scale * gate * (1 + ctx.clipped * (1 - gate)) * ctx.positive, None
+""",
     )
 
 
@@ -276,6 +369,7 @@ def _may_store_a_tensor(tree_index: TreeIndex, function: ast.FunctionDef) -> boo
     names = set(params) | {n.id for r in nodes if isinstance(r, ast.Return) and r.value is not None
                            for n in (r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value])
                            if isinstance(n, ast.Name)}
+    maybe_tensors = None
     for node in nodes:
         if isinstance(node, ast.Assign):
             targets = node.targets
@@ -283,8 +377,69 @@ def _may_store_a_tensor(tree_index: TreeIndex, function: ast.FunctionDef) -> boo
             targets = [node.target]
         else:
             continue
-        if any(_on(t, ctx) for t in targets) and node.value is not None and _views(node.value, names):
+        if not any(_on(t, ctx) for t in targets) or node.value is None:
+            continue
+        if _views(node.value, names):
             return True
+        if maybe_tensors is None:
+            maybe_tensors = _maybe_tensor_names(function, params, nodes)
+        if _may_compute_a_tensor(node.value, maybe_tensors):
+            return True
+    return False
+
+
+def _maybe_tensor_names(function: ast.FunctionDef, params: list, nodes: list) -> set:
+    """Every name ``TensorNames`` may take for a tensor, and more: each name the forward
+    binds, and each argument it uses as ``TensorNames`` looks for (its evidence, widened:
+    any annotation, any argument of any call, ``@``, a tensor-only method or attribute)."""
+    bound = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    evidence = set()
+    arguments = function.args
+    for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        if a.annotation is not None:
+            evidence.add(a.arg)
+    for node in ast.walk(function):  # TensorNames reads nested bodies for attributes
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                node.attr in TENSOR_ONLY_METHODS or node.attr in TENSOR_ONLY_ATTRS):
+            evidence.add(node.value.id)
+        elif isinstance(node, ast.Call):
+            evidence.update(a.id for a in node.args if isinstance(a, ast.Name))
+            evidence.update(a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            evidence.update(n.id for n in (node.left, node.right) if isinstance(n, ast.Name))
+    return bound | (evidence & set(params))
+
+
+_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
+
+
+def _may_compute_a_tensor(value: ast.expr, names: set) -> bool:
+    """What ``TensorNames.is_tensor`` may call a tensor, and more: a torch operation is any
+    call with an argument that may be a tensor."""
+    if isinstance(value, ast.Name):
+        return value.id in names
+    if isinstance(value, ast.Attribute):
+        return value.attr in TENSOR_ATTRS and _may_compute_a_tensor(value.value, names)
+    if isinstance(value, ast.Subscript):
+        return _may_compute_a_tensor(value.value, names)
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute) and not returns_no_tensor(func.attr) and _may_compute_a_tensor(
+                func.value, names):
+            return True
+        return any(_may_compute_a_tensor(a.value if isinstance(a, ast.Starred) else a, names) for a in value.args) or any(
+            _may_compute_a_tensor(k.value, names) for k in value.keywords)
+    if isinstance(value, ast.BinOp):
+        return _may_compute_a_tensor(value.left, names) or _may_compute_a_tensor(value.right, names)
+    if isinstance(value, ast.UnaryOp):
+        return not isinstance(value.op, ast.Not) and _may_compute_a_tensor(value.operand, names)
+    if isinstance(value, ast.Compare):
+        return all(isinstance(op, _COMPARISONS) for op in value.ops) and any(
+            _may_compute_a_tensor(v, names) for v in (value.left, *value.comparators))
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return any(_may_compute_a_tensor(v.value if isinstance(v, ast.Starred) else v, names) for v in value.elts)
+    if isinstance(value, ast.IfExp):
+        return _may_compute_a_tensor(value.body, names) or _may_compute_a_tensor(value.orelse, names)
     return False
 
 
