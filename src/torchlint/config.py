@@ -14,21 +14,16 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Dict, Iterable, Optional, Set, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 from torchlint import declared_torch
 from torchlint.rule_index import RULES
 from torchlint.codes import INTERNAL_ERROR, NOQA_CHECKS, PARSE_ERROR
 from torchlint.request import LintRequest
-from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular
+from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular, toml_library
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion, parse_version
 
 # Looked for in each folder, first found wins: ruff's order (.ruff.toml, ruff.toml, pyproject.toml).
@@ -232,6 +227,7 @@ def _matches(rel: str, pattern: str) -> bool:
 # -- reading config files ------------------------------------------------------
 
 def _read_toml(path: Path) -> dict:
+    tomllib = toml_library()
     try:  # a regular file only: a FIFO would block the run, a link to /dev/zero fill memory
         return tomllib.loads(read_regular(path, SMALL_FILE_LIMIT).decode("utf-8"))
     except OSError as exc:

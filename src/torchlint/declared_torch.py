@@ -20,20 +20,15 @@ it is imported only when a line could name torch (~30 ms a start-up need not pay
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Tuple
 
-from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular
+from torchlint.safe_io import SMALL_FILE_LIMIT, NotRegularFile, read_regular, toml_library
 from torchlint.torch_version import TorchVersion
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 # Operators that bound the version from below (``!=`` and ``<``/``<=`` do not).
 _LOWER_BOUNDS = (">=", ">", "==", "~=", "===")
@@ -114,6 +109,7 @@ def from_pyproject(path: str) -> Optional[Declared]:
     raw = _read(path)
     if raw is None:
         return None
+    tomllib = toml_library()
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):

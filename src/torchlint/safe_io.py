@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import signal
 import stat
+import sys
 from contextlib import contextmanager
-from typing import BinaryIO, Iterator, Optional, Tuple
+from typing import Any, BinaryIO, Iterator, Optional, Tuple
 
 # Config, ignore and requirement files: far beyond any real one, far below what hurts.
 SMALL_FILE_LIMIT = 10 * 2**20
@@ -117,3 +118,13 @@ def remove(path: str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def toml_library() -> Any:
+    """``tomllib`` (``tomli`` before Python 3.11), imported when a TOML file is read: a run
+    that reads none (an editor's warm check of one file) does not pay for the parser."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
