@@ -16,6 +16,8 @@ Not kept:
   (an ``append`` there still keeps the tensor it is given, graph and all);
 * what replaces instead of adding: ``self.last_loss = loss`` and ``self.losses[name] = loss``
   keep one call's graph at most, which the caller backpropagates anyway;
+* a module that is no criterion keeping what is not named as a loss: inputs or outputs
+  logged for inspection (``self.call_args.append(x)``, ``self.log_scalings.append(s)``);
 * an attribute the call itself resets (``self.losses = {}`` at the top of ``forward``, an
   entry set back to ``0.0``, ``.clear()`` at its end): it only ever holds this call's graph.
 """
@@ -26,11 +28,11 @@ from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.model.expr import bound_paths, dotted
+from torchlint.model.expr import bound_paths, dotted, identifiers
 from torchlint.model.grad import GradMode
 from torchlint.model.sinks import Meters
 from torchlint.model.stores import Store, self_sum, stores
-from torchlint.model.vocab import last_name
+from torchlint.model.vocab import is_loss_name, last_name
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -62,9 +64,19 @@ def _kept_in_state(file_model: FileModel) -> Tuple[KeptInState, ...]:
         cls = scope.class_name
         if cls is None or not _module_class(file_model, cls) or not file_model.part_of_forward(scope):
             continue
-        found.extend(_own_stores(file_model, scope, cls))
-        found.extend(_handed_to_helpers(file_model, scope, cls))
+        kept = [*_own_stores(file_model, scope, cls), *_handed_to_helpers(file_model, scope, cls)]
+        found.extend(k for k in kept if _about_losses(file_model, cls, k))
     return tuple(found)
+
+
+def _about_losses(file_model: FileModel, cls: str, kept: KeptInState) -> bool:
+    """A criterion's state, or a loss kept: the class is a loss (``FocalLoss``, a ``_Loss``
+    subclass), or what is kept or where it goes is named as one (``self.losses[k] += loss_cls``).
+    A module that logs its inputs or outputs for inspection (``self.call_args.append(x)``,
+    ``self.log_scalings.append(scalings)`` behind a debug flag) keeps them on purpose."""
+    if is_loss_name(cls) or any(last_name(base) in _LOSS_BASES for base in file_model.class_bases.get(cls, ())):
+        return True
+    return is_loss_name(last_name(kept.container)) or any(map(is_loss_name, identifiers(kept.value)))
 
 
 def _module_class(file_model: FileModel, cls: str) -> bool:

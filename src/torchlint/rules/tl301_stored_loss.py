@@ -130,7 +130,11 @@ call of a module's `forward`: a criterion that adds the loss it computes to
 its own state (`self.losses["cls"] += loss_cls`, `self.total = self.total +
 loss`, `self.history.append(loss)`, or a method or meter of its own that sums
 or appends the loss it is handed, reported at that call) keeps every training
-step's graph as surely as `total_loss += loss` in the loop.
+step's graph as surely as `total_loss += loss` in the loop. The class must be a
+criterion (named as a loss, or a `_Loss` subclass) or what it keeps must be
+named as a loss: a module that logs its inputs or outputs for inspection
+(`self.call_args.append(x)`, `self.log_scalings.append(scalings)` behind a
+debug flag) keeps them on purpose.
 
 ## Why is this bad
 A tensor with a `grad_fn` keeps its whole graph reachable. Kept across
@@ -219,6 +223,24 @@ is offered for `extend(...)` or for literals such as tuples.
             yield self.report(kept.node, fix=_detach_fix(kept.node, kept.container, kept.value))
 
     valid = (
+        """\
+import torch
+from torch import nn
+
+
+class Gate(nn.Module):
+    def __init__(self, log=False):
+        super().__init__()
+        self.proj = nn.Linear(8, 4)
+        self.log = log
+        self.logged = []
+
+    def forward(self, x):
+        scalings = self.proj(x).softmax(-1)
+        if self.log:
+            self.logged.append(scalings)  # a debug log of outputs, kept on purpose
+        return scalings
+""",
         """\
 import torch
 
