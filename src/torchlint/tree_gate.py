@@ -701,7 +701,10 @@ def activation_may_reach_loss(tree_index: TreeIndex, loss: str, activation: str)
     params = {a.arg for n in nodes if isinstance(n, _FUNCTIONS)
               for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
     for body in tree_index.bodies:
-        reader = _LastBinding(tree_index.nodes_of(body), calls)
+        own = tree_index.nodes_of(body)
+        if not any(isinstance(n, ast.Call) and called_name(n) in calls for n in own):
+            continue  # a value ends in the activation only through a call of it in the same scope
+        reader = _LastBinding(own, calls)
         for node in reader.nodes:
             if isinstance(node, ast.Return) and node.value is not None and reader.ends_in(node.value, node, 0):
                 return True
