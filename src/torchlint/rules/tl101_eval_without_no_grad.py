@@ -510,7 +510,7 @@ training and stays silent, also when it keeps them through a method of its
 own class (`pi.put_data((r, prob[a]))`).
 
 A method that serves predictions (`predict`, `infer`, `inference`, `handle`,
-`serve`, `classify`, `__call__`) of a class that puts its model in eval mode
+`serve`, `classify`) of a class that puts its model in eval mode
 (in the method or in `__init__`) and hands back numbers (`.tolist()`,
 `.item()`, `argmax`) is evaluation too: a server or a user calls it once per
 request, and each call records a graph nobody can use.
@@ -1689,8 +1689,9 @@ def _before_guarded_backward(file_model: FileModel, scope: Scope, call: CallSite
                for c in scope.calls)
 
 
-# Methods a server or a user calls once per request (Lightning's ``predict_step`` runs without grad).
-_SERVING_METHODS = frozenset("predict predict_proba infer inference handle serve classify __call__".split())
+# Methods a server or a user calls once per request (Lightning's ``predict_step`` runs without grad;
+# ``__call__`` is a forward of its own, whose graph the caller may want).
+_SERVING_METHODS = frozenset("predict predict_proba infer inference handle serve classify".split())
 
 
 def _serves_numbers(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
