@@ -30,9 +30,6 @@ _SHOWN_BY = frozenset(
 _SHOWN_BY_PREFIX = ("show", "plot", "visuali", "draw", "display")
 # A look at the output's shape is display too (``print(out.shape)``, ``logits.size()``).
 _SHAPE_READS = frozenset(("shape", "size", "dim", "ndim", "ndimension"))
-# A tensor method that hands its result on (``.detach()``, ``.cpu()``, ``.permute()``) unless
-# it trains: ``backward`` makes the forward training, whatever is shown after.
-_TRAINING_METHODS = frozenset(("backward", "register_hook", "retain_grad", "requires_grad_"))
 # Python functions that turn values into text or numbers for a caption.
 _TEXT_BUILTINS = frozenset(("str", "repr", "int", "float", "round", "format", "len", "abs"))
 # A loop this short is a demonstration, not an evaluation over data.
@@ -56,9 +53,9 @@ def _shown(file_model: FileModel, scope: Scope, node: cst.CSTNode, names_left: i
                 return True
             holder = parents.get(id(parent))
             if isinstance(holder, cst.Call) and holder.func is parent:
-                if parent.attr.value in _TRAINING_METHODS:
-                    return None
-                node = holder  # ``.detach()``, ``.cpu().numpy()``, ``.permute(1, 2, 0)``
+                # ``.detach()``, ``.cpu().numpy()``, ``.permute(1, 2, 0)``; a ``.backward()`` ends its
+                # statement unshown, and the statement is no display.
+                node = holder
             else:
                 node = parent  # ``.data``, ``.T``
         elif isinstance(parent, (cst.Subscript, cst.Index, cst.SubscriptElement, cst.Slice, cst.Element,
