@@ -285,6 +285,9 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     ("TL101", "for t in range(9):\n    prob = model.pi(s)\n    m = Categorical(prob)\n"
               "    a = m.sample().item()\n", True),
     ("TL101", "for t in range(9):\n    w = torch.rand(3)\n    a = w.argmax().item()\n", False),
+    # a serving method handing back numbers with no number-read method in the file
+    ("TL101", "class S:\n    def __init__(self, m):\n        self.m = m\n        self.m.eval()\n"
+              "    def predict(self, x):\n        return float(self.m(x).sum())\n", True),
 ])
 def test_each_rule_asks_its_own_question(code, source, expected):
     assert RULES_BY_CODE[code].needs_tree(facts(source)) is expected
