@@ -279,6 +279,23 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
               "        ctx.s = x.shape[1:]\n        ctx.c = x.is_contiguous()\n        return x.t()\n", False),
     ("TL504", "class F(Function):\n    @staticmethod\n    def forward(ctx, x, p):\n        ctx.q = p * 2\n"
               "        return x.t()\n", False),  # p: never used as a tensor
+    # a forward that adds to its module's state: a criterion's, or a loss named where it is kept
+    # or handed on; a module that logs its outputs keeps them on purpose
+    ("TL301", "class Net(nn.Module):\n    def forward(self, x):\n        y = self.fc(x)\n"
+              "        self.outputs.append(y)\n        return y\n", False),
+    ("TL301", "class FocalLoss(nn.Module):\n    def forward(self, x):\n        y = x.sum()\n"
+              "        self.history.append(y)\n        return y\n", True),
+    ("TL301", "class Head(_Loss):\n    def forward(self, x):\n        self.total = self.total + x\n", True),
+    ("TL301", "class Net(nn.Module):\n    def forward(self, x):\n        self.losses['a'] += x\n", True),
+    ("TL301", "class Net(nn.Module):\n    def forward(self, x):\n        loss_a = x.sum()\n"
+              "        self.meter.update(loss_a)\nclass Meter:\n    def update(self, v):\n        self.sum += v\n", True),
+    ("TL301", "class Net(nn.Module):\n    def forward(self, x):\n        self.meter.update(x)\n"
+              "class Meter:\n    def update(self, v):\n        self.sum += v\n", False),
+    ("TL301", "class Net(nn.Module):\n    def forward(self, x):\n        self.seen.add(x)\n"
+              "        loss = x\n", False),  # no store that adds
+    # torch.load given weights_only=False in a default argument
+    ("TL507", "import torch\ndef f(m=torch.load(p, weights_only=False)):\n    pass\n", True),
+    ("TL507", "import torch\ndef f(m=torch.load(p, weights_only=True)):\n    pass\n", False),
     ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
     ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
     # an acting forward bound to a name read as numbers later; a torch function's draw is none
@@ -452,6 +469,29 @@ def test_the_index_lists_statements_in_the_order_they_are_written():
                                                                    "Import", "Import", "Match", "For", "Pass"]
 
 
+def test_nodes_on_lines_are_the_statements_spanning_them_and_headers_on_request():
+    index = facts("""\
+@decorate(load(a))
+def f(x=load(b)):
+    y = 1
+    z = load(
+        c)
+    if load(d):
+        pass
+class C(Base, meta=load(e)):
+    w = 2
+""")
+    lines = index.lines_matching(re.compile("load"))
+    assert lines == [1, 2, 4, 6, 8]
+
+    def loaded(headers):
+        return sorted(ast.unparse(n.args[0]) for n in index.nodes_on_lines(lines, headers=headers)
+                      if isinstance(n, ast.Call) and ast.unparse(n.func) == "load")
+
+    assert loaded(False) == ["c", "d"]  # a statement across lines 4-5; an if's test
+    assert loaded(True) == ["a", "b", "c", "d", "e"]  # decorators, defaults and class keywords too
+
+
 ATTENTION_AND_HEAD = """\
 import torch.nn as nn
 from torch.nn import CrossEntropyLoss
@@ -476,13 +516,35 @@ class Classifier(nn.Module):
 """
 
 
-@pytest.mark.parametrize("old, new, reaches", [
-    ("", "", False),  # attention's softmax goes through dropout; the loss takes a linear layer's logits
-    ("        weights = nn.functional.dropout(weights, p=0.1)\n", "", True),  # returned as it is: it may reach
-    ("logits = self.classifier(x)", "logits = self.classifier(x).softmax(-1)", True),  # the loss's own input
+NO_DROPOUT = ("        weights = nn.functional.dropout(weights, p=0.1)\n", "")
+ATTENTION_AS_HEAD = ("self.classifier = nn.Linear(8, 3)", "self.classifier = Attention()")
+
+
+@pytest.mark.parametrize("edits, reaches", [
+    ([], False),  # attention's softmax goes through dropout; the loss takes a linear layer's logits
+    ([NO_DROPOUT], False),  # attention hands back its softmax, but no call the loss reads runs an Attention
+    ([ATTENTION_AS_HEAD, ("self.classifier(x)", "self.classifier(x, x, x)[1]")], False),  # through dropout
+    ([NO_DROPOUT, ATTENTION_AS_HEAD, ("self.classifier(x)", "self.classifier(x, x, x)[1]")], True),
+    ([NO_DROPOUT, ATTENTION_AS_HEAD, ("logits = self.classifier(x)", "_, logits = self.classifier(x, x, x)")],
+     True),  # one element of the tuple it hands back
+    ([NO_DROPOUT, ("self.classifier = nn.Linear(8, 3)", "self.blocks = nn.Sequential(Attention())"),
+      ("self.classifier(x)", "self.blocks(x)")], True),  # a module holding an Attention
+    ([NO_DROPOUT, ("class Classifier(nn.Module):", "class Classifier(Attention):"),
+      ("self.classifier(x)", "self(x, x, x)[1]")], True),  # its own forward, a base's that ends in it
+    ([("logits = self.classifier(x)", "logits = probabilities(self.classifier(x))"),
+      ("class Classifier", "def probabilities(x):\n    return x.softmax(-1)\n\n\nclass Classifier")], True),
+    ([("logits = self.classifier(x)", "logits = self.classifier(x).softmax(-1)")], True),  # the loss's own input
+    ([("self.classifier = nn.Linear(8, 3)", "self.classifier = nn.Sequential(nn.Linear(8, 3), nn.Softmax(-1))")],
+     True),  # a layer of it, last in a Sequential
+    ([("self.classifier = nn.Linear(8, 3)", "self.classifier = nn.Linear(8, 3)\n        self.softmax = nn.Softmax(-1)"),
+      ("logits = self.classifier(x)", "logits = self.classifier(x)\n        probs = self.softmax(logits)")],
+     False),  # a layer of it whose output the loss does not read
 ])
-def test_a_softmax_reaches_a_cross_entropy_only_through_returns_layers_and_loss_inputs(old, new, reaches):
-    source = ATTENTION_AND_HEAD.replace(old, new) if old else ATTENTION_AND_HEAD
+def test_a_softmax_reaches_a_cross_entropy_only_through_returns_layers_and_loss_inputs(edits, reaches):
+    source = ATTENTION_AND_HEAD
+    for old, new in edits:
+        assert old in source
+        source = source.replace(old, new)
     assert activation_may_reach_loss(facts(source), "cross_entropy", "softmax") is reaches
 
 
@@ -509,6 +571,25 @@ def test_the_last_binding_before_the_read_decides(body, reaches):
     # frozen, not trained
     ("import torch\nW = torch.randn(2, 2, requires_grad=False)\ndef net(x):\n    return x @ W\n"
      "for p in points:\n    print(net(p).sum().item())\n", False),
+    # only its shape read, no computation; or the function is never called (a method of that
+    # name is another function)
+    ("import torch\nW = torch.randn(2, 2, requires_grad=True)\ndef net(x):\n    n = W.shape[0]\n    return x\n"
+     "for p in points:\n    print(net(p).sum().item())\n", False),
+    ("import torch\nW = torch.randn(2, 2, requires_grad=True)\ndef net(x):\n    return x @ W\n"
+     "for p in points:\n    print(obj.net(p).sum().item())\n", False),
+    # called in brackets or across a line; computing through a keyword argument or a torch call
+    ("import torch\nW = torch.randn(2, 2, requires_grad=True)\ndef net(x):\n    return x @ W\n"
+     "for p in points:\n    print((net)(p).sum().item())\n", True),
+    ("import torch\nW = torch.randn(2, 2, requires_grad=True)\ndef net(x):\n    return x @ W\n"
+     "for p in points:\n    print(fn(net\n    (p)))\n", True),
+    ("import torch\nW = torch.randn(2, 2, requires_grad=True)\ndef net(x):\n    return torch.mm(x, mat2=W)\n"
+     "for p in points:\n    print(net(p))\n", True),
+    # trainable through a loop over a list of them; the list assigned anywhere
+    ("import torch\nW = torch.randn(2, 2)\nparams = [W]\nfor p in params:\n    p.requires_grad = True\n"
+     "def net(x):\n    return x @ W\nfor p in points:\n    print(net(p))\n", True),
+    # made by an alias of Parameter written in a default argument
+    ("from torch.nn import Parameter as P\ndef make(w=None):\n    pass\ndef g(W=P(t)):\n    pass\n"
+     "W = P(t)\ndef net(x):\n    return W[x]\nfor p in points:\n    print(net(p))\n", True),
 ])
 def test_hand_written_forwards_need_a_function_over_trained_tensors(source, expected):
     from torchlint.rules.tl101_eval_without_no_grad import _calls_hand_written_forward

@@ -240,19 +240,22 @@ class TreeIndex:
             lines.append(line)
         return lines
 
-    def nodes_on_lines(self, lines: List[int], recording: bool = False) -> Iterator[ast.AST]:
+    def nodes_on_lines(self, lines: List[int], recording: bool = False, headers: bool = False) -> Iterator[ast.AST]:
         """The nodes of the simple statements (and of compound statements' headers) that
         span one of ``lines`` (sorted), at any depth: a walk of a few statements where the
         rest of the file cannot hold what a question looks for. Decorators, defaults and
-        bases are left out; with ``recording``, so are blocks that turn grad off
-        (``turns_grad_off``)."""
+        bases are left out unless ``headers`` (a question about every call of the file);
+        with ``recording``, so are blocks that turn grad off (``turns_grad_off``)."""
         todo = [self.bodies[0]] if lines else []
         while todo:
             for stmt in todo.pop():
-                at = bisect.bisect_left(lines, stmt.lineno)
+                decorators = getattr(stmt, "decorator_list", None) if headers else None
+                at = bisect.bisect_left(lines, decorators[0].lineno if decorators else stmt.lineno)
                 if at == len(lines) or lines[at] > stmt.end_lineno:
                     continue
                 if isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
+                    if headers:
+                        yield from definition_header_nodes(stmt)
                     todo.append(stmt.body)
                     continue
                 if recording and isinstance(stmt, (ast.With, ast.AsyncWith)) and turns_grad_off(stmt):
@@ -441,6 +444,17 @@ def repeated_calls(nodes: List[ast.AST]) -> Set[int]:
         if isinstance(node, _REPEATING):
             found.update(id(n) for n in own_nodes([node]) if isinstance(n, ast.Call))
     return found
+
+
+def definition_header_nodes(definition: Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef]) -> Iterator[ast.AST]:
+    """The nodes of a function's decorators and defaults, of a class's decorators and bases:
+    what runs where the definition is written (annotations left out)."""
+    parts = list(definition.decorator_list)
+    if isinstance(definition, ast.ClassDef):
+        parts += definition.bases + [k.value for k in definition.keywords]
+    else:
+        parts += definition.args.defaults + [d for d in definition.args.kw_defaults if d is not None]
+    return (n for part in parts for n in all_nodes(part))
 
 
 def loop_nodes(loop) -> Iterator[ast.AST]:
@@ -681,38 +695,164 @@ def activation_may_reach_loss(tree_index: TreeIndex, loss: str, activation: str)
     """Could a value that went through ``activation`` (``softmax``, ``sigmoid``) last be the input
     of a ``loss`` call (a kind of ``vocab.PAIRED_LOSSES``), as ``model/activations.py`` follows it?
 
-    Only through one of: a layer of that activation built anywhere (``nn.Softmax(dim=1)``);
-    a ``return`` that ends in it (a model's ``forward``, a helper the tracer resolves); or the
-    input of a call that may compute the loss (its functional form, a name the file binds to
-    the loss's class, an inline construction, a parameter) ending in it. "Ends in" reads the
-    value as the tracer does: through reshapes and indexing, and for a name through the last
-    binding before the read in the same scope (the tracer needs every binding that may reach
-    the read to agree, and that one always may). Transformers' modeling files, which all
-    compute a softmax for attention and a cross-entropy on a linear head, mostly stop here."""
+    Only through the input of a call that may compute the loss (its functional form, a name
+    the file binds to the loss's class, an inline construction, a parameter) ending in it. "Ends in" reads the value as the tracer does: through reshapes and indexing, and for a
+    name through the last binding before the read in the same scope (the tracer needs every
+    binding that may reach the read to agree, and that one always may). A call ends in it as
+    ``_EndingCalls`` grows them: the activation, a function of the file that returns it, a
+    module that ends in it. Transformers' modeling files, which all compute a softmax for
+    attention (and hand it back from an attention module) and a cross-entropy on a linear
+    head, mostly stop here."""
     functions = {q.rsplit(".", 1)[-1] for q, kind in PAIRED_LOSSES.items() if kind == loss and _lower(q)}
     classes = {q.rsplit(".", 1)[-1] for q, kind in PAIRED_LOSSES.items() if kind == loss and not _lower(q)}
     calls = {q.rsplit(".", 1)[-1] for q, kind in (*ACTIVATION_FUNCTIONS.items(), *ACTIVATION_METHODS.items())
              if kind == activation}
     layers = {name for name, kind in ACTIVATION_LAYERS.items() if kind == activation}
     nodes = tree_index.module_nodes()
-    if any(isinstance(n, ast.Call) and called_name(n) in layers for n in nodes):
-        return True
     bound = _bound_to(nodes, classes)
     params = {a.arg for n in nodes if isinstance(n, _FUNCTIONS)
               for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
+    ending = _EndingCalls(tree_index, nodes, calls, layers, params)
     for body in tree_index.bodies:
-        own = tree_index.nodes_of(body)
-        if not any(isinstance(n, ast.Call) and called_name(n) in calls for n in own):
+        reader = ending.reader(body)
+        if reader is None:
             continue  # a value ends in the activation only through a call of it in the same scope
-        reader = _LastBinding(own, calls)
         for node in reader.nodes:
-            if isinstance(node, ast.Return) and node.value is not None and reader.ends_in(node.value, node, 0):
-                return True
             if isinstance(node, ast.Call) and _may_compute(node, functions, bound, params):
                 value = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else next(
                     (k.value for k in node.keywords if k.arg == "input"), None)
                 if value is not None and reader.ends_in(value, node, 0):
                     return True
+    return False
+
+
+class _EndingCalls:
+    """Which calls of a file may end in an activation, grown to a fixed point as the tracer
+    follows them: calls of the activation (``F.softmax``); calls of a function or method of
+    the file some ``return`` of which ends in one (matched by name); and calls that may run a
+    module ending in one (``may_run_module``): a layer of it (``nn.Softmax``), or a class of the
+    file whose ``forward`` (its own or a base's) returns one, with ``self(x)`` inside a class."""
+
+    def __init__(self, tree_index: TreeIndex, nodes: List[ast.AST], calls: Set[str], layers: Set[str],
+                 params: Set[str]) -> None:
+        self.tree_index, self.nodes = tree_index, nodes
+        self.functions = set(calls)  # names whose call ends in the activation: read in place by the readers
+        self.modules = set(layers)  # classes whose instances' calls do
+        self.holders: Set[str] = set()  # last names of what may hold one of ``modules``
+        self.params = params
+        self.built = False  # is one of ``modules`` built anywhere (or a class of the file one)?
+        self._readers: Dict[int, Optional[_LastBinding]] = {}
+        forwards = {id(stmt.body): cls for defined in tree_index.definitions.values() for cls in defined
+                    if isinstance(cls, ast.ClassDef) for stmt in cls.body
+                    if isinstance(stmt, _FUNCTIONS) and stmt.name == "forward"}
+        subclasses: Dict[str, Set[str]] = {}
+        for defined in tree_index.definitions.values():
+            for cls in defined:
+                if isinstance(cls, ast.ClassDef):
+                    for base in cls.bases:
+                        subclasses.setdefault((ast_dotted(base) or "").rsplit(".", 1)[-1], set()).add(cls.name)
+        self._grow(forwards, subclasses)
+
+    def _grow(self, forwards: Dict[int, ast.ClassDef], subclasses: Dict[str, Set[str]]) -> None:
+        pending = list(zip(self.tree_index.bodies[1:], self.tree_index.body_owners[1:]))
+        grown = True
+        while grown:
+            grown = False
+            self._hold()
+            for body, owner in list(pending):
+                reader = self.reader(body)
+                if reader is None or not any(isinstance(n, ast.Return) and n.value is not None
+                                             and reader.ends_in(n.value, n, 0) for n in reader.nodes):
+                    continue
+                pending.remove((body, owner))
+                grown = True
+                cls = forwards.get(id(body))
+                if cls is None:
+                    self.functions.add(owner)
+                    continue
+                todo = [cls.name]
+                while todo:  # a subclass's instances run the base's forward, unless it has its own
+                    name = todo.pop()
+                    if name not in self.modules:
+                        self.modules.add(name)
+                        todo.extend(subclasses.get(name, ()))
+                self.holders.add("self")
+                self.built = True
+
+    def _hold(self) -> None:
+        found = _layer_holders(self.nodes, self.modules)
+        if found is not None:
+            self.holders |= found
+            self.built = True
+
+    def may_run_module(self, call: ast.Call) -> bool:
+        """``self.softmax(x)``, ``self.head.forward(x)``, ``nn.Softmax(1)(x)``, ``act(x)`` (a
+        parameter: its callers may pass one), once one of ``modules`` is built."""
+        if not self.built:
+            return False
+        if isinstance(call.func, ast.Call):
+            return True
+        holder = ast_dotted(call.func)
+        while holder is not None and holder.endswith((".forward", ".module")):
+            holder = holder.rsplit(".", 1)[0]
+        return holder is not None and (holder.rsplit(".", 1)[-1] in self.holders or holder in self.params)
+
+    def reader(self, body: list) -> Optional["_LastBinding"]:
+        """How the values of ``body`` end; None while nothing there can end in the activation."""
+        reader = self._readers.get(id(body))
+        if reader is None:
+            own = self.tree_index.nodes_of(body)
+            if not self.built and not any(isinstance(n, ast.Call) and called_name(n) in self.functions for n in own):
+                return None  # asked again once more calls end in it
+            reader = self._readers[id(body)] = _LastBinding(own, self.functions, self.may_run_module)
+        return reader
+
+
+def _layer_holders(nodes: List[ast.AST], layers: Set[str]) -> Optional[Set[str]]:
+    """The last names of the paths bound, at any depth, to what may be a layer of ``layers``
+    (``_may_hold``), or be a loop variable over one; None where the file builds no such layer."""
+    if not any(isinstance(n, ast.Call) and called_name(n) in layers for n in nodes):
+        return None
+    bindings = []
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            targets, value = (node.targets if isinstance(node, ast.Assign) else [node.target]), node.value
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            targets, value = [node.target], node.iter
+        else:
+            continue
+        names = {p.rsplit(".", 1)[-1] for t in targets for single in flat_targets(t) for p in [ast_dotted(single)] if p}
+        bindings.append((names, value))
+    holders: Set[str] = set()
+    grown = True
+    while grown:  # an alias of a holder, a container of one, ... holds it too
+        grown = False
+        for names, value in bindings:
+            if not names <= holders and _may_hold(value, layers, holders):
+                holders |= names
+                grown = True
+    return holders
+
+
+def _may_hold(value: ast.AST, layers: Set[str], holders: Set[str]) -> bool:
+    """May ``value`` be a layer of ``layers``, or a container, wrapper or ``nn.Sequential`` of
+    one: its construction, a name of ``holders`` (by last name), moved or wrapped, in a list,
+    a dict, a conditional. What a call of a module returns (``self.softmax(x)``) is no layer."""
+    if isinstance(value, ast.Call):
+        if called_name(value) in layers:
+            return True
+        if isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
+            return _may_hold(value.func.value, layers, holders)
+        if isinstance(value.func, ast.Call) or called_name(value) in holders:
+            return False  # a forward: its output
+        return any(_may_hold(arg, layers, holders) for arg in (*value.args, *(k.value for k in value.keywords)))
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        path = ast_dotted(value)
+        return path is not None and path.rsplit(".", 1)[-1] in holders
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.IfExp, ast.BoolOp, ast.Starred, ast.Subscript,
+                          ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.comprehension)):
+        return any(_may_hold(child, layers, holders) for child in ast.iter_child_nodes(value)
+                   if isinstance(child, ast.expr))
     return False
 
 
@@ -747,9 +887,11 @@ def _may_compute(call: ast.Call, functions: Set[str], bound: Set[str], params: S
 class _LastBinding:
     """Reads what a value of one scope ends in, following a name to its last binding before the read."""
 
-    def __init__(self, nodes: List[ast.AST], activations: Set[str]) -> None:
+    def __init__(self, nodes: List[ast.AST], activations: Set[str],
+                 runs_module: Optional[Callable[[ast.Call], bool]] = None) -> None:
         self.nodes = nodes
-        self.activations = activations
+        self.activations = activations  # names of the calls that end in it (read as they grow)
+        self.runs_module = runs_module  # does a call run a module that ends in it?
         # path -> [(where the binding statement starts, where it ends, the value bound or None)]
         self.bindings: Dict[str, List[Tuple[Tuple[int, int], Tuple[int, int], Optional[ast.AST]]]] = {}
         for node in nodes:
@@ -775,7 +917,7 @@ class _LastBinding:
             return any(self._ends_in(e, at, depth + 1) for e in value.elts)
         if isinstance(value, ast.Call):
             name = called_name(value)
-            if name in self.activations:
+            if name in self.activations or self.runs_module is not None and self.runs_module(value):
                 return True
             if name in LAYOUT_METHODS and isinstance(value.func, ast.Attribute):
                 return self._ends_in(value.func.value, at, depth + 1)
@@ -801,20 +943,25 @@ def _bindings(node: ast.stmt) -> Iterator[Tuple[ast.AST, Optional[ast.AST]]]:
         for single in flat_targets(node.target):
             yield single, None
     elif isinstance(node, (ast.With, ast.AsyncWith)):
-        for item in node.items:
+        for item in node.items:  # ``with make() as m``: ``m`` is what ``make()`` hands back, as the tracer reads it
             if item.optional_vars is not None:
-                for single in flat_targets(item.optional_vars):
-                    yield single, None
+                yield from _paired(item.optional_vars, item.context_expr)
 
 
 def _paired(target: ast.AST, value: ast.AST) -> Iterator[Tuple[ast.AST, Optional[ast.AST]]]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        pairs = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
-        for i, element in enumerate(target.elts):
-            if pairs is not None and not isinstance(element, ast.Starred):
-                yield from _paired(element, pairs[i])
-            else:
-                for single in flat_targets(element):
-                    yield single, None
-    else:
+    """What each name of ``target`` gets, as ``constructions._unpack`` pairs them: the element of
+    a literal tuple of the same length, else (``probs, aux = model(x)``) one element of the
+    value, which ends in what the whole value may; nothing known past a star or a nested tuple."""
+    if not isinstance(target, (ast.Tuple, ast.List)):
         yield target, value
+        return
+    pairs = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+    starred = any(isinstance(element, ast.Starred) for element in target.elts)
+    for i, element in enumerate(target.elts):
+        if starred or (pairs is None and isinstance(element, (ast.Tuple, ast.List))):
+            for single in flat_targets(element):
+                yield single, None
+        elif pairs is not None:
+            yield from _paired(element, pairs[i])
+        else:
+            yield element, value

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from torchlint.model.records import CallSite, Scope
 
 # Bases of criteria that the model's class facts (``roles.model_classes``) do not name.
-_LOSS_BASES = frozenset(("_Loss", "_WeightedLoss"))
+LOSS_BASES = frozenset(("_Loss", "_WeightedLoss"))  # criteria by class
 # Calls that empty a container or a meter.
 _RESETS = frozenset(("clear", "reset", "reset_states", "zero_"))
 
@@ -74,7 +74,7 @@ def _about_losses(file_model: FileModel, cls: str, kept: KeptInState) -> bool:
     subclass), or what is kept or where it goes is named as one (``self.losses[k] += loss_cls``).
     A module that logs its inputs or outputs for inspection (``self.call_args.append(x)``,
     ``self.log_scalings.append(scalings)`` behind a debug flag) keeps them on purpose."""
-    if is_loss_name(cls) or any(last_name(base) in _LOSS_BASES for base in file_model.class_bases.get(cls, ())):
+    if is_loss_name(cls) or any(last_name(base) in LOSS_BASES for base in file_model.class_bases.get(cls, ())):
         return True
     return is_loss_name(last_name(kept.container)) or any(map(is_loss_name, identifiers(kept.value)))
 
@@ -83,7 +83,7 @@ def _module_class(file_model: FileModel, cls: str) -> bool:
     """A module or criterion: what a training loop calls once per step."""
     if cls in file_model.roles.model_classes or file_model.is_module_class(cls):
         return True
-    return any(last_name(base) in _LOSS_BASES for base in file_model.class_bases.get(cls, ()))
+    return any(last_name(base) in LOSS_BASES for base in file_model.class_bases.get(cls, ()))
 
 
 def _own_stores(file_model: FileModel, scope: Scope, cls: str) -> Iterator[KeptInState]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING, ClassVar, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
@@ -326,34 +327,78 @@ def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
 
 
 def _calls_hand_written_forward(tree_index: TreeIndex) -> bool:
-    """A call of a function of the file (no method) that reads a tensor made to require grad
-    (``def net(x): return x @ W1 + b1``): what ``evaluation.hand_written_forward`` may take."""
+    """A call of a function of the file (no method) that computes with a tensor made to require
+    grad (``def net(x): return x @ W1 + b1``): what ``evaluation.hand_written_forward`` may take.
+    Asked in the order that costs least: the text for a call of such a function, the called
+    functions for the shapes the rule counts as computing, and only then the whole file for
+    the tensors made to require grad."""
     if not _HAND_TRAINED(tree_index.code_text()):
         return False
-    called = {n.func.id for n in tree_index.module_nodes() if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    candidates = [f for name in called & tree_index.function_names for f in tree_index.definitions.get(name, ())
-                  if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(f) not in tree_index.method_ids()]
-    if not candidates:
-        return False
-    params = tree_index.derived(_raw_parameter_paths)
-    return any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params
-               for f in candidates for n in ast.walk(f))
+    methods = tree_index.method_ids()
+    functions = {name: [f for f in tree_index.definitions.get(name, ())
+                        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(f) not in methods]
+                 for name in tree_index.function_names}
+    called = _called_by_name(tree_index.code_text(), [name for name, found in functions.items() if found])
+    computed = {path for name in called for f in functions[name] for path in _computed_with(f)}
+    return bool(computed) and not computed.isdisjoint(tree_index.derived(_raw_parameter_paths))
+
+
+def _called_by_name(code: str, names: List[str]) -> Set[str]:
+    """The ``names`` the text calls as ``name(...)`` anywhere but in their ``def`` line (more,
+    never fewer: a mention in a string counts; ``(name)(x)`` and a comment or a line break
+    before the bracket are allowed for)."""
+    if not names:
+        return set()
+    pattern = re.compile(r"(?<!\.)\b(" + "|".join(map(re.escape, names)) + r")(?:[\s)\\]|#[^\n]*)*\(")
+    return {m.group(1) for m in pattern.finditer(code)
+            if not _DEF_BEFORE.search(code[max(0, m.start() - 12):m.start()])}
+
+
+# A ``def`` spaced out wider than this window reads as a call: one more function to look at.
+_DEF_BEFORE = re.compile(r"\bdef\s+\Z")
+
+
+def _computed_with(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Iterator[str]:
+    """The paths ``evaluation.computes_with`` may count in ``function``'s own values (what it
+    assigns, loops over, enters and returns): indexed, an operand, or a call's argument."""
+    for stmt in tree_gate.own_nodes(function.body):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)):
+            roots = [stmt.value]
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            roots = [stmt.iter]
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            roots = [item.context_expr for item in stmt.items]
+        else:
+            continue
+        for node in (n for root in roots if root is not None for n in tree_gate.all_nodes(root)):
+            if isinstance(node, ast.Subscript):
+                operands = [node.value]
+            elif isinstance(node, ast.BinOp):
+                operands = [node.left, node.right]
+            elif isinstance(node, ast.Call):  # libcst's arguments: starred and keyword ones too
+                operands = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
+                operands += [keyword.value for keyword in node.keywords]
+            else:
+                continue
+            yield from filter(None, map(tree_gate.dotted, operands))
 
 
 def _raw_parameter_paths(tree_index: TreeIndex) -> set:
     """Every path ``evaluation.raw_parameters`` may name, read off the tree (more, never
     fewer): targets of ``Parameter(...)`` and of calls given ``requires_grad=True``, tensors
-    given ``requires_grad = True``/``requires_grad_()``, and, where such a tensor is a loop
-    variable (``for p in [C, W1]: p.requires_grad = True``), every name in a list or tuple.
-    A model library's ``self.weight = nn.Parameter(...)`` is not used in a sampling loop.
-    Read once per tree (``TreeIndex.derived``): two gates ask it."""
-    nodes = tree_index.module_nodes()
-    makers = {"Parameter"} | {alias.asname for n in nodes if isinstance(n, (ast.Import, ast.ImportFrom))
+    given ``requires_grad = True``/``requires_grad_()``, and, where such a tensor is the
+    variable of a loop over a name (``for p in params: p.requires_grad = True``), every name
+    in a list or tuple assigned to that name (``params = [C, W1]``). A model library's
+    ``self.weight = nn.Parameter(...)`` is not used in a sampling loop. Read once per tree
+    (``TreeIndex.derived``): two gates ask it. Only the statements that spell ``Parameter``,
+    ``requires_grad`` or a name ``Parameter`` is imported as are read, and the whole file only
+    where a loop over a list makes its elements trainable."""
+    makers = {"Parameter"} | {alias.asname for n in tree_index.imports
                               for alias in n.names if alias.asname and alias.name.endswith("Parameter")}
+    spelled = re.compile("|".join(["requires_grad"] + sorted(makers)))
+    nodes = tree_index.nodes_on_lines(tree_index.lines_matching(spelled), headers=True)
     made: Set[Optional[str]] = set()
     forced: Set[Optional[str]] = set()
-    loop_variables: Set[Optional[str]] = set()
-    listed: Set[Optional[str]] = set()
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):  # ``x.requires_grad: bool = True`` too
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -366,13 +411,23 @@ def _raw_parameter_paths(tree_index: TreeIndex) -> set:
             flag = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
             if flag is None or _may_be_true(flag):
                 forced.add(tree_gate.dotted(node.func.value))
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            loop_variables.update(map(tree_gate.dotted, flat_targets(node.target)))
-        elif isinstance(node, (ast.List, ast.Tuple)):
-            listed.update(map(tree_gate.dotted, node.elts))
-    found = made | forced | (listed if forced & loop_variables else set())
+    forced.discard(None)
+    # ``for p in params: p.requires_grad = True`` makes trainable what ``params = [W1, b1]`` lists.
+    lists = {tree_gate.dotted(loop.iter) for _, loop in tree_index.loops if isinstance(loop, (ast.For, ast.AsyncFor))
+             and not forced.isdisjoint(map(tree_gate.dotted, flat_targets(loop.target)))}
+    lists.discard(None)
+    found = made | forced
+    if lists:
+        found.update(tree_gate.dotted(e) for n in tree_index.module_nodes() if isinstance(n, (ast.Assign, ast.AnnAssign))
+                     and n.value is not None and any(tree_gate.dotted(t) in lists for t in _targets(n))
+                     for listed in tree_gate.all_nodes(n.value) if isinstance(listed, (ast.List, ast.Tuple))
+                     for e in listed.elts)
     found.discard(None)
     return found
+
+
+def _targets(node: Union[ast.Assign, ast.AnnAssign]) -> list:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _makes_parameter(value: Optional[ast.expr], makers: set) -> bool:

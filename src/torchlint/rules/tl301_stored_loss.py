@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING, Dict, Iterator, Optional, Tuple, Union
 
 import libcst as cst
@@ -11,9 +12,10 @@ from torchlint.model import FileModel, Loop
 from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.expr import bound_paths, dotted
-from torchlint.model.module_state import graph_kept_in_module_state
+from torchlint.model.module_state import LOSS_BASES, graph_kept_in_module_state
 from torchlint.model.stores import self_sum, stores
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
+from torchlint.model.vocab import is_loss_name, last_name
 from torchlint.rule import Fix, Rule
 from torchlint import tree_gate
 from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
@@ -26,6 +28,9 @@ _RESETS = frozenset(("clear",))
 
 
 _STORES = (ast.Call, ast.AugAssign, ast.Assign)  # the statements ``_stores_into_self`` reads
+
+
+_STORE_SPELLING = re.compile(r"\+|%s" % "|".join(sorted(STORE_METHODS)))  # no \b: many times faster
 
 
 def _self_sum(target: ast.AST, value: ast.AST) -> bool:
@@ -49,6 +54,23 @@ def _stores_into_self(node: ast.AST) -> bool:
     while isinstance(target, (ast.Attribute, ast.Subscript)):
         target = target.value
     return isinstance(target, ast.Name) and target.id == "self"
+
+
+def _criterion(cls: ast.ClassDef) -> bool:
+    """Named as a loss, or a ``_Loss`` subclass: ``module_state._about_losses``'s class test."""
+    return is_loss_name(cls.name) or any(last_name(ast_dotted(base) or "") in LOSS_BASES for base in cls.bases)
+
+
+def _names_a_loss(node: ast.AST) -> bool:
+    return any(map(is_loss_name, tree_gate.names_in(node)))
+
+
+def _hands_self_a_loss(call: ast.Call) -> bool:
+    """``self._track(loss)``, ``self.meter.update(loss_cls)``: what ``module_state`` follows
+    into a method of ``self`` or of one of its attributes, when a loss is named in it."""
+    if not isinstance(call.func, ast.Attribute) or (ast_dotted(call.func.value) or "").split(".", 1)[0] != "self":
+        return False
+    return any(_names_a_loss(value) for value in (*call.args, *(k.value for k in call.keywords)))
 
 
 def _may_store(node: ast.AST) -> bool:
@@ -96,20 +118,32 @@ class StoredLoss(Rule):
 
     @staticmethod
     def _forward_may_add_to_self(tree_index: TreeIndex) -> bool:
-        """A forward runs a method that may add to ``self``: ``module_state.py``'s question, asked
-        of methods (functions right in a class body) as the model asks it."""
+        """A forward runs a method that may add a loss to ``self``: ``module_state.py``'s question,
+        asked of methods (functions right in a class body) as the model asks it. The method's
+        class is a criterion, or a loss is named where it is kept (``self.losses[k] += v``) or
+        handed to a method of ``self`` (``self.meter.update(loss)``)."""
+        # A store into ``self`` spells ``+`` or a store method on a line of its statement: a
+        # file with none on such lines needs no walk from its forwards.
+        if not any(isinstance(node, _STORES) and _stores_into_self(node)
+                   for node in tree_index.nodes_on_lines(tree_index.lines_matching(_STORE_SPELLING), headers=True)):
+            return False
         functions = {name: [d for d in defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
                      for name, defs in tree_index.definitions.items()}
+        criteria = {id(stmt): _criterion(cls) for defs in tree_index.definitions.values() for cls in defs
+                    if isinstance(cls, ast.ClassDef) for stmt in cls.body
+                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
         # What a forward runs, at any depth: calls matched to the file's functions by their last
         # name (more than ``FileModel.part_of_forward`` resolves, never less). An ``__init__``
         # that appends layers to ``self`` is not reached, so model files stay out.
         todo = [name for name in FORWARD_METHODS if functions.get(name)]
-        reached, methods = set(todo), tree_index.method_ids()
+        reached = set(todo)
         while todo:
             for function in functions[todo.pop()]:
-                method = id(function) in methods
+                criterion = criteria.get(id(function))  # None: no method
                 for node in tree_index.nodes_of(function.body):
-                    if method and isinstance(node, _STORES) and _stores_into_self(node):
+                    if criterion is not None and (
+                            isinstance(node, _STORES) and _stores_into_self(node) and (criterion or _names_a_loss(node))
+                            or isinstance(node, ast.Call) and _hands_self_a_loss(node)):
                         return True
                     if isinstance(node, ast.Call):
                         name = tree_gate.called_name(node)

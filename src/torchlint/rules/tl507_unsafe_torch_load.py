@@ -3,6 +3,7 @@ or that loads a whole pickled object which torch 2.6's weights-only default refu
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator, Optional, Set
 
 import libcst as cst
@@ -101,11 +102,12 @@ class UnsafeTorchLoad(Rule):
         """A ``load(...)`` call with ``weights_only`` False, or without it (below torch 2.6, or
         where the file may use what it loads as a pickled object: ``model/loaded_objects.py``)."""
         lenient = tree_index.target_torch < _SAFE_DEFAULT_SINCE
-        nodes = tree_index.module_nodes()
-        names = {"load"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom)
+        names = {"load"} | {a.asname for n in tree_index.imports if isinstance(n, ast.ImportFrom)
                             for a in n.names if a.name == "load" and a.asname}
+        # Only the statements that spell ``weights_only`` or a load's name can hold such a call.
+        spelled = re.compile("|".join(["weights_only"] + sorted(names)))
         bare_loads = []
-        for node in nodes:
+        for node in tree_index.nodes_on_lines(tree_index.lines_matching(spelled), headers=True):
             if not isinstance(node, ast.Call):
                 continue
             flag = next((k.value for k in node.keywords if k.arg == "weights_only"), None)
@@ -115,7 +117,7 @@ class UnsafeTorchLoad(Rule):
                 if lenient:
                     return True
                 bare_loads.append(node)
-        return bool(bare_loads) and _may_use_as_object(nodes, bare_loads)
+        return bool(bare_loads) and _may_use_as_object(tree_index.module_nodes(), bare_loads)
     docs = """
 ## What it does
 Finds `torch.load` calls that unpickle arbitrary Python objects:
