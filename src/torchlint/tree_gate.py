@@ -708,9 +708,11 @@ def activation_may_reach_loss(tree_index: TreeIndex, loss: str, activation: str)
     calls = {q.rsplit(".", 1)[-1] for q, kind in (*ACTIVATION_FUNCTIONS.items(), *ACTIVATION_METHODS.items())
              if kind == activation}
     layers = {name for name, kind in ACTIVATION_LAYERS.items() if kind == activation}
-    nodes = tree_index.module_nodes()
+    # Every body's own nodes (walked once, for the readers too): the file's nodes but the
+    # functions' headers, whose defaults and decorators the tracer does not follow.
+    nodes = [n for body in tree_index.bodies for n in tree_index.nodes_of(body)]
     bound = _bound_to(nodes, classes)
-    params = {a.arg for n in nodes if isinstance(n, _FUNCTIONS)
+    params = {a.arg for defined in tree_index.definitions.values() for n in defined if isinstance(n, _FUNCTIONS)
               for a in (*n.args.posonlyargs, *n.args.args, *n.args.kwonlyargs)}
     ending = _EndingCalls(tree_index, nodes, calls, layers, params)
     for body in tree_index.bodies:
@@ -742,6 +744,10 @@ class _EndingCalls:
         self.params = params
         self.built = False  # is one of ``modules`` built anywhere (or a class of the file one)?
         self._readers: Dict[int, Optional[_LastBinding]] = {}
+        self._called = {called_name(n) for n in nodes if isinstance(n, ast.Call)}
+        self._called_in: Dict[int, Set[Optional[str]]] = {}  # id of a body -> the names its calls call
+        self._bindings: Optional[List[Tuple[Set[str], ast.AST]]] = None  # ``_holder_bindings``, once needed
+        self._held = 0  # how many of ``modules`` the holders were last grown for
         forwards = {id(stmt.body): cls for defined in tree_index.definitions.values() for cls in defined
                     if isinstance(cls, ast.ClassDef) for stmt in cls.body
                     if isinstance(stmt, _FUNCTIONS) and stmt.name == "forward"}
@@ -780,9 +786,13 @@ class _EndingCalls:
                 self.built = True
 
     def _hold(self) -> None:
-        found = _layer_holders(self.nodes, self.modules)
-        if found is not None:
-            self.holders |= found
+        if self._held == len(self.modules):
+            return  # ``modules`` only grows
+        self._held = len(self.modules)
+        if not self._called.isdisjoint(self.modules):
+            if self._bindings is None:
+                self._bindings = _holder_bindings(self.nodes)
+            self.holders |= _layer_holders(self._bindings, self.modules)
             self.built = True
 
     def may_run_module(self, call: ast.Call) -> bool:
@@ -802,17 +812,18 @@ class _EndingCalls:
         reader = self._readers.get(id(body))
         if reader is None:
             own = self.tree_index.nodes_of(body)
-            if not self.built and not any(isinstance(n, ast.Call) and called_name(n) in self.functions for n in own):
+            called = self._called_in.get(id(body))
+            if called is None:
+                called = self._called_in[id(body)] = {called_name(n) for n in own if isinstance(n, ast.Call)}
+            if not self.built and called.isdisjoint(self.functions):
                 return None  # asked again once more calls end in it
             reader = self._readers[id(body)] = _LastBinding(own, self.functions, self.may_run_module)
         return reader
 
 
-def _layer_holders(nodes: List[ast.AST], layers: Set[str]) -> Optional[Set[str]]:
-    """The last names of the paths bound, at any depth, to what may be a layer of ``layers``
-    (``_may_hold``), or be a loop variable over one; None where the file builds no such layer."""
-    if not any(isinstance(n, ast.Call) and called_name(n) in layers for n in nodes):
-        return None
+def _holder_bindings(nodes: List[ast.AST]) -> List[Tuple[Set[str], ast.AST]]:
+    """(the last names a statement binds, the value they get) for every assignment and loop
+    variable of ``nodes``: what ``_layer_holders`` grows its holders over."""
     bindings = []
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
@@ -823,6 +834,12 @@ def _layer_holders(nodes: List[ast.AST], layers: Set[str]) -> Optional[Set[str]]
             continue
         names = {p.rsplit(".", 1)[-1] for t in targets for single in flat_targets(t) for p in [ast_dotted(single)] if p}
         bindings.append((names, value))
+    return bindings
+
+
+def _layer_holders(bindings: List[Tuple[Set[str], ast.AST]], layers: Set[str]) -> Set[str]:
+    """The last names of the paths ``bindings`` bind to what may be a layer of ``layers``
+    (``_may_hold``), or be a loop variable over one."""
     holders: Set[str] = set()
     grown = True
     while grown:  # an alias of a holder, a container of one, ... holds it too
@@ -861,16 +878,19 @@ def _lower(qualified: str) -> bool:
 
 
 def _bound_to(nodes: List[ast.AST], classes: Set[str]) -> Set[str]:
-    """Dotted names assigned an instance of one of ``classes`` (through ``.to(device)`` and the like)."""
+    """Dotted names assigned an instance of one of ``classes`` (through ``.to(device)`` and the
+    like; one of several bound at once too: ``adv, aux = nn.BCELoss(), nn.CrossEntropyLoss()``)."""
     found: Set[str] = set()
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            value = node.value
-            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
-                value = value.func.value
-            if isinstance(value, ast.Call) and called_name(value) in classes:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                found.update(p for p in map(ast_dotted, targets) if p)
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                for bound, value in _paired(target, node.value):
+                    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                            and value.func.attr in _MOVES:
+                        value = value.func.value
+                    path = ast_dotted(bound)
+                    if path and isinstance(value, ast.Call) and called_name(value) in classes:
+                        found.add(path)
     return found
 
 

@@ -29,7 +29,7 @@ import libcst as cst
 from torchlint.model import vocab
 from torchlint.model.constructions import Built, built_from, class_and_bases, constructions, one_torch_class
 from torchlint.model.constructions import reaching_bindings
-from torchlint.model.expr import dotted, keyword, positional
+from torchlint.model.expr import bound_values, dotted, keyword, positional
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
 
 if TYPE_CHECKING:
@@ -98,15 +98,22 @@ def _may_hold_loss(file_model: FileModel, call: CallSite) -> bool:
 
 
 def _loss_bound_paths(file_model: FileModel) -> frozenset:
+    """The paths bound to a paired loss's module: ``criterion = nn.CrossEntropyLoss()``, also
+    moved (``nn.BCELoss().cuda()``) or one of several bound at once (``adv, aux = nn.BCELoss(),
+    nn.CrossEntropyLoss()``)."""
     found: Set[str] = set()
     for a in file_model.assignments:
-        value = a.value
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
-            value = value.func.value  # ``nn.BCELoss().cuda()``
-        if a.kind == "assign" and isinstance(value, cst.Call):
-            qualified = file_model.names.qualify(dotted(value.func)) or ""
-            if qualified in vocab.PAIRED_LOSSES and qualified.rsplit(".", 1)[-1][:1].isupper():
-                found.update(p for p in map(dotted, a.targets) if p)
+        if a.kind != "assign":
+            continue
+        for target in a.targets:
+            for path, value in bound_values(target, a.value):
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                        and value.func.attr.value in _MOVES:
+                    value = value.func.value
+                if isinstance(value, cst.Call):
+                    qualified = file_model.names.qualify(dotted(value.func)) or ""
+                    if qualified in vocab.PAIRED_LOSSES and qualified.rsplit(".", 1)[-1][:1].isupper():
+                        found.add(path)
     return frozenset(found)
 
 

@@ -329,31 +329,47 @@ def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
 def _calls_hand_written_forward(tree_index: TreeIndex) -> bool:
     """A call of a function of the file (no method) that computes with a tensor made to require
     grad (``def net(x): return x @ W1 + b1``): what ``evaluation.hand_written_forward`` may take.
-    Asked in the order that costs least: the text for a call of such a function, the called
-    functions for the shapes the rule counts as computing, and only then the whole file for
-    the tensors made to require grad."""
+    Asked in the order that costs least: the tensors made to require grad (off the statements
+    that spell them), the text for a call of such a function, and the called functions for the
+    shapes the rule counts as computing."""
     if not _HAND_TRAINED(tree_index.code_text()):
+        return False
+    params = tree_index.derived(_raw_parameter_paths)
+    if not params:
         return False
     methods = tree_index.method_ids()
     functions = {name: [f for f in tree_index.definitions.get(name, ())
                         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(f) not in methods]
                  for name in tree_index.function_names}
     called = _called_by_name(tree_index.code_text(), [name for name, found in functions.items() if found])
-    computed = {path for name in called for f in functions[name] for path in _computed_with(f)}
-    return bool(computed) and not computed.isdisjoint(tree_index.derived(_raw_parameter_paths))
+    # A function can compute with ``self.w`` only where its text spells ``w``: most need no walk.
+    names = {path.rsplit(".", 1)[-1] for path in params}
+    lines = tree_index.code_text().split("\n")
+    return any(path in params for name in called for f in functions[name]
+               if any(n in "\n".join(lines[f.lineno - 1:f.end_lineno]) for n in names) for path in _computed_with(f))
 
 
 def _called_by_name(code: str, names: List[str]) -> Set[str]:
     """The ``names`` the text calls as ``name(...)`` anywhere but in their ``def`` line (more,
     never fewer: a mention in a string counts; ``(name)(x)`` and a comment or a line break
-    before the bracket are allowed for)."""
-    if not names:
-        return set()
-    pattern = re.compile(r"(?<!\.)\b(" + "|".join(map(re.escape, names)) + r")(?:[\s)\\]|#[^\n]*)*\(")
-    return {m.group(1) for m in pattern.finditer(code)
-            if not _DEF_BEFORE.search(code[max(0, m.start() - 12):m.start()])}
+    before the bracket are allowed for). ``str.find`` per name: one regex of every name
+    tries each of them at every position of the file."""
+    called = set()
+    for name in names:
+        at = code.find(name)
+        while at >= 0:
+            end = at + len(name)
+            before = code[at - 1] if at else " "
+            if not (before.isalnum() or before in "._") and _CALL_AFTER.match(code, end) \
+                    and (end == len(code) or not (code[end].isalnum() or code[end] == "_")) \
+                    and not _DEF_BEFORE.search(code[max(0, at - 12):at]):
+                called.add(name)
+                break
+            at = code.find(name, at + 1)
+    return called
 
 
+_CALL_AFTER = re.compile(r"(?:[\s)\\]|#[^\n]*)*\(")
 # A ``def`` spaced out wider than this window reads as a call: one more function to look at.
 _DEF_BEFORE = re.compile(r"\bdef\s+\Z")
 

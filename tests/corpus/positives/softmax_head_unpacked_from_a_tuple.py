@@ -1,7 +1,7 @@
 """An auxiliary-classifier discriminator whose class head ends in an ``nn.Softmax`` layer inside an
 ``nn.Sequential``, handed back beside the validity score and unpacked from the tuple before a
 cross-entropy takes it; the same through a helper that unpacks it. The softmax reaches the loss
-only through those bindings."""
+only through those bindings, and the criteria are bound together, from one tuple."""
 import torch
 import torch.nn as nn
 
@@ -25,8 +25,7 @@ def class_probabilities(model, x):
 
 def train(loader, epochs=1):
     discriminator = Discriminator()
-    adversarial = nn.BCELoss()
-    auxiliary = nn.CrossEntropyLoss()
+    adversarial, auxiliary = nn.BCELoss(), nn.CrossEntropyLoss()  # bound together
     optimizer = torch.optim.Adam(discriminator.parameters(), lr=2e-4)
     for _ in range(epochs):
         for x, labels in loader:
