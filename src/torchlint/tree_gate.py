@@ -824,7 +824,7 @@ class _EndingCalls:
 def _holder_bindings(nodes: List[ast.AST]) -> List[Tuple[Set[str], ast.AST]]:
     """(the last names a statement binds, the value they get) for every assignment and loop
     variable of ``nodes``: what ``_layer_holders`` grows its holders over."""
-    bindings = []
+    bindings: List[Tuple[Set[str], ast.AST]] = []
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
             targets, value = (node.targets if isinstance(node, ast.Assign) else [node.target]), node.value
