@@ -551,9 +551,12 @@ def _rewalked(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], params: Tuple[
     walks again after that to change gradients: a loop over it that writes ``.grad`` in
     place, or a clip of it. A parameter the function rebinds (``parameters = list(parameters)``)
     is left out."""
+    if not params or not any(_clip_of_any(n) or _writes_grad(n) for n in ast.walk(func)):
+        return frozenset()  # nothing changes gradients: most functions, asked once
+    rebound = set().union(*map(_names_bound_in, func.body))
     out = set()
     for param in params:
-        if any(param in _names_bound_in(statement) for statement in func.body):
+        if param in rebound:
             continue
         first = next((i for i, statement in enumerate(func.body) if _exhausts(statement, param)), None)
         if first is not None and any(_changes_gradients_of(statement, param) for statement in func.body[first + 1:]):
@@ -565,8 +568,12 @@ def _is_name(node: Optional[ast.AST], name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
+def _clip_of_any(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and last_name(ast_dotted(node.func) or "") in _CLIP_CALLS
+
+
 def _clip_of(node: ast.AST, name: str) -> bool:
-    if not (isinstance(node, ast.Call) and last_name(ast_dotted(node.func) or "") in _CLIP_CALLS):
+    if not isinstance(node, ast.Call) or not _clip_of_any(node):
         return False
     given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "parameters"), None)
     return _is_name(given, name)
