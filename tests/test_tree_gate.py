@@ -291,6 +291,10 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
               "        self.meter.update(loss_a)\nclass Meter:\n    def update(self, v):\n        self.sum += v\n", True),
     ("TL301", "class Net(nn.Module):\n    def forward(self, x):\n        self.meter.update(x)\n"
               "class Meter:\n    def update(self, v):\n        self.sum += v\n", False),
+    ("TL301", "class Net(nn.Module):\n    def forward(self, x):\n        self.loss_meter.update(x)\n"
+              "class Meter:\n    def update(self, v):\n        self.sum += v\n", True),  # kept where named a loss
+    ("TL301", "class DiceLoss(nn.Module):\n    def forward(self, x):\n        self.meter.update(x)\n"
+              "class Meter:\n    def update(self, v):\n        self.sum += v\n", True),  # a criterion's helper
     ("TL301", "class Net(nn.Module):\n    def forward(self, x):\n        self.seen.add(x)\n"
               "        loss = x\n", False),  # no store that adds
     # torch.load given weights_only=False in a default argument

@@ -65,12 +65,11 @@ def _names_a_loss(node: ast.AST) -> bool:
     return any(map(is_loss_name, tree_gate.names_in(node)))
 
 
-def _hands_self_a_loss(call: ast.Call) -> bool:
-    """``self._track(loss)``, ``self.meter.update(loss_cls)``: what ``module_state`` follows
-    into a method of ``self`` or of one of its attributes, when a loss is named in it."""
-    if not isinstance(call.func, ast.Attribute) or (ast_dotted(call.func.value) or "").split(".", 1)[0] != "self":
-        return False
-    return any(_names_a_loss(value) for value in (*call.args, *(k.value for k in call.keywords)))
+def _hands_to_self(call: ast.Call) -> bool:
+    """``self._track(v)``, ``self.meter.update(v)``: a value handed to a method of ``self`` or of
+    one of its attributes, which ``module_state`` follows into that method."""
+    return isinstance(call.func, ast.Attribute) and bool(call.args or call.keywords) \
+        and (ast_dotted(call.func.value) or "").split(".", 1)[0] == "self"
 
 
 def _may_store(node: ast.AST) -> bool:
@@ -121,7 +120,7 @@ class StoredLoss(Rule):
         """A forward runs a method that may add a loss to ``self``: ``module_state.py``'s question,
         asked of methods (functions right in a class body) as the model asks it. The method's
         class is a criterion, or a loss is named where it is kept (``self.losses[k] += v``) or
-        handed to a method of ``self`` (``self.meter.update(loss)``)."""
+        handed on to a method of ``self`` (``self.meter.update(loss)``, ``self.loss_meter.update(v)``)."""
         # A store into ``self`` spells ``+`` or a store method on a line of its statement: a
         # file with none on such lines needs no walk from its forwards.
         if not any(isinstance(node, _STORES) and _stores_into_self(node)
@@ -141,9 +140,9 @@ class StoredLoss(Rule):
             for function in functions[todo.pop()]:
                 criterion = criteria.get(id(function))  # None: no method
                 for node in tree_index.nodes_of(function.body):
-                    if criterion is not None and (
-                            isinstance(node, _STORES) and _stores_into_self(node) and (criterion or _names_a_loss(node))
-                            or isinstance(node, ast.Call) and _hands_self_a_loss(node)):
+                    if criterion is not None and (isinstance(node, _STORES) and _stores_into_self(node)
+                                                  or isinstance(node, ast.Call) and _hands_to_self(node)) \
+                            and (criterion or _names_a_loss(node)):
                         return True
                     if isinstance(node, ast.Call):
                         name = tree_gate.called_name(node)
