@@ -65,10 +65,11 @@ def _names_a_loss(node: ast.AST) -> bool:
     return any(map(is_loss_name, tree_gate.names_in(node)))
 
 
-def _hands_to_self(call: ast.Call) -> bool:
+def _hands_to_self(call: ast.Call, keepers: set) -> bool:
     """``self._track(v)``, ``self.meter.update(v)``: a value handed to a method of ``self`` or of
-    one of its attributes, which ``module_state`` follows into that method."""
-    return isinstance(call.func, ast.Attribute) and bool(call.args or call.keywords) \
+    one of its attributes, which ``module_state`` follows into that method when it is one of
+    the file's ``keepers`` (methods that store into their ``self``)."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr in keepers and bool(call.args or call.keywords) \
         and (ast_dotted(call.func.value) or "").split(".", 1)[0] == "self"
 
 
@@ -123,14 +124,20 @@ class StoredLoss(Rule):
         handed on to a method of ``self`` (``self.meter.update(loss)``, ``self.loss_meter.update(v)``)."""
         # A store into ``self`` spells ``+`` or a store method on a line of its statement: a
         # file with none on such lines needs no walk from its forwards.
-        if not any(isinstance(node, _STORES) and _stores_into_self(node)
-                   for node in tree_index.nodes_on_lines(tree_index.lines_matching(_STORE_SPELLING), headers=True)):
+        stored = [node.lineno for node in tree_index.nodes_on_lines(tree_index.lines_matching(_STORE_SPELLING),
+                                                                     headers=True)
+                  if isinstance(node, _STORES) and _stores_into_self(node)]
+        if not stored:
             return False
         functions = {name: [d for d in defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
                      for name, defs in tree_index.definitions.items()}
-        criteria = {id(stmt): _criterion(cls) for defs in tree_index.definitions.values() for cls in defs
-                    if isinstance(cls, ast.ClassDef) for stmt in cls.body
-                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        methods = [(cls, stmt) for defs in tree_index.definitions.values() for cls in defs
+                   if isinstance(cls, ast.ClassDef) for stmt in cls.body
+                   if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        criteria = {id(method): _criterion(cls) for cls, method in methods}
+        # A value handed to a method of ``self`` is kept only by a method of the file that stores into ``self``.
+        keepers = {method.name for _, method in methods
+                   if any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in stored)}
         # What a forward runs, at any depth: calls matched to the file's functions by their last
         # name (more than ``FileModel.part_of_forward`` resolves, never less). An ``__init__``
         # that appends layers to ``self`` is not reached, so model files stay out.
@@ -141,7 +148,7 @@ class StoredLoss(Rule):
                 criterion = criteria.get(id(function))  # None: no method
                 for node in tree_index.nodes_of(function.body):
                     if criterion is not None and (isinstance(node, _STORES) and _stores_into_self(node)
-                                                  or isinstance(node, ast.Call) and _hands_to_self(node)) \
+                                                  or isinstance(node, ast.Call) and _hands_to_self(node, keepers)) \
                             and (criterion or _names_a_loss(node)):
                         return True
                     if isinstance(node, ast.Call):
