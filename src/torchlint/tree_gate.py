@@ -25,7 +25,7 @@ import functools
 import sys
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Pattern, Set, Tuple, Type, Union, cast
 
-from torchlint.model.ast_reading import ast_dotted, bound_names, flat_targets
+from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_names, flat_targets
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.model.vocab import LIBRARIES_AROUND_TORCH, NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
@@ -652,7 +652,7 @@ def _torch_compile_calls(tree_index: TreeIndex) -> List[ast.Call]:
              for alias in n.names if alias.name == "compile"}
     names |= {name for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
               and any(isinstance(v, ast.Attribute) and v.attr == "compile" for v in ast.walk(n.value))
-              for target in (n.targets if isinstance(n, ast.Assign) else [n.target]) for name in bound_names(target)}
+              for target in assignment_targets(n) for name in bound_names(target)}
     found = []
     for node in nodes:
         if not isinstance(node, ast.Call):
@@ -827,7 +827,7 @@ def _holder_bindings(nodes: List[ast.AST]) -> List[Tuple[Set[str], ast.AST]]:
     bindings: List[Tuple[Set[str], ast.AST]] = []
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-            targets, value = (node.targets if isinstance(node, ast.Assign) else [node.target]), node.value
+            targets, value = assignment_targets(node), node.value
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
             targets, value = [node.target], node.iter
         else:
@@ -883,7 +883,7 @@ def _bound_to(nodes: List[ast.AST], classes: Set[str]) -> Set[str]:
     found: Set[str] = set()
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+            for target in assignment_targets(node):
                 for bound, value in _paired(target, node.value):
                     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
                             and value.func.attr in _MOVES:

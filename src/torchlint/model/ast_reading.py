@@ -18,6 +18,12 @@ def ast_dotted(node: ast.AST) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def assignment_targets(node: ast.AST) -> List[ast.expr]:
+    """What an assignment statement binds, as written: every target of ``a = b = v``, the one
+    target of ``a: T = v``, ``a += v`` or ``(a := v)``."""
+    return list(node.targets) if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+
+
 def flat_targets(target: ast.AST) -> List[ast.AST]:
     """The single targets of ``a, (b, *c) = ...``: ``[a, b, c]``."""
     if isinstance(target, (ast.Tuple, ast.List)):

@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from torchlint.model.ast_reading import assigned_names, ast_dotted
+from torchlint.model.ast_reading import assigned_names, assignment_targets, ast_dotted
 from torchlint.model.vocab import (
     FULL_REDUCTIONS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, SHAPE_KEEPING_METHODS,
     full_reduction_arguments, is_eval_function_name, is_loss_name, is_optimizer_name, last_name, numbers_and_zero_dim,
@@ -90,7 +90,7 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         if isinstance(node, ast.Call):
             facts.add_call(node, names, off, in_loop)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            targets = assignment_targets(node)
             facts.assignments.append((targets, node.value, off, isinstance(node, ast.AugAssign)))
             if any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" for t in targets):
                 facts.needs_grad = True

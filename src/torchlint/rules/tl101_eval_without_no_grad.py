@@ -11,7 +11,7 @@ from torchlint.tree_gate import TreeIndex
 from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import CallSite, FileModel, GradMode, Span, differentiated, modes
-from torchlint.model.ast_reading import flat_targets
+from torchlint.model.ast_reading import assignment_targets, flat_targets
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.display import runs_a_few_times, shown_only
 from torchlint.model.evaluation import (
@@ -345,8 +345,11 @@ def _calls_hand_written_forward(tree_index: TreeIndex) -> bool:
     # A function can compute with ``self.w`` only where its text spells ``w``: most need no walk.
     names = {path.rsplit(".", 1)[-1] for path in params}
     lines = tree_index.code_text().split("\n")
-    return any(path in params for name in called for f in functions[name]
-               if any(n in "\n".join(lines[f.lineno - 1:f.end_lineno]) for n in names) for path in _computed_with(f))
+    for f in (f for name in called for f in functions[name]):
+        text = "\n".join(lines[f.lineno - 1:f.end_lineno])
+        if any(n in text for n in names) and any(path in params for path in _computed_with(f)):
+            return True
+    return False
 
 
 def _called_by_name(code: str, names: List[str]) -> Set[str]:
@@ -417,7 +420,7 @@ def _raw_parameter_paths(tree_index: TreeIndex) -> set:
     forced: Set[Optional[str]] = set()
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):  # ``x.requires_grad: bool = True`` too
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            targets = assignment_targets(node)
             if _makes_parameter(node.value, makers):
                 made.update(tree_gate.dotted(t) for target in targets for t in flat_targets(target))
             if _may_be_true(node.value):
@@ -435,15 +438,11 @@ def _raw_parameter_paths(tree_index: TreeIndex) -> set:
     found = made | forced
     if lists:
         found.update(tree_gate.dotted(e) for n in tree_index.module_nodes() if isinstance(n, (ast.Assign, ast.AnnAssign))
-                     and n.value is not None and any(tree_gate.dotted(t) in lists for t in _targets(n))
+                     and n.value is not None and any(tree_gate.dotted(t) in lists for t in assignment_targets(n))
                      for listed in tree_gate.all_nodes(n.value) if isinstance(listed, (ast.List, ast.Tuple))
                      for e in listed.elts)
     found.discard(None)
     return found
-
-
-def _targets(node: Union[ast.Assign, ast.AnnAssign]) -> list:
-    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 def _makes_parameter(value: Optional[ast.expr], makers: set) -> bool:

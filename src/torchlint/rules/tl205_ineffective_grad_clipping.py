@@ -11,7 +11,7 @@ from torchlint.edits import (
     enclosing_statement, insert_after, insert_before, lone_call_statement, parent_map, shadowed, source_of,
 )
 from torchlint.model import FileModel
-from torchlint.model.ast_reading import ast_dotted
+from torchlint.model.ast_reading import assignment_targets, ast_dotted
 from torchlint.model.expr import bound_paths, referenced_paths
 from torchlint.model.function_summaries import summarize_function
 from torchlint.model.grad_flow import (
@@ -148,7 +148,7 @@ class IneffectiveGradClipping(Rule):
 
         stored = {t.id for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
                   and n.value is not None and mentions(n.value)
-                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+                  for t in assignment_targets(n) if isinstance(t, ast.Name)}
         if stored:
             handing = re.compile("|".join([_PARAMETERS.pattern] + sorted(stored)))
             nodes = list(tree_index.nodes_on_lines(tree_index.lines_matching(handing), headers=True))

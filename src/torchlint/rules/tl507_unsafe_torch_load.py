@@ -10,6 +10,7 @@ import libcst as cst
 
 from torchlint.edits import with_keyword
 from torchlint.model import CallSite, FileModel
+from torchlint.model.ast_reading import assignment_targets
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.loaded_objects import OBJECT_METHODS, SAME_VALUE_METHODS, pickled_object_use
 from torchlint.rule import Finding, Fix, Rule
@@ -61,7 +62,7 @@ def _may_use_as_object(nodes: list, loads: list) -> bool:
     """What ``pickled_object_use`` needs, asked of Python's tree (never no where it says yes): a
     call of a name bound to one of ``loads`` or to an entry of one, or of a load itself; a
     method call that only modules have; a ``from_numpy`` call."""
-    bindings = [(node.targets if isinstance(node, ast.Assign) else [node.target], node.value)
+    bindings = [(assignment_targets(node), node.value)
                 for node in nodes if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None]
     held: Set[str] = set()
     grown = True
