@@ -473,26 +473,30 @@ def test_the_index_lists_statements_in_the_order_they_are_written():
                                                                    "Import", "Import", "Match", "For", "Pass"]
 
 
-def test_nodes_on_lines_are_the_statements_spanning_them_and_headers_on_request():
+def test_statements_spelling_are_those_spanning_a_line_that_spells_a_word_headers_on_request():
     index = facts("""\
 @decorate(load(a))
 def f(x=load(b)):
+    \"\"\"A docstring:
+    load(doc) and fetch(doc) are no calls
+    \"\"\"
     y = 1
     z = load(
         c)
-    if load(d):
+    if fetch(d):
         pass
 class C(Base, meta=load(e)):
     w = 2
 """)
-    lines = index.lines_matching(re.compile("load"))
-    assert lines == [1, 2, 4, 6, 8]
+    assert index.lines_spelling(["load", "fetch"]) == [1, 2, 7, 9, 11]
+    assert index.lines_spelling(["fetch"]) == [9]
+    assert index.lines_spelling(["unspelt"]) == []
 
     def loaded(headers):
-        return sorted(ast.unparse(n.args[0]) for n in index.nodes_on_lines(lines, headers=headers)
-                      if isinstance(n, ast.Call) and ast.unparse(n.func) == "load")
+        return sorted(ast.unparse(n.args[0]) for n in index.statements_spelling(["load", "fetch"], headers=headers)
+                      if isinstance(n, ast.Call) and ast.unparse(n.func) in ("load", "fetch"))
 
-    assert loaded(False) == ["c", "d"]  # a statement across lines 4-5; an if's test
+    assert loaded(False) == ["c", "d"]  # a statement across lines 7-8; an if's test
     assert loaded(True) == ["a", "b", "c", "d", "e"]  # decorators, defaults and class keywords too
 
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+import re
 import sys
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Pattern, Set, Tuple, Type, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Type, Union, cast
 
 from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_names, flat_targets
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
@@ -223,11 +224,24 @@ class TreeIndex:
         """The (1-based, sorted) numbers of the lines where ``text`` occurs."""
         return self._line_numbers(self.source, _offsets(self.source, text))
 
-    def lines_matching(self, pattern: Pattern) -> List[int]:
-        """The (1-based, sorted) numbers of the lines of the code (docstrings blanked) where
-        ``pattern`` starts a match."""
+    def lines_spelling(self, spelling: Union[Iterable[str], "re.Pattern[str]"]) -> List[int]:
+        """The (1-based, sorted) numbers of the lines of the code (docstrings blanked) where one
+        of the words of ``spelling`` occurs, or where its pattern starts a match. Words are
+        found by ``str.find``, which skips ahead to each occurrence: a regex of alternatives is
+        tried at every position of the file."""
         code = self.code_text()
-        return sorted(set(self._line_numbers(code, (m.start() for m in pattern.finditer(code)))))
+        if isinstance(spelling, re.Pattern):
+            offsets: Iterable[int] = (m.start() for m in spelling.finditer(code))
+        else:
+            offsets = sorted(at for word in set(spelling) for at in _offsets(code, word))
+        return sorted(set(self._line_numbers(code, offsets)))
+
+    def statements_spelling(self, spelling: Union[Iterable[str], "re.Pattern[str]"], *, headers: bool = False,
+                            recording: bool = False) -> Iterator[ast.AST]:
+        """The nodes of the statements that span a line of ``lines_spelling`` (``nodes_on_lines``):
+        what a gate about a call, keyword or name walks, where only the statements that spell it
+        can hold it."""
+        return self.nodes_on_lines(self.lines_spelling(spelling), recording=recording, headers=headers)
 
     @staticmethod
     def _line_numbers(source: str, offsets: Iterable[int]) -> List[int]:

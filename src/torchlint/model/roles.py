@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, List, Optional
 import libcst as cst
 
 from torchlint.model import vocab
-from torchlint.model.expr import bound_paths, bound_values, dotted, positional
+from torchlint.model.expr import bound_values, dotted, positional
 from torchlint.model.project import MODEL_BASES
 
 if TYPE_CHECKING:

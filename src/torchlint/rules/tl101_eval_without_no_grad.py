@@ -414,8 +414,7 @@ def _raw_parameter_paths(tree_index: TreeIndex) -> set:
     where a loop over a list makes its elements trainable."""
     makers = {"Parameter"} | {alias.asname for n in tree_index.imports
                               for alias in n.names if alias.asname and alias.name.endswith("Parameter")}
-    spelled = re.compile("|".join(["requires_grad"] + sorted(makers)))
-    nodes = tree_index.nodes_on_lines(tree_index.lines_matching(spelled), headers=True)
+    nodes = tree_index.statements_spelling(["requires_grad", *makers], headers=True)
     made: Set[Optional[str]] = set()
     forced: Set[Optional[str]] = set()
     for node in nodes:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import TYPE_CHECKING, Iterator, Optional, Tuple, Union
 
 import libcst as cst
@@ -96,9 +95,6 @@ def _move_fix(file_model: FileModel, clip: CallSite, anchor: CallSite, after: bo
     return Fix(f"move `{code}` {where}", ((anchor_stmt, moved), (clip_stmt, cst.RemoveFromParent())))
 
 
-_PARAMETERS = re.compile("parameters")
-
-
 def _mentions_parameters(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "parameters"
                for n in ast.walk(node))
@@ -135,7 +131,7 @@ class IneffectiveGradClipping(Rule):
             return True
         # Only statements that spell ``parameters`` can call it, and only the names bound to
         # such a call (and those statements) can hand one on: two walks of a few statements.
-        nodes = list(tree_index.nodes_on_lines(tree_index.lines_matching(_PARAMETERS), headers=True))
+        nodes = list(tree_index.statements_spelling(["parameters"], headers=True))
         # Lines holding a ``parameters()`` call: a node off them cannot hold one, and is not walked.
         lines = {n.lineno for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                  and n.func.attr == "parameters"}
@@ -150,8 +146,7 @@ class IneffectiveGradClipping(Rule):
                   and n.value is not None and mentions(n.value)
                   for t in assignment_targets(n) if isinstance(t, ast.Name)}
         if stored:
-            handing = re.compile("|".join([_PARAMETERS.pattern] + sorted(stored)))
-            nodes = list(tree_index.nodes_on_lines(tree_index.lines_matching(handing), headers=True))
+            nodes = list(tree_index.statements_spelling(["parameters", *stored], headers=True))
         calls = [n for n in nodes if isinstance(n, ast.Call) and any(
             (isinstance(v, ast.Name) and v.id in stored) or mentions(v)
             for v in (*n.args, *(k.value for k in n.keywords)))]

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import ast
-import re
-from typing import TYPE_CHECKING, Dict, Iterator, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Container, Dict, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -29,8 +28,6 @@ _RESETS = frozenset(("clear",))
 
 _STORES = (ast.Call, ast.AugAssign, ast.Assign)  # the statements ``_stores_into_self`` reads
 
-
-_STORE_SPELLING = re.compile(r"\+|%s" % "|".join(sorted(STORE_METHODS)))  # no \b: many times faster
 
 
 def _self_sum(target: ast.AST, value: ast.AST) -> bool:
@@ -65,7 +62,7 @@ def _names_a_loss(node: ast.AST) -> bool:
     return any(map(is_loss_name, tree_gate.names_in(node)))
 
 
-def _hands_to_self(call: ast.Call, keepers: set) -> bool:
+def _hands_to_self(call: ast.Call, keepers: Container[str]) -> bool:
     """``self._track(v)``, ``self.meter.update(v)``: a value handed to a method of ``self`` or of
     one of its attributes, which ``module_state`` follows into that method when it is one of
     the file's ``keepers`` (methods that store into their ``self``)."""
@@ -84,6 +81,43 @@ def _may_store(node: ast.AST) -> bool:
     if isinstance(node, ast.AnnAssign):
         return isinstance(node.target, ast.Subscript) or isinstance(node.value, ast.BinOp)
     return False
+
+
+# Every name ``is_loss_name`` takes spells one: its tokens are ``[A-Z]?[a-z]+`` or capitals only.
+_LOSS_SPELLINGS = ("loss", "Loss", "LOSS", "crit", "Crit", "CRIT")
+
+
+class _Keepers:
+    """For the tree gate: which statements of the file's methods keep a value in ``self``, a
+    store (``_stores_into_self``) or a value handed to a method of the file that stores into its
+    ``self`` (``_hands_to_self``); each method asked at most once."""
+
+    def __init__(self, tree_index: TreeIndex, methods: list) -> None:
+        self.tree_index = tree_index
+        self.methods: Dict[str, list] = {}
+        for _, method in methods:
+            self.methods.setdefault(method.name, []).append(method)
+        self._storing: Dict[str, bool] = {}
+
+    def keeps(self, node: ast.AST) -> bool:
+        return (isinstance(node, _STORES) and _stores_into_self(node)
+                or isinstance(node, ast.Call) and _hands_to_self(node, self))
+
+    def __contains__(self, name: object) -> bool:
+        """Whether a method of this name stores into its ``self`` (``keepers`` of ``_hands_to_self``)."""
+        if not isinstance(name, str):
+            return False
+        found = self._storing.get(name)
+        if found is None:
+            found = self._storing[name] = any(
+                isinstance(node, _STORES) and _stores_into_self(node)
+                for method in self.methods.get(name, ()) for node in tree_gate.all_nodes(method))
+        return found
+
+    def loss_named_keeping(self) -> bool:
+        """Whether any statement naming a loss keeps a value in ``self``: with no criterion class
+        in the file, what a forward may add to its state must name a loss (``_names_a_loss``)."""
+        return any(map(self.keeps, self.tree_index.statements_spelling(_LOSS_SPELLINGS, headers=True)))
 
 
 class StoredLoss(Rule):
@@ -122,34 +156,27 @@ class StoredLoss(Rule):
         asked of methods (functions right in a class body) as the model asks it. The method's
         class is a criterion, or a loss is named where it is kept (``self.losses[k] += v``) or
         handed on to a method of ``self`` (``self.meter.update(loss)``, ``self.loss_meter.update(v)``)."""
-        # A store into ``self`` spells ``+`` or a store method on a line of its statement: a
-        # file with none on such lines needs no walk from its forwards.
-        stored = [node.lineno for node in tree_index.nodes_on_lines(tree_index.lines_matching(_STORE_SPELLING),
-                                                                     headers=True)
-                  if isinstance(node, _STORES) and _stores_into_self(node)]
-        if not stored:
-            return False
         functions = {name: [d for d in defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
                      for name, defs in tree_index.definitions.items()}
+        todo = [name for name in FORWARD_METHODS if functions.get(name)]
+        if not todo:
+            return False
         methods = [(cls, stmt) for defs in tree_index.definitions.values() for cls in defs
                    if isinstance(cls, ast.ClassDef) for stmt in cls.body
                    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))]
         criteria = {id(method): _criterion(cls) for cls, method in methods}
-        # A value handed to a method of ``self`` is kept only by a method of the file that stores into ``self``.
-        keepers = {method.name for _, method in methods
-                   if any(method.lineno <= line <= (method.end_lineno or method.lineno) for line in stored)}
+        keepers = _Keepers(tree_index, methods)
+        if not any(criteria.values()) and not keepers.loss_named_keeping():
+            return False
         # What a forward runs, at any depth: calls matched to the file's functions by their last
         # name (more than ``FileModel.part_of_forward`` resolves, never less). An ``__init__``
         # that appends layers to ``self`` is not reached, so model files stay out.
-        todo = [name for name in FORWARD_METHODS if functions.get(name)]
         reached = set(todo)
         while todo:
             for function in functions[todo.pop()]:
                 criterion = criteria.get(id(function))  # None: no method
                 for node in tree_index.nodes_of(function.body):
-                    if criterion is not None and (isinstance(node, _STORES) and _stores_into_self(node)
-                                                  or isinstance(node, ast.Call) and _hands_to_self(node, keepers)) \
-                            and (criterion or _names_a_loss(node)):
+                    if criterion is not None and keepers.keeps(node) and (criterion or _names_a_loss(node)):
                         return True
                     if isinstance(node, ast.Call):
                         name = tree_gate.called_name(node)

@@ -184,8 +184,9 @@ def _forward_writes_self(tree_index: TreeIndex) -> bool:
     if "forward" not in tree_index.definitions:
         return False
     params = {"weight", "bias"} | _parameter_attributes(tree_index)
+    # ``.w`` spelt, spaced or continued: a bare ``bias``/``weight`` is on most lines of model code.
     mentions = re.compile(r"\.[\s\\]*(?:" + "|".join(map(re.escape, sorted(params))) + r")\b")
-    nodes = list(tree_index.nodes_on_lines(tree_index.lines_matching(mentions), recording=True))
+    nodes = list(tree_index.statements_spelling(mentions, recording=True))
     if any(_writes_in_place(node) and _self_parameter(_written(node), params) for node in nodes):
         return True
     for name, slots in _handed_parameters(nodes, params).items():
@@ -231,12 +232,9 @@ def _receiving(definition: ast.AST, slots: set) -> set:
     return names
 
 
-_PARAMETER = re.compile("Parameter")
-
-
 def _parameter_attributes(tree_index: TreeIndex) -> set:
     """``w`` of every ``x.w = nn.Parameter(...)`` in the file (any callee with Parameter in its name)."""
-    return {target.attr for n in tree_index.nodes_on_lines(tree_index.lines_matching(_PARAMETER))
+    return {target.attr for n in tree_index.statements_spelling(["Parameter"])
             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and "Parameter" in (_callee_name(n.value) or "")
             for target in n.targets if isinstance(target, ast.Attribute)}
 

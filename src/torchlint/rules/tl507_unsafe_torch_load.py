@@ -3,7 +3,6 @@ or that loads a whole pickled object which torch 2.6's weights-only default refu
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterator, Optional, Set
 
 import libcst as cst
@@ -106,9 +105,8 @@ class UnsafeTorchLoad(Rule):
         names = {"load"} | {a.asname for n in tree_index.imports if isinstance(n, ast.ImportFrom)
                             for a in n.names if a.name == "load" and a.asname}
         # Only the statements that spell ``weights_only`` or a load's name can hold such a call.
-        spelled = re.compile("|".join(["weights_only"] + sorted(names)))
         bare_loads = []
-        for node in tree_index.nodes_on_lines(tree_index.lines_matching(spelled), headers=True):
+        for node in tree_index.statements_spelling(["weights_only", *names], headers=True):
             if not isinstance(node, ast.Call):
                 continue
             flag = next((k.value for k in node.keywords if k.arg == "weights_only"), None)
