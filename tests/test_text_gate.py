@@ -206,3 +206,25 @@ def test_the_data_index_text_check_admits_every_tree_the_gate_admits():
     for text in ("y = x.data[1]\n", "y = metadata[0]\n", "y = x.data.float()[0]\n", "data = x[0]\n",
                  "y = x.datas[0]\n", "x.data.cpu()\ny = z[0]\n"):
         assert not indexes_data_with_zero(text), text
+
+
+_NAME_PIECES = st.sampled_from(["val", "Val", "VAL", "valid", "Validation", "test", "Test", "TEST", "dev", "Dev",
+                                "holdout", "HOLDOUT", "eval", "x", "X", "data", "Data", "interval", "value",
+                                "device", "latest", "2", "_", "_", "y", "Images"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_NAME_PIECES, min_size=1, max_size=5))
+def test_a_token_spelling_matches_every_name_whose_tokens_hold_one_of_its_words(pieces):
+    from torchlint.model.vocab import EVAL_DATA_TOKENS, token_spelling, tokens
+
+    name = "".join(pieces)
+    if any(token in EVAL_DATA_TOKENS for token in tokens(name)):
+        assert re.search(token_spelling(EVAL_DATA_TOKENS), f"out = model({name})\n"), name
+
+
+@pytest.mark.parametrize("name", ["interval", "values", "device", "latest_x", "Xval"])
+def test_a_token_spelling_passes_over_words_that_only_contain_one(name):
+    from torchlint.model.vocab import EVAL_DATA_TOKENS, token_spelling
+
+    assert not re.search(token_spelling(EVAL_DATA_TOKENS), f"out = model({name})\n")

@@ -25,7 +25,7 @@ _MODEL_TOKENS = frozenset(
 )
 # Loader-like iterables mark a data iteration loop.
 _LOADER_TOKENS = frozenset("loader loaders dataloader dl batches iterator".split())
-_EVAL_DATA_TOKENS = frozenset("val valid validation test eval evaluation dev holdout".split())
+EVAL_DATA_TOKENS = frozenset("val valid validation test eval evaluation dev holdout".split())
 # Function names that mean "this evaluates or predicts".
 _EVAL_FUNC_TOKENS = frozenset(
     "eval evaluate evaluation evaluating validate validation valid val test testing "
@@ -226,6 +226,17 @@ def tokens(name: str) -> tuple:
     return tuple(out)
 
 
+def token_spelling(words: Iterable[str]) -> str:
+    """A regex matching wherever a name may have one of ``words`` as a token (``tokens``): a
+    lower-case run after no letter, capitalised, or in capitals, with no lower-case letter
+    after it (``x_val``, ``XVal``, ``X_VAL``, ``val2``; not ``interval`` or ``value``).
+    More than ``tokens`` finds, never less: for text gates."""
+    ordered = sorted(words, key=lambda w: (-len(w), w))
+    lower = "|".join(ordered)
+    upper = "|".join([w.capitalize() for w in ordered] + [w.upper() for w in ordered])
+    return rf"(?<![A-Za-z])(?:{lower})(?![a-z])|(?:{upper})(?![a-z])"
+
+
 def last_name(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 
@@ -313,13 +324,13 @@ def is_eval_data_name(name: str) -> bool:
     toks = tokens(name)
     if not toks or toks[0] in _FLAG_WORDS or is_loader_name(name):
         return False
-    return any(t in _EVAL_DATA_TOKENS for t in toks) and not any(t in _NOT_DATA_TOKENS for t in toks)
+    return any(t in EVAL_DATA_TOKENS for t in toks) and not any(t in _NOT_DATA_TOKENS for t in toks)
 
 
 def is_eval_loader_name(name: str) -> bool:
     toks = tokens(name)
     low = name.lower()
-    evalish = any(t in _EVAL_DATA_TOKENS for t in toks) or low.startswith(("val", "test", "eval"))
+    evalish = any(t in EVAL_DATA_TOKENS for t in toks) or low.startswith(("val", "test", "eval"))
     return evalish and is_loader_name(name)
 
 

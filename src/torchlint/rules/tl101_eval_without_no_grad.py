@@ -24,7 +24,7 @@ from torchlint.model.sinks import Meters
 from torchlint.model.expr import bound_paths, bound_values, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
 from torchlint.model.vocab import CONTAINER_METHODS, FORWARD_METHODS, NUMBER_READ_METHODS, STORE_METHODS
-from torchlint.model.vocab import is_eval_data_name, is_eval_function_name
+from torchlint.model.vocab import EVAL_DATA_TOKENS, is_eval_data_name, is_eval_function_name, token_spelling
 from torchlint.model.vocab import is_eval_loader_name, is_generation_function_name, is_model_name, is_transform_name
 from torchlint.rule import Fix, Rule
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
@@ -465,7 +465,7 @@ def _steps(loop: ast.AST) -> bool:
         and tree_gate.called_name(loop.iter) in ("range", "reversed", "enumerate"))
 
 
-_HELD_OUT = text_search(r"[Tt]est|TEST|[Vv]al|VAL")
+_HELD_OUT = text_search(token_spelling(EVAL_DATA_TOKENS))  # every name ``is_eval_data_name`` takes
 
 
 def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
@@ -532,7 +532,7 @@ class EvalWithoutNoGrad(Rule):
             r"def \w*(?:[Ss]ampl|SAMPL|[Gg]enerat|GENERAT|[Dd]ecod|DECOD|[Tt]ranslat|TRANSLAT|[Bb]eam|BEAM|"
             r"[Gg]reedy|GREEDY|[Cc]aption|CAPTION)|"
             r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
-            r"[Tt]est_|_[Tt]est\b|[Vv]al_|_[Vv]al\b|"
+            + token_spelling(EVAL_DATA_TOKENS) + "|"  # held-out data: ``x_test``, ``X_val``, ``dev_x``
             r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(|\.data\[",)
 
     @classmethod
