@@ -474,8 +474,10 @@ def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
         return False
     for loop in tree_index.outermost_loops:
         for node in tree_gate.loop_nodes(loop):
+            # Any name in an argument, as ``_runs_on_held_out_data`` reads them: ``cnn(x_test.cuda())``.
             if isinstance(node, ast.Call) and any(
-                isinstance(arg, ast.Name) and is_eval_data_name(arg.id) for arg in node.args
+                is_eval_data_name(name) for arg in (*node.args, *(k.value for k in node.keywords))
+                for name in tree_gate.names_in(arg)
             ) and (tree_gate.may_be_forward(node) or tree_gate.forward_callee(node) in tree_index.constructed_names()):
                 return True
     return False
