@@ -210,16 +210,19 @@ def text_search(pattern: str):
     return lambda source: gate_matches(compiled, source)
 
 
+_KEPT_MEMOS = 3
 _UNKNOWN = object()  # an anchor occurs, but only the regex can tell whether it matches
 
 
 class _FileMemo:
     """What the gates learnt of the file in hand, shared by every rule's gate:
     the engine asks all rules about one source before the next, and the runner's
-    light path asks first (on another thread for a big file: the memo is shared
-    by all threads; a thread that finds another source in it starts its own)."""
+    light path asks first (on another thread for a big file: the memos are shared
+    by all threads; a thread that finds none of its source starts its own). The
+    last few texts keep theirs: the engine asks of the code without docstrings and,
+    in between, tree gates ask of the whole source."""
 
-    _current: Optional["_FileMemo"] = None
+    _recent: Tuple["_FileMemo", ...] = ()
 
     def __init__(self, source: str) -> None:
         self.source = source  # held, so its id cannot be reused while this lives
@@ -228,9 +231,12 @@ class _FileMemo:
 
     @classmethod
     def of(cls, source: str) -> "_FileMemo":
-        memo = cls._current
-        if memo is None or memo.source is not source:
-            memo = cls._current = cls(source)
+        recent = cls._recent
+        for memo in recent:
+            if memo.source is source:
+                return memo
+        memo = cls(source)
+        cls._recent = (memo, *recent[:_KEPT_MEMOS - 1])
         return memo
 
     def lowered(self, source: str) -> str:
