@@ -309,6 +309,13 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     # a serving method handing back numbers with no number-read method in the file
     ("TL101", "class S:\n    def __init__(self, m):\n        self.m = m\n        self.m.eval()\n"
               "    def predict(self, x):\n        return float(self.m(x).sum())\n", True),
+    # torch.compile as a statement of its own: through an alias, an assignment, across lines,
+    # in a decorator's argument; re.compile and a kept result are not
+    ("TL508", "from torch import compile as tc\ndef f(m):\n    tc(m)\n", True),
+    ("TL508", "import torch\nc = torch.compile\nclass T:\n    def f(self):\n        c(self.m)\n", True),
+    ("TL508", "import torch\ntorch.\\\n    compile(\n        model)\n", True),
+    ("TL508", "import re, torch\nre.compile('x')\nm = torch.compile(model)\n", False),
+    ("TL509", "import torch\n@wrap(lambda m: torch.compile(m))\ndef f(m):\n    pass\n", True),
 ])
 def test_each_rule_asks_its_own_question(code, source, expected):
     assert RULES_BY_CODE[code].needs_tree(facts(source)) is expected

@@ -657,16 +657,24 @@ def torch_compile_calls(tree_index: TreeIndex) -> List[ast.Call]:
     qualified name): ``X.compile(...)`` but ``re.compile``, and a bare name that a
     ``from torch import compile [as name]`` or an assignment from a ``compile`` binds (not
     Python's builtin ``compile``)."""
-    return tree_index.derived(_torch_compile_calls)
+    return tree_index.derived(_torch_compile_calls)[1]
 
 
-def _torch_compile_calls(tree_index: TreeIndex) -> List[ast.Call]:
-    nodes = tree_index.module_nodes()
+def compile_statement_nodes(tree_index: TreeIndex) -> List[ast.AST]:
+    """The nodes of the statements that may hold such a call: only those that spell ``compile``
+    or a name bound to it can."""
+    return tree_index.derived(_torch_compile_calls)[0]
+
+
+def _torch_compile_calls(tree_index: TreeIndex) -> Tuple[List[ast.AST], List[ast.Call]]:
+    nodes = list(tree_index.statements_spelling(["compile"], headers=True))
     names = {alias.asname or alias.name for n in tree_index.imports if isinstance(n, ast.ImportFrom)
              for alias in n.names if alias.name == "compile"}
     names |= {name for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
               and any(isinstance(v, ast.Attribute) and v.attr == "compile" for v in ast.walk(n.value))
               for target in assignment_targets(n) for name in bound_names(target)}
+    if names - {"compile"}:
+        nodes = list(tree_index.statements_spelling(["compile", *names], headers=True))
     found = []
     for node in nodes:
         if not isinstance(node, ast.Call):
@@ -677,7 +685,7 @@ def _torch_compile_calls(tree_index: TreeIndex) -> List[ast.Call]:
                 found.append(node)
         elif isinstance(func, ast.Name) and func.id in names:
             found.append(node)
-    return found
+    return nodes, found
 
 
 def _is_long_string_statement(stmt) -> bool:

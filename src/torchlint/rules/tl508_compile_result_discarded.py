@@ -12,7 +12,7 @@ from torchlint.model import FileModel
 from torchlint.model.expr import dotted
 from torchlint.model.torch_compile import compile_calls, compiled_target, result_discarded
 from torchlint.rule import Fix, Rule
-from torchlint.tree_gate import TreeIndex, torch_compile_calls
+from torchlint.tree_gate import TreeIndex, compile_statement_nodes, torch_compile_calls
 
 if TYPE_CHECKING:
     from torchlint.model.records import CallSite
@@ -36,7 +36,8 @@ class CompileResultDiscarded(Rule):
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """A call that may be ``torch.compile`` as a statement of its own."""
         calls = {id(call) for call in torch_compile_calls(tree_index)}
-        return bool(calls) and any(isinstance(n, ast.Expr) and id(n.value) in calls for n in tree_index.module_nodes())
+        return bool(calls) and any(isinstance(n, ast.Expr) and id(n.value) in calls
+                                   for n in compile_statement_nodes(tree_index))
     torch_version = """
 The fix writes `model.compile(...)`, a method that came after `torch.compile`
 (torch 2.0 has no `nn.Module.compile`). It is offered only for a target torch
