@@ -799,3 +799,103 @@ def test_tl103_reads_an_imported_module_attribute_class(tmp_path):
         script.write_text(source)
         result = lint_source(source, str(script), ALL_RULES)
         assert [d.line for d in result.diagnostics if d.code == "TL103"] == expected
+
+
+# TL401 across modules: a helper of another module writes a parameter in place; a leaf made,
+# built or iterated in the calling file handed to it with grad on raises at the call.
+INIT_HELPERS = """\
+import torch
+
+
+def init_(t, scale=1.0):
+    t.mul_(scale)
+    t[0] = 0
+
+
+@torch.no_grad()
+def init_quietly_(t):
+    t.mul_(0.5)
+
+
+def shrink(t):
+    with torch.no_grad():
+        t -= 0.1
+
+
+def normalised(t):
+    t = t / t.norm()
+    t.clamp_(0)
+    return t
+
+
+def harmless(t):
+    t.requires_grad_()
+    t.data.add_(1)
+"""
+
+INIT_SCRIPT = """\
+import torch
+import torch.nn as nn
+{imports}
+
+w = torch.randn(3, requires_grad=True)
+layer = nn.Linear(3, 3)
+init_(w, scale=0.1)
+init_(t=layer.weight)
+for p in layer.parameters():
+    init_(p)
+init_quietly_(w)
+shrink(w)
+normalised(w)
+harmless(w)
+init_(torch.randn(3))
+with torch.no_grad():
+    init_(layer.bias)
+
+
+def reset(v):
+    init_(v)
+
+
+reset(w)
+"""
+
+
+@pytest.mark.parametrize("imports", ["from helpers import harmless, init_, init_quietly_, normalised, shrink",
+                                     "from helpers import *"])
+def test_a_leaf_handed_to_a_helper_of_another_module_that_writes_it_in_place(tmp_path, imports):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "helpers.py").write_text(INIT_HELPERS)
+    source = INIT_SCRIPT.format(imports=imports)
+    script = tmp_path / "init.py"
+    script.write_text(source)
+    for gated in (True, False):  # the tree gate asks the project index too, and hides nothing
+        result = lint_source(source, str(script), ALL_RULES) if gated else _without_gates_lint(source, str(script))
+        assert {(d.line, d.code) for d in result.diagnostics if d.code == "TL401"} == {(7, "TL401"), (8, "TL401"),
+                                                                                     (10, "TL401")}
+        assert set(result.dependencies) == {str(tmp_path / "helpers.py")}
+    summaries = summarize(INIT_HELPERS).functions
+    assert {name: set(s.writes_in_place) for name, s in summaries.items()} == {
+        "init_": {"t"}, "init_quietly_": set(), "shrink": set(), "normalised": set(), "harmless": set()}
+
+
+def test_a_file_whose_helper_writes_nothing_in_place_is_not_parsed(tmp_path, monkeypatch):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "helpers.py").write_text(INIT_HELPERS.replace("t.mul_(scale)\n    t[0] = 0", "return t * scale"))
+    source = INIT_SCRIPT.format(imports="from helpers import harmless, init_, init_quietly_, normalised, shrink")
+    source = source.replace("with torch.no_grad():\n    init_(layer.bias)\n", "")
+    from torchlint import engine
+
+    monkeypatch.setattr(engine, "parse_module", lambda *a, **k: pytest.fail("parsed with libcst"))
+    result = lint_source(source, str(tmp_path / "init.py"), [r for r in ALL_RULES if r.code == "TL401"])
+    assert result.diagnostics == [] and set(result.dependencies) == {str(tmp_path / "helpers.py")}
+
+
+def _without_gates_lint(source, path):
+    from torchlint.rule import Rule
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(Rule, "may_apply", classmethod(lambda cls, text: True))
+        for rule in ALL_RULES:
+            patched.setattr(rule, "needs_tree", classmethod(lambda cls, tree_index: True))
+        return lint_source(source, path, ALL_RULES)

@@ -214,7 +214,7 @@ def _lint(
     assert tree is not None  # python_parse gives a tree or a problem
     _stop_if(cancelled)
     if applicable:
-        applicable = _tree_gated(applicable, tree, source, path, target_torch)
+        applicable = _tree_gated(applicable, tree, source, path, target_torch, result.dependencies)
     if not applicable:
         # No rule can find anything: every TL code in a noqa comment went unused.
         if noqa_checks:
@@ -451,15 +451,19 @@ class _Replacer(cst.CSTTransformer):
 
 
 def _tree_gated(rules: list, tree: ast.Module, source: str, path: str,
-                target_torch: Optional[TorchVersion] = None) -> list:
+                target_torch: Optional[TorchVersion] = None, dependencies: Optional[dict] = None) -> list:
     """The rules that still may find something, asked of the tree: whether the file is
     a torch program at all, their text gates on the code without its docstrings, then
-    their own questions."""
-    tree_index = TreeIndex(tree, source, target_torch)
+    their own questions. What a question read of other modules of the project goes to
+    ``dependencies``, as the analysis's reads do: a cached answer depends on them too."""
+    tree_index = TreeIndex(tree, source, target_torch, path)
     if any(rule.torch_programs_only for rule in rules) and tree_index.is_unit_test_or_other_framework(path):
         rules = [rule for rule in rules if not rule.torch_programs_only]
     code = tree_index.code_text()
-    return [rule for rule in rules if rule.may_apply(code) and rule.needs_tree(tree_index)]
+    gated = [rule for rule in rules if rule.may_apply(code) and rule.needs_tree(tree_index)]
+    if dependencies is not None:
+        dependencies.update(tree_index.consulted_files())
+    return gated
 
 
 @contextlib.contextmanager

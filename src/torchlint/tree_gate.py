@@ -24,7 +24,7 @@ import bisect
 import functools
 import re
 import sys
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Type, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Type, Union, cast
 
 from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_names, flat_targets
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
@@ -33,6 +33,9 @@ from torchlint.model.vocab import LIBRARIES_AROUND_TORCH, NON_TORCH_LIBRARIES, O
 from torchlint.model.vocab import ACTIVATION_FUNCTIONS, ACTIVATION_LAYERS, ACTIVATION_METHODS, LAYOUT_METHODS, PAIRED_LOSSES
 from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
+
+if TYPE_CHECKING:
+    from torchlint.model.project import ProjectView
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -51,8 +54,11 @@ class TreeIndex:
     indexes (loops, bodies, import-time code, docstring-blanked text) and the
     questions more than one rule asks."""
 
-    def __init__(self, tree: ast.Module, source: str, target_torch: Optional[TorchVersion] = None) -> None:
+    def __init__(self, tree: ast.Module, source: str, target_torch: Optional[TorchVersion] = None,
+                 path: str = "") -> None:
         self.source = source
+        self.path = path  # the file's, for its project (``project``)
+        self._project: Any = _UNASKED
         self.target_torch: TorchVersion = target_torch or NEWEST_KNOWN  # what version-dependent rules read
         self.loops: List[Tuple[str, Union[ast.For, ast.AsyncFor, ast.While]]] = []  # (enclosing function name, loop)
         # The loops of ``loops`` no other loop of their scope holds: walking their nodes
@@ -358,6 +364,31 @@ class TreeIndex:
                 found.update((a.asname or a.name).split(".")[0] for a in stmt.names if not _library(a.name))
         return frozenset(found), star
 
+    def project(self) -> Optional["ProjectView"]:
+        """The file's view of its project's other modules (``model/project.py``), or None; the
+        engine adds what a gate read through it to what the file's result depends on."""
+        if self._project is _UNASKED:
+            from torchlint.model.project import view_for
+
+            self._project = view_for(self.path)
+        return self._project
+
+    def consulted_files(self) -> dict:
+        """The project files read through ``project``, as ``FileModel.consulted_files``."""
+        return dict(self._project.consulted) if self._project not in (_UNASKED, None) else {}
+
+    def imported_from(self, callee: str) -> Optional[Tuple[str, int, str]]:
+        """``(module, relative level, name)`` of the definition an imported ``callee`` names, for
+        the project index: ``names.Names.imported_from`` read off the ast's imports (at any depth)."""
+        head, _, rest = callee.partition(".")
+        origin = self.derived(_import_origins).get(head)
+        if origin is None or "." in rest:
+            return None
+        module, name, level = origin
+        if not rest:
+            return (module, level, name) if name is not None else None
+        return (module if name is None else ".".join(p for p in (module, name) if p)), level, rest
+
     def calls_of_imports(self, body) -> Iterator[ast.Call]:
         """Calls among ``body``'s own nodes of a name from ``project_imports`` (``f(...)``, ``m.f(...)``)."""
         imported = self.project_imports()
@@ -398,6 +429,25 @@ class TreeIndex:
 # Libraries training code imports that are no project's own modules (the standard library's
 # are in ``sys.stdlib_module_names``): calls of theirs need no project index.
 _LIBRARIES = NON_TORCH_LIBRARIES | LIBRARIES_AROUND_TORCH
+
+
+_UNASKED = object()
+
+
+def _import_origins(tree_index: TreeIndex) -> Dict[str, Tuple[str, Optional[str], int]]:
+    """local name -> (module, imported name or None for a module, relative level)."""
+    origins: Dict[str, Tuple[str, Optional[str], int]] = {}
+    for stmt in tree_index.imports:
+        for alias in stmt.names:
+            if isinstance(stmt, ast.ImportFrom):
+                if alias.name != "*":
+                    origins[alias.asname or alias.name] = (stmt.module or "", alias.name, stmt.level)
+            elif alias.asname:
+                origins[alias.asname] = (alias.name, None, 0)
+            else:
+                root = alias.name.split(".", 1)[0]
+                origins[root] = (root, None, 0)
+    return origins
 
 
 def _library(module: str) -> bool:

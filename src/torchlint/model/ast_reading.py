@@ -3,7 +3,12 @@ summaries of other modules (``function_summaries.py``, ``project.py``): one defi
 from __future__ import annotations
 
 import ast
-from typing import Iterator, List, Optional
+from typing import TYPE_CHECKING, Iterator, List, Optional, Union
+
+from torchlint.model.vocab import writes_in_place
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard
 
 
 def ast_dotted(node: ast.AST) -> Optional[str]:
@@ -46,3 +51,24 @@ def bound_names(target: ast.AST) -> Iterator[str]:
             yield t.id
         elif isinstance(t, ast.Attribute):
             yield t.attr
+
+
+# What ``in_place_write`` says writes: a method call, an augmented or a subscript assignment.
+InPlaceWrite = Union[ast.Call, ast.AugAssign, ast.Assign]
+
+
+def in_place_write(node: ast.AST) -> "TypeGuard[InPlaceWrite]":
+    """``w.add_(1)``, ``w -= g``, ``w[0] = 0`` (not ``w.requires_grad_()``, ``w.detach_()``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return writes_in_place(node.func.attr)
+    if isinstance(node, ast.AugAssign):
+        return True
+    return isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets)
+
+
+def written_by(node: InPlaceWrite) -> ast.expr:
+    """What a write changes: ``self.w`` of ``self.w.clamp_()``, of ``self.w -= g``, of ``self.w[0] = 0``."""
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Attribute)  # a write: ``w.add_(...)``
+        return node.func.value
+    return node.target if isinstance(node, ast.AugAssign) else node.targets[0]

@@ -16,7 +16,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-from torchlint.model.ast_reading import assigned_names, assignment_targets, ast_dotted
+from torchlint.model.ast_reading import assigned_names, assignment_targets, ast_dotted, in_place_write, written_by
 from torchlint.model.vocab import (
     FULL_REDUCTIONS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, SHAPE_KEEPING_METHODS,
     full_reduction_arguments, is_eval_function_name, is_loss_name, is_optimizer_name, last_name, numbers_and_zero_dim,
@@ -62,6 +62,9 @@ class FunctionSummary:
     # summed over ``parameters``, then ``p.grad.mul_(coef)`` for each): given a generator, the
     # second walk sees nothing.
     rewalked: frozenset = frozenset()
+    # Parameters it writes in place with grad on (``t.add_(1)``, ``t -= g``, ``t[0] = 0``), never
+    # binding the name to anything else: handed a leaf that requires grad, the call raises.
+    writes_in_place: frozenset = frozenset()
 
     def argument_for(self, call_args: list, param: str) -> Optional[int]:
         """Index into ``call_args`` ((keyword or None) list) of the argument bound to ``param``."""
@@ -87,6 +90,7 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
     grad_free = any(_grad_off(d) for d in func.decorator_list)
     facts = _Facts()
     for node, off, in_loop in _own_nodes(func.body, grad_free, False):
+        facts.add_write(node, names, off)
         if isinstance(node, ast.Call):
             facts.add_call(node, names, off, in_loop)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
@@ -125,6 +129,7 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         retained_params=frozenset(retained & names),
         returns_zero_dim=_ZeroDimReturns(func).every_return(),
         rewalked=_rewalked(func, params),
+        writes_in_place=frozenset(facts.written - facts.rebound),
     )
 
 
@@ -139,6 +144,28 @@ class _Facts:
         # (targets, value, grad off, augmented)
         self.assignments: List[Tuple[Sequence[ast.expr], ast.expr, bool, bool]] = []
         self.returns: List[Tuple[ast.expr, bool]] = []  # (value, grad off)
+        self.written: Set[str] = set()  # parameters written in place with grad on
+        self.rebound: Set[str] = set()  # names bound again anywhere in the function
+
+    def add_write(self, node: ast.AST, names: set, off: bool) -> None:
+        if in_place_write(node):
+            target = written_by(node)
+            while isinstance(target, ast.Subscript):
+                target = target.value
+            if isinstance(target, ast.Name) and target.id in names and not off:
+                self.written.add(target.id)
+        targets: Sequence[Optional[ast.expr]] = ()
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)):
+            targets = [node.target]
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            targets = [item.optional_vars for item in node.items]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            self.rebound.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            self.rebound.add(node.name)
+        self.rebound.update(name for target in targets if target is not None for name in assigned_names(target))
 
     def add_call(self, node: ast.Call, names: set, off: bool, in_loop: bool) -> None:
         called = last_name(ast_dotted(node.func) or "").lower()

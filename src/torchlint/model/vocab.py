@@ -178,6 +178,15 @@ PARAMETER_ITERATORS = frozenset(("parameters", "named_parameters"))
 STORE_METHODS = MappingProxyType({"append": 0, "appendleft": 0, "extend": 0, "insert": 1})
 # Methods that put values into any container: lists, deques, sets, dicts.
 CONTAINER_METHODS = frozenset(STORE_METHODS) | frozenset(("add", "update", "setdefault"))
+# Methods named as in-place writes (a trailing underscore) that change no tensor's values: on a
+# leaf that requires grad they are harmless.
+HARMLESS_UNDERSCORE_METHODS = frozenset("requires_grad_ share_memory_ detach_ retain_grad_ record_stream_".split())
+
+
+def writes_in_place(method: str) -> bool:
+    """``add_``, ``clamp_``, ``zero_``: a tensor method that writes its receiver in place."""
+    return method.endswith("_") and not method.startswith("_") and method not in HARMLESS_UNDERSCORE_METHODS
+
 
 # A file that imports one of them is a unit test (``unit_tests.py``), as is pytest's conftest.py.
 TEST_FRAMEWORKS = frozenset(("pytest", "unittest"))

@@ -14,20 +14,20 @@ from torchlint.model.leaves import (
     argument_at_calls, frozen_for, grad_switched_on, iterated_owners, known_grad_scope, loop_members,
     reads_module_binding,
 )
-from torchlint.model.parameters import layer_parameter
+from torchlint.model.parameters import LAYER_PARAMETERS, PARAMETER_ATTRS, layer_parameter
+from torchlint.model.project_calls import argument, project_function
 from torchlint.model.shapes import bound_around
-from torchlint.model.vocab import PARAMETER_ITERATORS
+from torchlint.model.ast_reading import InPlaceWrite, assignment_targets, ast_dotted, bound_names, flat_targets
+from torchlint.model.ast_reading import in_place_write, written_by
+from torchlint.model.vocab import PARAMETER_ITERATORS, writes_in_place
 from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, own_nodes
 
 if TYPE_CHECKING:
-    from typing_extensions import TypeGuard
-
+    from torchlint.model.project import ProjectView
     from torchlint.model.records import Assignment, Scope, Site
     from torchlint.rule import Finding
 
-# In-place by name (trailing underscore) but harmless on a leaf.
-_NOT_WRITES = frozenset("requires_grad_ share_memory_ detach_ retain_grad_ record_stream_".split())
 _PARAM_ITERATORS = {"parameters": None, "named_parameters": 1}
 
 
@@ -109,13 +109,13 @@ def _import_time_leaf_writes(tree_index: TreeIndex) -> bool:
     (``model.fc.weight.mul_(0.5)``, ``model.scale.clamp_(0)``: an attribute named as a layer's
     ``weight``/``bias`` or as an ``nn.Parameter`` the file binds)."""
     nodes = tree_index.import_time_nodes()
-    writes = [n for n in nodes if _writes_in_place(n)]
+    writes = [n for n in nodes if in_place_write(n)]
     if not writes:
         return False
     if any(map(_makes_a_leaf, nodes)):
         return True
     params = {"weight", "bias"} | _parameter_attributes(tree_index)
-    return any(_named_parameter(_written(n), params) for n in writes)
+    return any(_named_parameter(written_by(n), params) for n in writes)
 
 
 def _import_time_construction(tree_index: TreeIndex) -> bool:
@@ -123,7 +123,7 @@ def _import_time_construction(tree_index: TreeIndex) -> bool:
     functions, and what that runs writes in place somewhere. Model files of libraries call
     their own config helpers at import (``_cfg(...)``): those write nothing."""
     for definition, nodes in tree_index.reached(n for n in tree_index.import_time_callees() if n is not None):
-        writes = [n for n in nodes if _writes_in_place(n)]
+        writes = [n for n in nodes if in_place_write(n)]
         if writes:  # most reached code writes nothing: its locals need no reading
             plain = _plain_locals(definition)
             if any(_written_name(n) not in plain.get(n.lineno, ()) for n in writes):
@@ -131,9 +131,9 @@ def _import_time_construction(tree_index: TreeIndex) -> bool:
     return False
 
 
-def _written_name(node: _Write) -> Optional[str]:
+def _written_name(node: InPlaceWrite) -> Optional[str]:
     """``cfgs`` of ``cfgs += [...]`` and of ``mat[i][j] = v``; None for ``lin.weight.add_()``."""
-    target = _written(node)
+    target = written_by(node)
     while isinstance(target, ast.Subscript):
         target = target.value
     return target.id if isinstance(target, ast.Name) else None
@@ -169,8 +169,73 @@ def _plain_locals(definition: ast.AST) -> dict:
         elif isinstance(node, ast.arg):
             other.add(node.arg)
     names = {name: line for name, line in first.items() if name not in other}
-    lines = {node.lineno for node in own if _writes_in_place(node)}
+    lines = {node.lineno for node in own if in_place_write(node)}
     return {line: {name for name, at in names.items() if at < line} for line in lines}
+
+
+def _hands_to_a_project_writer(tree_index: TreeIndex) -> bool:
+    """A call of a function of another module of the project, handed what may be a leaf, that
+    writes that parameter in place (``_handed_to_the_project``), in module-level code or in a
+    file that backpropagates; the project index is asked only of such calls. What may be a
+    leaf: a name made one in the file (or a loop variable), a layer's parameter, an attribute
+    bound to an ``nn.Parameter``."""
+    imported, star = tree_index.names_from_project()
+    if not imported and not star:
+        return False
+    nodes = tree_index.module_nodes() if tree_index.computes_gradients() else tree_index.import_time_nodes()
+    calls = [node for node in nodes if isinstance(node, ast.Call) and (node.args or node.keywords)
+             and (star or (ast_dotted(node.func) or "").split(".", 1)[0] in imported)]
+    if calls:
+        names, attrs = tree_index.derived(_leaf_spellings)
+        roots = {path.split(".", 1)[0] for path in names}
+        calls = [call for call in calls if any(
+            (path := ast_dotted(arg)) is not None
+            and (path in names or path.split(".", 1)[0] in roots or path.rsplit(".", 1)[-1] in attrs)
+            for arg in (*call.args, *(k.value for k in call.keywords)))]
+    project = tree_index.project() if calls else None
+    return project is not None and any(_writes_in_place_in_the_project(tree_index, project, call, imported)
+                                       for call in calls)
+
+
+def _writes_in_place_in_the_project(tree_index: TreeIndex, project: ProjectView, call: ast.Call,
+                                     imported: frozenset) -> bool:
+    callee = ast_dotted(call.func)
+    if callee is None or callee.count(".") > 1:
+        return False
+    if callee.split(".", 1)[0] in imported:
+        origin = tree_index.imported_from(callee)
+        origins = [origin] if origin is not None else []
+    else:  # ``from utils import *``: any star-imported module may define it
+        origins = [(m.module or "", m.level, callee) for m in tree_index.imports
+                   if "." not in callee and isinstance(m, ast.ImportFrom) and m.names[0].name == "*"]
+    return any((summary := project.function_of(*origin)) is not None and bool(summary.writes_in_place)
+               for origin in origins)
+
+
+def _leaf_spellings(tree_index: TreeIndex) -> Tuple[Set[str], Set[str]]:
+    """What ``_Leaves.requires_grad_at`` may take for a leaf, short of a helper's parameter: the
+    names and attribute paths that statements spelling ``requires_grad`` or ``Parameter`` bind or
+    call a method on (``w = nn.Parameter(t)``, ``w.requires_grad = True``, ``w.requires_grad_()``)
+    and the variables of loops over a literal list or a ``parameters()`` call; the attributes a
+    layer's or a class's parameter may end in."""
+    names: Set[str] = set()
+    for node in tree_index.statements_spelling(["requires_grad", "Parameter"]):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = [t.value if isinstance(t, ast.Attribute) and t.attr == "requires_grad" else t
+                       for t in assignment_targets(node)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            targets = [node.func.value]  # ``w.requires_grad_()``
+        else:
+            continue
+        names.update(path for target in targets for t in flat_targets(target)
+                     if (path := ast_dotted(t)) is not None and path not in ("self", "cls"))
+    for _, loop in tree_index.loops:
+        if isinstance(loop, (ast.For, ast.AsyncFor)) and (
+                isinstance(loop.iter, (ast.List, ast.Tuple)) or _makes_a_leaf(loop)):
+            names.update(bound_names(loop.target))
+    attrs = set(PARAMETER_ATTRS) | _parameter_attributes(tree_index)
+    attrs.update(attr for params in LAYER_PARAMETERS.values() for attr in params)
+    return names, attrs
 
 
 def _forward_writes_self(tree_index: TreeIndex) -> bool:
@@ -187,12 +252,12 @@ def _forward_writes_self(tree_index: TreeIndex) -> bool:
     # ``.w`` spelt, spaced or continued: a bare ``bias``/``weight`` is on most lines of model code.
     mentions = re.compile(r"\.[\s\\]*(?:" + "|".join(map(re.escape, sorted(params))) + r")\b")
     nodes = list(tree_index.statements_spelling(mentions, recording=True))
-    if any(_writes_in_place(node) and _self_parameter(_written(node), params) for node in nodes):
+    if any(in_place_write(node) and _self_parameter(written_by(node), params) for node in nodes):
         return True
     for name, slots in _handed_parameters(nodes, params).items():
         for definition in tree_index.definitions.get(name, ()):
             receiving = _receiving(definition, slots)
-            if any(_writes_in_place(n) and _written_root(n) in receiving for n in all_nodes(definition)):
+            if any(in_place_write(n) and _written_root(n) in receiving for n in all_nodes(definition)):
                 return True
     return False
 
@@ -261,34 +326,12 @@ def _named_parameter(node: ast.AST, params: set) -> Optional[str]:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _written(node: _Write) -> ast.expr:
-    """What a write changes: ``self.w`` of ``self.w.clamp_()``, of ``self.w -= g``, of ``self.w[0] = 0``."""
-    if isinstance(node, ast.Call):
-        assert isinstance(node.func, ast.Attribute)  # a write: ``w.add_(...)``
-        return node.func.value
-    return node.target if isinstance(node, ast.AugAssign) else node.targets[0]
-
-
-def _written_root(node: _Write) -> Optional[str]:
+def _written_root(node: InPlaceWrite) -> Optional[str]:
     """The name a write starts from: ``self`` for ``self.w.clamp_()`` and ``self.w[0] = 0``."""
-    target = _written(node)
+    target = written_by(node)
     while isinstance(target, (ast.Attribute, ast.Subscript)):
         target = target.value
     return target.id if isinstance(target, ast.Name) else None
-
-
-# What ``_writes_in_place`` says writes: a method call, an augmented or a subscript assignment.
-_Write = Union[ast.Call, ast.AugAssign, ast.Assign]
-
-
-def _writes_in_place(node: ast.AST) -> TypeGuard[_Write]:
-    """``w.add_(1)``, ``w -= g``, ``w[0] = 0`` (not ``w.requires_grad_()``, ``w.detach_()``)."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        attr = node.func.attr
-        return attr.endswith("_") and not attr.startswith("_") and attr not in _NOT_WRITES
-    if isinstance(node, ast.AugAssign):
-        return True
-    return isinstance(node, ast.Assign) and any(isinstance(t, ast.Subscript) for t in node.targets)
 
 
 def _makes_a_leaf(node: ast.AST) -> bool:
@@ -303,6 +346,12 @@ def _makes_a_leaf(node: ast.AST) -> bool:
     if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
         return called_name(node.iter) in PARAMETER_ITERATORS
     return False
+
+
+def _backpropagates(file_model: FileModel) -> bool:
+    """Some call of the file is a backward or ``autograd.grad`` (what ``TreeIndex.computes_gradients``
+    finds in the text, or less)."""
+    return any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for s in file_model.scopes for c in s.calls)
 
 
 class _Leaves:
@@ -327,11 +376,12 @@ class _Leaves:
             self._params_of[cls] = class_parameters(self.file_model, cls)
         return self._params_of[cls]
 
-    def requires_grad_at(self, scope: Scope, path: str, order: int, depth: int = 0) -> bool:
+    def requires_grad_at(self, scope: Scope, path: str, order: int, depth: int = 0, through_params: bool = True) -> bool:
         """``path`` holds a leaf that requires grad at ``order`` in ``scope``: bound there to
         one, a ``self.w = nn.Parameter(...)`` of the class, a torch.nn layer's weight or
         bias, or a parameter of the function that every call in this module binds to one
-        (``init_embedding(self.emb.weight)``). Not when something may have frozen it."""
+        (``init_embedding(self.emb.weight)``), unless not ``through_params``. Not when something
+        may have frozen it."""
         file_model = self.file_model
         bindings = self.bindings(scope)
         if path in bindings and any(at < order for at, _ in bindings[path]):
@@ -343,11 +393,12 @@ class _Leaves:
         elif reads_module_binding(scope, path.split(".", 1)[0], order):
             leaf = depth < 3 and self._module_leaf(path, depth)
         else:
-            leaf = depth < 3 and path in scope.params and self._bound_to_leaves(scope, path, depth)
+            leaf = through_params and depth < 3 and path in scope.params and self._bound_to_leaves(scope, path, depth)
         if not leaf and depth < 3 and (members := loop_members(scope, path, order)) is not None:
             # ``for p in (w, b): p -= ...`` writes to each of them in turn
             leaf = any((member_path := dotted(member)) is not None
-                       and self.requires_grad_at(scope, member_path, order, depth + 1) for member in members[1])
+                       and self.requires_grad_at(scope, member_path, order, depth + 1, through_params)
+                       for member in members[1])
         return leaf and not frozen_for(file_model, scope, order, self._owners(scope, path, order))
 
     def _module_leaf(self, path: str, depth: int) -> bool:
@@ -406,7 +457,8 @@ class InplaceOnLeaf(Rule):
         # Checked: module-level code, functions that compute gradients, a model's forward,
         # and what import-time code reaches (``model = Net()`` runs ``Net.__init__``).
         return (tree_index.computes_gradients() or _import_time_leaf_writes(tree_index)
-                or _import_time_construction(tree_index) or _forward_writes_self(tree_index))
+                or _import_time_construction(tree_index) or _forward_writes_self(tree_index)
+                or _hands_to_a_project_writer(tree_index))
 
     docs = """
 ## What it does
@@ -431,6 +483,15 @@ nn.Parameter(...)` (through the models it holds in turn, `model.encoder.proj.bia
 and the `weight`/`bias` of a torchvision classifier (`resnet18().fc.weight`).
 A function that calls a helper of the file that backpropagates
 (`backprop(loss)`) records as much as one that calls `backward()` itself.
+
+A helper of another module of the project (`from utils import init_`) that
+writes one of its parameters in place with grad on (`t.mul_(scale)`,
+`t -= ...`, `t[0] = 0`, not under `no_grad` and never bound to anything
+else there) is reported at the call that hands it such a leaf, in
+module-level code or in a file that backpropagates: `init_(w)`,
+`init_(layer.weight)`, `init_(p)` in a loop over `model.parameters()`.
+The project index reads the helper (`from utils import *` too), and the
+call's result is cached until that module changes.
 
 ## Why is this bad
 Autograd cannot track an in-place change of a leaf it will accumulate a
@@ -487,6 +548,31 @@ for x, y in data:
                 if leaves.requires_grad_at(scope, path, site.order) and (
                         path.split(".", 1)[0] not in bound_around(file_model, node)):
                     yield self.report(node)
+            yield from self._handed_to_the_project(file_model, scope, leaves)
+
+    def _handed_to_the_project(self, file_model: FileModel, scope: Scope, leaves: _Leaves) -> Iterator[Finding]:
+        """``init_(w)`` where ``init_``, a function of another module of the project, writes that
+        parameter in place (``function_summaries.FunctionSummary.writes_in_place``): reported at
+        the call, which is where the leaf is handed over and where the fix goes. In module-level
+        code and in files that backpropagate (scripts and training code)."""
+        if not (scope.is_module or file_model.derived(_backpropagates)):
+            return  # library code hands its own tensors to its helpers: only scripts and training code
+        for call in scope.calls:
+            summary = project_function(file_model, call)
+            if summary is None or not summary.writes_in_place or file_model.grad_at(call.site) is not GradMode.GRAD:
+                continue
+            for param in sorted(summary.writes_in_place):
+                value = argument(call, summary, param)
+                path = dotted(value) if value is not None else None
+                # A leaf made, built or iterated here, not one a caller hands this function: that
+                # is what the tree gate reads (``_hands_to_a_project_writer``).
+                if path and leaves.requires_grad_at(scope, path, call.order, through_params=False) and (
+                        path.split(".", 1)[0] not in bound_around(file_model, call.node)):
+                    yield self.report(call.node, (
+                        f"`{call.callee}` writes its parameter `{param}` in place and this call hands it a leaf "
+                        f"tensor that requires grad, which raises at run time; call it under "
+                        f"`with torch.no_grad():` (or hand it a copy)"))
+                    break
 
     @staticmethod
     def _grad_enabled_code(file_model: FileModel, scope: Scope) -> bool:
@@ -499,8 +585,7 @@ for x, y in data:
     def _writes(scope: Scope) -> Iterator[Tuple[cst.CSTNode, Optional[str], Site]]:
         for call in scope.calls:
             method = call.method or ""
-            if (call.receiver and method.endswith("_") and not method.startswith("_")
-                    and method not in _NOT_WRITES):
+            if call.receiver and writes_in_place(method):
                 yield call.node, call.receiver, call.site
         for a in scope.assignments:
             if a.kind == "aug":
