@@ -26,7 +26,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Type, Union, cast
 
-from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_names, flat_targets
+from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_names, flat_targets, imported_definition
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.model.vocab import LIBRARIES_AROUND_TORCH, NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
@@ -378,16 +378,8 @@ class TreeIndex:
         return dict(self._project.consulted) if self._project not in (_UNASKED, None) else {}
 
     def imported_from(self, callee: str) -> Optional[Tuple[str, int, str]]:
-        """``(module, relative level, name)`` of the definition an imported ``callee`` names, for
-        the project index: ``names.Names.imported_from`` read off the ast's imports (at any depth)."""
-        head, _, rest = callee.partition(".")
-        origin = self.derived(_import_origins).get(head)
-        if origin is None or "." in rest:
-            return None
-        module, name, level = origin
-        if not rest:
-            return (module, level, name) if name is not None else None
-        return (module if name is None else ".".join(p for p in (module, name) if p)), level, rest
+        """``names.Names.imported_from`` read off the ast's imports (at any depth)."""
+        return imported_definition(self.derived(_import_origins), callee)
 
     def calls_of_imports(self, body) -> Iterator[ast.Call]:
         """Calls among ``body``'s own nodes of a name from ``project_imports`` (``f(...)``, ``m.f(...)``)."""

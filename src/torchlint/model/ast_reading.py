@@ -3,7 +3,7 @@ summaries of other modules (``function_summaries.py``, ``project.py``): one defi
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Iterator, List, Optional, Tuple, Union
 
 from torchlint.model.vocab import writes_in_place
 
@@ -72,3 +72,20 @@ def written_by(node: InPlaceWrite) -> ast.expr:
         assert isinstance(node.func, ast.Attribute)  # a write: ``w.add_(...)``
         return node.func.value
     return node.target if isinstance(node, ast.AugAssign) else node.targets[0]
+
+
+def imported_definition(origins: dict, callee: str) -> Optional[Tuple[str, int, str]]:
+    """``(module, relative level, name)`` of the definition an imported ``callee`` names, for the
+    project index to find, given what each local name was imported as (``origins``: local name
+    -> (module, imported name or None for a module, level); either tree's imports give them).
+    ``Net`` of ``from .model import Net`` -> ``("model", 1, "Net")``, ``model.Net`` of ``import
+    model`` -> ``("model", 0, "Net")``; None for a module itself, a longer path, or a name no
+    import binds."""
+    head, _, rest = callee.partition(".")
+    origin = origins.get(head)
+    if origin is None or "." in rest:
+        return None
+    module, name, level = origin
+    if not rest:
+        return (module, level, name) if name is not None else None
+    return (module if name is None else ".".join(p for p in (module, name) if p)), level, rest

@@ -10,6 +10,7 @@ from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.model.ast_reading import imported_definition
 from torchlint.model.expr import dotted
 from torchlint.model.vocab import OTHER_FRAMEWORKS, is_non_torch_module
 
@@ -162,17 +163,8 @@ class TorchNames:
 
     def imported_from(self, callee: str) -> Optional[Tuple[str, int, str]]:
         """``(module, relative level, name)``: the definition an imported ``callee`` names, for the
-        project index to find. ``Net`` of ``from .model import Net`` -> ``("model", 1, "Net")``,
-        ``model.Net`` of ``import model`` -> ``("model", 0, "Net")``; None for a module itself,
-        a longer path, or a name no import binds."""
-        head, _, rest = callee.partition(".")
-        origin = self.origins.get(head)
-        if origin is None or "." in rest:
-            return None
-        module, name, level = origin
-        if not rest:
-            return (module, level, name) if name is not None else None
-        return (module if name is None else ".".join(p for p in (module, name) if p)), level, rest
+        project index to find (``ast_reading.imported_definition``)."""
+        return imported_definition(self.origins, callee)
 
     @property
     def imports_torch(self) -> bool:
