@@ -436,9 +436,9 @@ def _import_origins(tree_index: TreeIndex) -> Dict[str, Tuple[str, Optional[str]
                     origins[alias.asname or alias.name] = (stmt.module or "", alias.name, stmt.level)
             elif alias.asname:
                 origins[alias.asname] = (alias.name, None, 0)
-            else:
+            else:  # as ``names.Names.add_import``: the first plain import of a root keeps it
                 root = alias.name.split(".", 1)[0]
-                origins[root] = (root, None, 0)
+                origins.setdefault(root, (root, None, 0))
     return origins
 
 

@@ -29,7 +29,6 @@ _RESETS = frozenset(("clear",))
 _STORES = (ast.Call, ast.AugAssign, ast.Assign)  # the statements ``_stores_into_self`` reads
 
 
-
 def _self_sum(target: ast.AST, value: ast.AST) -> bool:
     """``self.total = self.total + v``: ``stores.self_sum`` on the ast."""
     path = ast_dotted(target)

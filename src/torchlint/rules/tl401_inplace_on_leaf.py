@@ -235,6 +235,8 @@ def _leaf_spellings(tree_index: TreeIndex) -> Tuple[Set[str], Set[str]]:
             names.update(bound_names(loop.target))
     attrs = set(PARAMETER_ATTRS) | _parameter_attributes(tree_index)
     attrs.update(attr for params in LAYER_PARAMETERS.values() for attr in params)
+    # ``model.w`` of a model class whose ``__init__`` binds ``self.w`` to a leaf
+    attrs.update(path.rsplit(".", 1)[-1] for path in names if "." in path)
     return names, attrs
 
 
