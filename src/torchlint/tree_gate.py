@@ -228,7 +228,7 @@ class TreeIndex:
 
     def _lines_with(self, text: str) -> List[int]:
         """The (1-based, sorted) numbers of the lines where ``text`` occurs."""
-        return self._line_numbers(self.source, _offsets(self.source, text))
+        return self._line_numbers(self.source, offsets(self.source, text))
 
     def lines_spelling(self, spelling: Union[Iterable[str], "re.Pattern[str]"]) -> List[int]:
         """The (1-based, sorted) numbers of the lines of the code (docstrings blanked) where one
@@ -237,10 +237,10 @@ class TreeIndex:
         tried at every position of the file."""
         code = self.code_text()
         if isinstance(spelling, re.Pattern):
-            offsets: Iterable[int] = (m.start() for m in spelling.finditer(code))
+            starts: Iterable[int] = (m.start() for m in spelling.finditer(code))
         else:
-            offsets = sorted(at for word in set(spelling) for at in _offsets(code, word))
-        return sorted(set(self._line_numbers(code, offsets)))
+            starts = sorted(at for word in set(spelling) for at in offsets(code, word))
+        return sorted(set(self._line_numbers(code, starts)))
 
     def statements_spelling(self, spelling: Union[Iterable[str], "re.Pattern[str]"], *, headers: bool = False,
                             recording: bool = False) -> Iterator[ast.AST]:
@@ -735,7 +735,7 @@ def _is_long_string_statement(stmt) -> bool:
             and isinstance(stmt.value.value, str) and (stmt.end_lineno or 0) - stmt.lineno >= 2)
 
 
-def _offsets(source: str, text: str) -> Iterator[int]:
+def offsets(source: str, text: str) -> Iterator[int]:
     """Where ``text`` starts in ``source``, each occurrence."""
     at = source.find(text)
     while at >= 0:

@@ -359,8 +359,7 @@ def _called_by_name(code: str, names: List[str]) -> Set[str]:
     tries each of them at every position of the file."""
     called = set()
     for name in names:
-        at = code.find(name)
-        while at >= 0:
+        for at in tree_gate.offsets(code, name):
             end = at + len(name)
             before = code[at - 1] if at else " "
             if not (before.isalnum() or before in "._") and _CALL_AFTER.match(code, end) \
@@ -368,7 +367,6 @@ def _called_by_name(code: str, names: List[str]) -> Set[str]:
                     and not _DEF_BEFORE.search(code[max(0, at - 12):at]):
                 called.add(name)
                 break
-            at = code.find(name, at + 1)
     return called
 
 
