@@ -8,7 +8,7 @@ forward pass with autograd recording for nothing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -473,10 +473,19 @@ def reads_after(file_model: FileModel, scope: Scope, stmt: cst.Assign, name: str
         leaves = leaves or not isinstance(statement, cst.SimpleStatementLine) or any(
             isinstance(s, (cst.Break, cst.Continue, cst.Return, cst.Raise)) for s in statement.body)
     if not rebound:  # the value outlives the block: read nowhere else
-        reads, _ = _uses_of(scope.node, name)
+        reads = file_model.derived(_reads_by_name, scope.node).get(name, [])
         if any(id(r) not in followed for r in reads):
             return None
     return made_any
+
+
+def _reads_by_name(file_model: FileModel, node: cst.CSTNode) -> Dict[str, List[cst.Name]]:
+    """``_uses_of``'s reads in ``node`` of every name at once: a scope is walked once, not once
+    per name followed through it."""
+    reads: Dict[str, List[cst.Name]] = {}
+    for read in _uses_of(node, None)[0]:
+        reads.setdefault(read.value, []).append(read)
+    return reads
 
 
 def _read_as(file_model: FileModel, scope: Scope, read: cst.Name, drawn: bool) -> Optional[bool]:
@@ -507,34 +516,41 @@ def _read_as(file_model: FileModel, scope: Scope, read: cst.Name, drawn: bool) -
     return None
 
 
-def _uses_of(node: cst.CSTNode, name: str) -> Tuple[List[cst.Name], Optional[bool]]:
-    """The reads of ``name`` in ``node`` (in nested functions and lambdas too: they may keep
-    it), and whether ``node`` binds it by assignment or loop target; None where some other
-    binding (``del``, ``global``, an import, ``with ... as``, a comprehension's or walrus
-    target, a nested ``def`` or lambda) may be of it."""
+def _uses_of(node: cst.CSTNode, name: Optional[str]) -> Tuple[List[cst.Name], Optional[bool]]:
+    """The reads of ``name`` (of every name, for None) in ``node`` (in nested functions and
+    lambdas too: they may keep it), and whether ``node`` binds it by assignment or loop target;
+    None where some other binding (``del``, ``global``, an import, ``with ... as``, a
+    comprehension's or walrus target, a nested ``def`` or lambda) may be of it."""
     reads: List[cst.Name] = []
     binds: List[bool] = []
     skipped: Set[int] = set()
     opaque = False
 
+    # Dispatched on the exact type: libcst's node classes have no subclasses, and ``isinstance``
+    # against them (ABCs) was most of this walk's time.
     def enter(n: cst.CSTNode) -> None:
         nonlocal opaque
-        if isinstance(n, (cst.AssignTarget, cst.For)) or (isinstance(n, cst.AnnAssign) and n.value is not None):
+        if type(n) is cst.Name:
+            if (name is None or n.value == name) and id(n) not in skipped:
+                reads.append(n)
+        elif type(n) is cst.AssignTarget or type(n) is cst.For or (type(n) is cst.AnnAssign and n.value is not None):
             targets = _target_names(n.target)
             skipped.update(map(id, targets))
             binds.extend(t.value == name for t in targets)
-        elif isinstance(n, cst.Attribute):
+        elif type(n) is cst.Attribute:
             skipped.add(id(n.attr))  # ``x.prob``: an attribute, not the name
-        elif isinstance(n, cst.Arg) and n.keyword is not None:
-            skipped.add(id(n.keyword))
-        elif isinstance(n, (cst.AsName, cst.CompFor, cst.NamedExpr, cst.Global, cst.Nonlocal, cst.Del,
-                            cst.ImportAlias, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        elif type(n) is cst.Arg:
+            if n.keyword is not None:
+                skipped.add(id(n.keyword))
+        elif type(n) in _OPAQUE_BINDINGS:
             opaque = True
-        elif isinstance(n, cst.Name) and n.value == name and id(n) not in skipped:
-            reads.append(n)
 
     walk(node, enter, lambda n: None)
     return reads, None if opaque else any(binds)
+
+
+_OPAQUE_BINDINGS = frozenset((cst.AsName, cst.CompFor, cst.NamedExpr, cst.Global, cst.Nonlocal, cst.Del,
+                              cst.ImportAlias, cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 
 def _target_names(target: cst.BaseExpression) -> List[cst.Name]:

@@ -10,11 +10,15 @@ from torchlint.model.walk import children
 
 def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:
     """``self.model.module`` for a Name/Attribute chain, else None."""
+    # ``type() is``: libcst's node classes are ABCs without subclasses, and ``isinstance``
+    # against them costs several times more on the model's hottest reader.
+    if type(node) is cst.Name:
+        return node.value
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
