@@ -21,7 +21,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from torchlint.buffers import buffer_of
 from torchlint.model.ast_reading import ast_dotted
@@ -184,6 +184,18 @@ class ProjectView:
         found = self._defining(module, level, name, self.path, _MAX_HOPS,
                                lambda summary, n: n in summary.functions or n in summary.class_bases)
         return found[0].functions.get(found[1]) if found is not None else None  # None for a class
+
+    def star_imported_function(self, star_imports: List[Tuple[str, int]], name: str) -> Optional[FunctionSummary]:
+        """The summary of function ``name`` of the last project module that one of this file's
+        ``from module import *`` (``star_imports``: (module, level), in source order) finds it
+        in: the binding Python keeps. None for a private name, which a star import leaves out."""
+        if name.startswith("_"):
+            return None
+        for module, level in reversed(star_imports):
+            summary = self.function_of(module, level, name)
+            if summary is not None:
+                return summary
+        return None
 
     def mode_free_class(self, module: str, level: int, name: str) -> bool:
         """Is class ``name`` of ``module`` imported from this file surely the same in training

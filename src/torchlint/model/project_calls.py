@@ -45,13 +45,7 @@ def _star_imported(file_model: FileModel, name: str) -> Optional[FunctionSummary
     """The summary of function ``name`` of the last project module that a ``from module import *``
     of this file finds it in (the one whose binding Python keeps)."""
     project = file_model.project
-    if project is None or name.startswith("_"):
-        return None  # a star import leaves out private names
-    for module, level in reversed(file_model.names.star_imports):
-        summary = project.function_of(module, level, name)
-        if summary is not None:
-            return summary
-    return None
+    return project.star_imported_function(file_model.names.star_imports, name) if project is not None else None
 
 
 def _summary_of(file_model: FileModel, callee: str) -> Optional[FunctionSummary]:

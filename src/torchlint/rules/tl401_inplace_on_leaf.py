@@ -204,12 +204,14 @@ def _writes_in_place_in_the_project(tree_index: TreeIndex, project: ProjectView,
         return False
     if callee.split(".", 1)[0] in imported:
         origin = tree_index.imported_from(callee)
-        origins = [origin] if origin is not None else []
-    else:  # ``from utils import *``: any star-imported module may define it
-        origins = [(m.module or "", m.level, callee) for m in tree_index.imports
-                   if "." not in callee and isinstance(m, ast.ImportFrom) and m.names[0].name == "*"]
-    return any((summary := project.function_of(*origin)) is not None and bool(summary.writes_in_place)
-               for origin in origins)
+        summary = project.function_of(*origin) if origin is not None else None
+    elif "." not in callee:  # ``from utils import *``: found as ``project_calls`` finds it
+        stars = [(m.module or "", m.level) for m in tree_index.imports
+                 if isinstance(m, ast.ImportFrom) and m.names[0].name == "*"]
+        summary = project.star_imported_function(stars, callee)
+    else:
+        return False
+    return summary is not None and bool(summary.writes_in_place)
 
 
 def _leaf_spellings(tree_index: TreeIndex) -> Tuple[Set[str], Set[str]]:
