@@ -16,7 +16,7 @@ import libcst as cst
 
 from torchlint.engine import lint_source
 from torchlint.model import FileModel
-from torchlint.model.project import project_root, summarize
+from torchlint.model.project import ProjectIndex, project_root, summarize
 from torchlint.rules import ALL_RULES
 
 MODELS = """\
@@ -126,6 +126,23 @@ def test_cache_drops_a_result_when_a_module_it_read_changes(project):
     second = _lines(cli_findings("pkg/train.py", cwd=project).get(str(Path("pkg/train.py")), set()))
     assert first == EXPECTED
     assert second == set()  # Learner is no module any more
+
+
+def test_a_module_touched_but_unchanged_keeps_its_summary(tmp_path):
+    """A new stamp means reading the text again; only a new text is summarised again."""
+    module = tmp_path / "helpers.py"
+    module.write_text("def loss_of(x):\n    return F.mse_loss(x, x)\n")
+    index = ProjectIndex(tmp_path)
+    first = index.summary(module)
+    stamp = module.stat()
+    os.utime(module, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+    touched = index.summary(module)
+    module.write_text("def loss_of(x):\n    return x\n")
+    os.utime(module, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 2_000_000_000))
+    changed = index.summary(module)
+    assert first is not None and "loss_of" in first.loss_functions
+    assert touched is first
+    assert changed is not first and changed is not None and not changed.loss_functions
 
 
 def test_a_broken_sibling_module_is_no_crash(project):

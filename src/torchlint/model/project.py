@@ -5,8 +5,9 @@ or a loss function in another module of the same project. When the model asks ab
 such a name, the module it comes from is found the way Python would find it when the
 project runs (next to the importing file, at the project root, under ``src/``), read
 with the standard library's ``ast`` (an eighth of a libcst parse) and summarised once.
-A summary is kept per file and read again only when the file changes (its size or
-modification time), so the language server and a long run pay for each module once.
+A summary is kept per file with the digest of the text it read: a file whose size or
+modification time changed is read again, and summarised again only when its text did,
+so the language server and a long run pay for each module's text once.
 
 A file with no project around it (standard input, a snippet) has no index and is
 linted as before; every surface that names the file's path (the CLI, flake8,
@@ -17,6 +18,7 @@ the editor (``buffers.set_buffer``), and a summary is then read from the buffer,
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import threading
 from dataclasses import dataclass
@@ -96,7 +98,8 @@ class ProjectIndex:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._summaries: Dict[Path, Tuple[Tuple[int, int], Optional[ModuleSummary]]] = {}
+        # path -> (stamp as read, digest of the text, summary)
+        self._summaries: Dict[Path, Tuple[Tuple[int, int], Optional[bytes], Optional[ModuleSummary]]] = {}
         self._lock = threading.Lock()  # the language server lints on a worker thread
 
     def summary(self, path: Path) -> Optional[ModuleSummary]:
@@ -104,7 +107,9 @@ class ProjectIndex:
 
     def stamped_summary(self, path: Path) -> Tuple[Optional[Tuple[int, int]], Optional[ModuleSummary]]:
         """``(mtime_ns, size)`` of the file as read (a buffer's stamp for an editor's buffer),
-        and its summary."""
+        and its summary. A new stamp means reading the text again, not summarising it again:
+        a text whose digest is the one summarised (a file saved unchanged, a checkout that
+        touched it, a buffer that returned to the saved text) keeps its summary."""
         buffer = buffer_of(path)
         if buffer is None:
             try:
@@ -117,18 +122,29 @@ class ProjectIndex:
         with self._lock:
             known = self._summaries.get(path)
         if known is not None and known[0] == key:
-            return known
-        summary = None
-        if buffer is not None:
-            summary = summarize(buffer[1]) if len(buffer[1]) <= _MAX_SOURCE else None
-        elif stat.st_size <= _MAX_SOURCE:
-            try:
-                summary = summarize(path.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                summary = None
+            return key, known[2]
+        text = self._text(path, buffer, key)
+        digest = None if text is None else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        if known is not None and digest is not None and known[1] == digest:
+            summary = known[2]
+        else:
+            summary = summarize(text) if text is not None else None
         with self._lock:
-            self._summaries[path] = (key, summary)
+            self._summaries[path] = (key, digest, summary)
         return key, summary
+
+    @staticmethod
+    def _text(path: Path, buffer: Optional[Tuple[Tuple[int, int], str]], key: Tuple[int, int]) -> Optional[str]:
+        """The module's newest text (its buffer's, else its file's); None for one too big to be
+        worth summarising or unreadable."""
+        if buffer is not None:
+            return buffer[1] if len(buffer[1]) <= _MAX_SOURCE else None
+        if key[1] > _MAX_SOURCE:
+            return None
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
 
     def module_file(self, module: str, level: int, importer: Path) -> Optional[Path]:
         """The file ``import module`` (``level`` dots) from ``importer`` would load, if it
