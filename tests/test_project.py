@@ -16,7 +16,8 @@ import libcst as cst
 
 from torchlint.engine import lint_source
 from torchlint.model import FileModel
-from torchlint.model.project import ProjectIndex, project_root, summarize
+from torchlint.model.project import ProjectIndex, project_root, summarize, view_for
+from torchlint.model.shapes import returns_zero_dim
 from torchlint.rules import ALL_RULES
 
 MODELS = """\
@@ -610,6 +611,31 @@ def test_a_loss_returned_by_another_module_is_0_dim(tmp_path, imports):
     assert set(result.dependencies) == {str(tmp_path / "losses.py")}
 
 
+def test_a_loss_of_another_module_is_read_by_the_files_own_definition(tmp_path):
+    """The other module's function is asked what a function of the file would be asked, by the
+    same definition (``shapes.returns_zero_dim`` on that module's model): a loss that averages
+    the module's own helper, and one built from a third module's, are 0-dim; the third module
+    counts among what the result depends on."""
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "base.py").write_text("import torch.nn.functional as F\n\n\n"
+                                      "def pair_loss(a, b):\n    return F.mse_loss(a, b)\n")
+    (tmp_path / "losses.py").write_text(
+        "import torch.nn.functional as F\nfrom base import pair_loss\n\n\n"
+        "def contrastive(logits, y):\n    return F.cross_entropy(logits, y)\n\n\n"
+        "def symmetric(logits, y):\n    return (contrastive(logits, y) + contrastive(logits.T, y)) / 2.0\n\n\n"
+        "def paired(a, b):\n    return pair_loss(a, b) * 0.5\n\n\n"
+        "def rows(a, b):\n    return (a - b).pow(2)\n")
+    source = ("import torch\nfrom losses import symmetric, paired, rows\n\n\n"
+              "def train(model, loader, optimizer):\n    for x, y in loader:\n"
+              "        loss = symmetric(model(x), y)\n        loss.backward()\n        optimizer.step()\n"
+              "        print(loss.data[0], paired(model(x), y).data[0], rows(model(x), y).data[0])\n")
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    result = lint_source(source, str(script), ALL_RULES)
+    assert sorted((d.line, d.col) for d in result.diagnostics if d.code == "TL505") == [(10, 15), (10, 29)]
+    assert set(result.dependencies) == {str(tmp_path / "losses.py"), str(tmp_path / "base.py")}
+
+
 def test_a_star_imported_name_the_file_rebinds_is_its_own(tmp_path):
     (tmp_path / "setup.py").write_text("")
     (tmp_path / "losses.py").write_text(LOSSES)
@@ -621,11 +647,21 @@ def test_a_star_imported_name_the_file_rebinds_is_its_own(tmp_path):
     assert {(d.line, d.code) for d in result.diagnostics if d.code == "TL505"} == {(18, "TL505")}
 
 
-def test_summaries_of_0_dim_returns():
-    functions = summarize(LOSSES).functions
-    assert functions["compute_loss"].returns_zero_dim and functions["td_loss"].returns_zero_dim
-    assert not any(functions[name].returns_zero_dim
-                   for name in ("per_sample", "maybe_reduced", "unreduced", "numpy_mean"))
+def test_0_dim_returns_of_another_module_asked_of_its_model(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "losses.py").write_text(LOSSES)
+    view = view_for(str(tmp_path / "train.py"))
+    assert view is not None
+
+    def zero_dim(name):
+        function = view.function("losses", 0, name)
+        assert function is not None
+        return function.ask(returns_zero_dim)
+
+    assert zero_dim("compute_loss") is True and zero_dim("td_loss") is True
+    assert not any(zero_dim(name) for name in ("per_sample", "maybe_reduced", "unreduced", "numpy_mean"))
+    assert view.function("losses", 0, "nowhere") is None
+    assert set(view.consulted) == {str(tmp_path / "losses.py")}
 
 
 # -- a clipping helper of another module walking a generator twice (TL205) ---------------

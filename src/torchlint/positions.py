@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import OrderedDict
-from typing import List, Mapping, Optional, Sequence
+from typing import List, Mapping, Optional, Sequence, cast
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -82,7 +82,7 @@ def _ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
         provider._gen_impl(module)
     except AttributeError:  # pragma: no cover - a libcst without the provider hook
         return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    return provider._computed
+    return cast("Mapping[cst.CSTNode, CodeRange]", provider._computed)  # the provider's ranges, as resolve returns them
 
 
 def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode],

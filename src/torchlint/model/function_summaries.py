@@ -18,9 +18,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assigned_names, assignment_targets, ast_dotted, in_place_write, written_by
 from torchlint.model.vocab import (
-    FULL_REDUCTIONS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, SHAPE_KEEPING_METHODS,
-    full_reduction_arguments, is_eval_function_name, is_loss_name, is_optimizer_name, last_name, numbers_and_zero_dim,
-    visibly_not_torch,
+    LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, is_eval_function_name, is_loss_name, is_optimizer_name, last_name,
 )
 
 _GRAD_OFF = frozenset(("no_grad", "inference_mode"))
@@ -57,7 +55,6 @@ class FunctionSummary:
     # The parameters whose graph that last retained backward differentiates when the caller
     # hands it in (``def step(loss, opt): loss.backward(retain_graph=True)``): read at the call.
     retained_params: frozenset = frozenset()
-    returns_zero_dim: bool = False  # every return is surely a 0-dim tensor: a reduced loss, a full ``.mean()``
     # Parameters it walks to the end and then walks again to change their gradients (a norm
     # summed over ``parameters``, then ``p.grad.mul_(coef)`` for each): given a generator, the
     # second walk sees nothing.
@@ -127,7 +124,6 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         steps=facts.steps,
         seeds=facts.seeds,
         retained_params=frozenset(retained & names),
-        returns_zero_dim=_ZeroDimReturns(func).every_return(),
         rewalked=_rewalked(func, params),
         writes_in_place=frozenset(facts.written - facts.rebound),
     )
@@ -364,126 +360,6 @@ def _retained_last(backwards: list, params: set, assignments: list) -> set:
     return roots if roots <= local | params else set()
 
 
-# -- 0-dim results ------------------------------------------------------------
-_AST_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod)
-_TORCH_FUNCTIONAL = ("F", "functional", "torch.nn.functional", "nn.functional")
-
-
-class _ZeroDimReturns:
-    """Does a function surely return a 0-dim tensor? The stdlib-``ast`` reading of what
-    ``model/shapes.py`` asks of a function in the file itself, for the functions of other
-    modules: a reduced torch loss (``F.mse_loss(a, b)``, ``nn.MSELoss()(a, b)``), a full
-    reduction (``err.mean()``, ``torch.sum(err)``), arithmetic of those and numbers, or a
-    name bound to one. A name returned by the function's own body is read at the last
-    binding before the return (``loss = err * w`` then ``loss = loss.mean()``) when no
-    statement in between may bind it; elsewhere every binding of it must be one."""
-
-    def __init__(self, func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> None:
-        self.func = func
-        self.params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
-        for extra in (func.args.vararg, func.args.kwarg):
-            if extra is not None:
-                self.params.add(extra.arg)
-        self.in_progress: Set[Tuple[str, Optional[int]]] = set()
-
-    def every_return(self) -> bool:
-        returns = []
-        for index, statement in enumerate(self.func.body):
-            for node, _off, _loop in _node_and_children(statement, False, False):
-                if isinstance(node, ast.Return):
-                    returns.append((node.value, index if node is statement else None))
-        return bool(returns) and all(v is not None and self.holds(v, at) for v, at in returns)
-
-    def holds(self, node: ast.AST, at: Optional[int]) -> bool:
-        """``at``: the index in the function's body of the statement reading ``node``, when it
-        stands there itself (not inside a block); None elsewhere."""
-        if isinstance(node, ast.Name):
-            return self._name(node.id, at)
-        if isinstance(node, ast.Attribute):
-            return node.attr == "data" and self.holds(node.value, at)
-        if isinstance(node, ast.UnaryOp):
-            return isinstance(node.op, (ast.USub, ast.UAdd)) and self.holds(node.operand, at)
-        if isinstance(node, ast.BinOp):
-            if not isinstance(node.op, _AST_ARITHMETIC):
-                return False
-            return numbers_and_zero_dim(_ast_operands(node), _ast_number, lambda o: self.holds(o, at))
-        if isinstance(node, ast.Call):
-            return self._call(node, at)
-        return False
-
-    def _call(self, call: ast.Call, at: Optional[int]) -> bool:
-        func = call.func
-        if isinstance(func, ast.Call):  # nn.MSELoss()(a, b)
-            built = ast_dotted(func.func) or ""
-            return (built.startswith(("nn.", "torch.nn.")) and built.endswith("Loss")
-                    and not built.endswith("WithLoss") and _ast_reduces(func) and bool(call.args))
-        path = ast_dotted(func) or ""
-        head, _, last = path.rpartition(".")
-        if head == "torch" and last in FULL_REDUCTIONS:
-            return len(call.args) >= 1 and _full_reduction(call, last, first=1)
-        if head in _TORCH_FUNCTIONAL and last in LOSS_FUNCTIONS:
-            return _ast_reduces(call) and bool(call.args)
-        if not isinstance(func, ast.Attribute) or (head.split(".", 1)[0] in ("torch", "F", "nn")):
-            return False
-        if func.attr in FULL_REDUCTIONS and _full_reduction(call, func.attr, first=0):
-            return not _ast_visibly_not_torch(func.value)
-        if func.attr in SHAPE_KEEPING_METHODS and (func.attr == "to" or not call.args):
-            return self.holds(func.value, at)
-        return False
-
-    def _name(self, name: str, at: Optional[int]) -> bool:
-        key = (name, at)
-        if key in self.in_progress:
-            return True  # ``loss = loss / n``: 0-dim if the other bindings are
-        self.in_progress.add(key)
-        try:
-            if at is not None:
-                last = self._last_binding(name, at)
-                if last is not None:
-                    value, index = last
-                    return self.holds(value, index)
-            if name in self.params:
-                return False
-            bound = self._every_binding(name)
-            values = [v for v in bound if v is not None]
-            if not values or len(values) < len(bound):
-                return False
-            return numbers_and_zero_dim(values, _ast_number, lambda v: self.holds(v, None))
-        finally:
-            self.in_progress.discard(key)
-
-    def _last_binding(self, name: str, at: int) -> Optional[Tuple[ast.expr, int]]:
-        """The value and index of the last statement of the body before ``at`` that binds
-        ``name`` as ``name = value``, when no statement between it and ``at`` binds it."""
-        for index in range(at - 1, -1, -1):
-            statement = self.func.body[index]
-            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                    and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == name:
-                return statement.value, index
-            if name in _names_bound_in(statement):
-                return None
-        return None
-
-    def _every_binding(self, name: str) -> List[Optional[ast.expr]]:
-        """The value of each binding of ``name`` in the function (the right side of
-        ``name += value``); None for one that binds no value we can read."""
-        out: List[Optional[ast.expr]] = []
-        for statement in self.func.body:
-            for node, _off, _loop in _node_and_children(statement, False, False):
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name) and target.id == name:
-                            out.append(node.value)
-                        elif name in set(assigned_names(target)):
-                            out.append(None)
-                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) \
-                        and node.target.id == name:
-                    out.append(node.value if isinstance(node.op, _AST_ARITHMETIC) else None)
-                elif name in _names_bound_by(node):
-                    out.append(None)
-        return out
-
-
 def _names_bound_by(node: ast.AST) -> Set[str]:
     """The names a node other than ``=``/``+=`` binds: loop and ``with`` targets, ``del``,
     annotated assignments, walrus, ``import``, nested ``def``/``class``."""
@@ -515,56 +391,6 @@ def _names_bound_in(statement: ast.stmt) -> Set[str]:
             found |= _names_bound_by(node)
     return found
 
-
-def _ast_operands(node: ast.AST) -> Iterator[ast.AST]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _AST_ARITHMETIC):
-        yield from _ast_operands(node.left)
-        yield from _ast_operands(node.right)
-    else:
-        yield node
-
-
-def _ast_number(node: ast.AST) -> bool:
-    if isinstance(node, ast.UnaryOp):
-        return _ast_number(node.operand)
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
-
-
-def _full_reduction(call: ast.Call, name: str, first: int) -> bool:
-    return full_reduction_arguments(name, first, len(call.args), [k.arg for k in call.keywords],
-                                    any(isinstance(a, ast.Starred) for a in call.args))
-
-
-def _ast_reduces(call: ast.Call) -> bool:
-    """A loss call or construction that keeps torch's default of reducing to one number:
-    not ``reduction='none'``, ``reduce=False``, nor either given as something not literal."""
-    for k in call.keywords:
-        if k.arg is None:
-            return False  # ``**options``
-        if k.arg == "reduce" and not (isinstance(k.value, ast.Constant) and k.value.value is True):
-            return False
-        if k.arg == "reduction" and not (isinstance(k.value, ast.Constant)
-                                         and k.value.value in ("mean", "sum", "batchmean")):
-            return False
-    return not any(isinstance(a, ast.Constant) and (a.value is False or a.value == "none") for a in call.args)
-
-
-def _ast_visibly_not_torch(receiver: ast.AST) -> bool:
-    chain, node = [], receiver
-    while True:
-        if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute):
-                chain.append((node.func.attr, True))
-                node = node.func.value
-            else:
-                node = node.func
-        elif isinstance(node, ast.Attribute):
-            chain.append((node.attr, False))
-            node = node.value
-        elif isinstance(node, ast.Subscript):
-            node = node.value
-        else:
-            return visibly_not_torch(chain, node.id if isinstance(node, ast.Name) else None)
 
 # -- parameters walked twice --------------------------------------------------
 # Calls that read an iterable to its end (``any``/``all`` may stop early).

@@ -21,15 +21,22 @@ import ast
 import hashlib
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Set, Tuple, TypeVar
+
+import libcst as cst
 
 from torchlint.buffers import buffer_of
 from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.class_summaries import mode_free_classes
 from torchlint.model.function_summaries import FunctionSummary, summarize_functions
 from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
+
+if TYPE_CHECKING:
+    from torchlint.model import FileModel
+    from torchlint.model.records import Scope
 
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # Bases that make a class a model (by last name: torch's own, Lightning's, Hugging Face's,
@@ -39,6 +46,8 @@ MODEL_BASES = frozenset(
 )
 _MAX_SOURCE = 2_000_000  # bytes; a generated giant module is not worth reading for roles
 _MAX_HOPS = 4  # re-exports and base classes followed across modules
+T = TypeVar("T")
+_MODELS_KEPT = 8  # libcst models of other modules (about 20 KB a line each)
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,15 @@ def summarize(source: str) -> Optional[ModuleSummary]:
     return ModuleSummary(bases, imports, frozenset(losses), summarize_functions(tree), mode_free_classes(tree))
 
 
+def _model_of(text: str, path: Path) -> Optional[FileModel]:
+    from torchlint.model import FileModel  # the model reads this module: imported when first asked
+
+    try:
+        return FileModel(cst.parse_module(text), str(path))
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+
+
 def _returns_loss(func: ast.AST) -> bool:
     """``return F.cross_entropy(...)`` or ``return loss`` after ``loss = F.mse_loss(...)``."""
     made: Set[str] = set()
@@ -101,6 +119,8 @@ class ProjectIndex:
         # path -> (stamp as read, digest of the text, summary)
         self._summaries: Dict[Path, Tuple[Tuple[int, int], Optional[bytes], Optional[ModuleSummary]]] = {}
         self._lock = threading.Lock()  # the language server lints on a worker thread
+        # path -> (digest, model): the libcst models of a few modules, least recently used first out
+        self._models: "OrderedDict[Path, Tuple[bytes, Optional[FileModel]]]" = OrderedDict()
 
     def summary(self, path: Path) -> Optional[ModuleSummary]:
         return self.stamped_summary(path)[1]
@@ -132,6 +152,30 @@ class ProjectIndex:
         with self._lock:
             self._summaries[path] = (key, digest, summary)
         return key, summary
+
+    def file_model(self, path: Path) -> Optional[FileModel]:
+        """The model a lint of the module would build (``FileModel``): what a call site asks of a
+        function of another module when the summary's fields do not say, answered by the same
+        definitions that answer it for a function of the file itself. Parsed with libcst only
+        when asked (eight times the cost of the summary), kept per digest of the text, the
+        ``_MODELS_KEPT`` last asked."""
+        stamp, summary = self.stamped_summary(path)
+        if stamp is None or summary is None:
+            return None  # unreadable, too big, or not Python: no model either
+        with self._lock:
+            digest = self._summaries[path][1]
+            kept = self._models.get(path)
+            if kept is not None and kept[0] == digest:
+                self._models.move_to_end(path)
+                return kept[1]
+        text = self._text(path, buffer_of(path), stamp)
+        model = _model_of(text, path) if text is not None else None
+        with self._lock:
+            self._models[path] = (digest or b"", model)
+            self._models.move_to_end(path)
+            while len(self._models) > _MODELS_KEPT:
+                self._models.popitem(last=False)
+        return model
 
     @staticmethod
     def _text(path: Path, buffer: Optional[Tuple[Tuple[int, int], str]], key: Tuple[int, int]) -> Optional[str]:
@@ -173,6 +217,36 @@ class ProjectIndex:
         return True
 
 
+@dataclass(frozen=True, eq=False)
+class ProjectFunction:
+    """A top-level function of another module of the project, as a call site sees it: its
+    summary (``function_summaries``: cheap, a few fixed facts), and for any other question the
+    model of its module, which answers it with the definitions a lint of that module uses."""
+
+    summary: FunctionSummary
+    path: Path
+    name: str
+    view: "ProjectView"
+
+    def ask(self, fact: Callable[[FileModel, Scope], T]) -> Optional[T]:
+        """``fact(model, scope)`` for this function's scope in its module's model (memoised there,
+        as every derived analysis is); None when the module has no model. What the answer read
+        in the project counts among what the asking file's result depends on."""
+        model = self.view.index.file_model(self.path)
+        scope = _top_level_function(model, self.name) if model is not None else None
+        if model is None or scope is None:
+            return None
+        answer = model.derived(fact, scope)
+        self.view.consulted.update(model.consulted_files())
+        return answer
+
+
+def _top_level_function(model: FileModel, name: str) -> Optional[Scope]:
+    """The scope of the module's top-level ``def name`` Python keeps (its last)."""
+    defined = [s for s in model.functions.get(name, ()) if s.parent is model.module_scope]
+    return defined[-1] if defined else None
+
+
 class ProjectView:
     """One file's questions to its project: what does an imported name stand for?"""
 
@@ -197,20 +271,31 @@ class ProjectView:
     def function_of(self, module: str, level: int, name: str) -> Optional[FunctionSummary]:
         """The summary of function ``name`` of ``module`` imported from this file, following
         re-exports (``from .metrics import evaluate`` in a package's ``__init__``)."""
+        found = self.function(module, level, name)
+        return found.summary if found is not None else None
+
+    def function(self, module: str, level: int, name: str) -> Optional[ProjectFunction]:
+        """``function_of``'s function with the file that defines it, for questions beyond its summary."""
         found = self._defining(module, level, name, self.path, _MAX_HOPS,
                                lambda summary, n: n in summary.functions or n in summary.class_bases)
-        return found[0].functions.get(found[1]) if found is not None else None  # None for a class
+        if found is None or found[1] not in found[0].functions:
+            return None  # a class
+        return ProjectFunction(found[0].functions[found[1]], found[2], found[1], self)
 
     def star_imported_function(self, star_imports: List[Tuple[str, int]], name: str) -> Optional[FunctionSummary]:
-        """The summary of function ``name`` of the last project module that one of this file's
-        ``from module import *`` (``star_imports``: (module, level), in source order) finds it
-        in: the binding Python keeps. None for a private name, which a star import leaves out."""
+        found = self.star_imported(star_imports, name)
+        return found.summary if found is not None else None
+
+    def star_imported(self, star_imports: List[Tuple[str, int]], name: str) -> Optional[ProjectFunction]:
+        """Function ``name`` of the last project module that one of this file's ``from module
+        import *`` (``star_imports``: (module, level), in source order) finds it in: the binding
+        Python keeps. None for a private name, which a star import leaves out."""
         if name.startswith("_"):
             return None
         for module, level in reversed(star_imports):
-            summary = self.function_of(module, level, name)
-            if summary is not None:
-                return summary
+            found = self.function(module, level, name)
+            if found is not None:
+                return found
         return None
 
     def mode_free_class(self, module: str, level: int, name: str) -> bool:

@@ -22,6 +22,8 @@ from torchlint.model.records import Span
 if TYPE_CHECKING:
     import libcst as cst
 
+    from torchlint.model.project import ProjectFunction
+
     from torchlint.model import FileModel
     from torchlint.model.records import CallSite, Scope
 
@@ -29,6 +31,13 @@ if TYPE_CHECKING:
 def project_function(file_model: FileModel, call: CallSite) -> Optional[FunctionSummary]:
     """The summary of the project function ``call`` runs: ``evaluate(...)`` of ``from .metrics
     import evaluate``, ``net.evaluate(...)`` of ``import models.net as net``."""
+    callee = project_callee(file_model, call)
+    return callee.summary if callee is not None else None
+
+
+def project_callee(file_model: FileModel, call: CallSite) -> Optional[ProjectFunction]:
+    """``project_function``'s function with its module, for a question beyond the summary
+    (``ProjectFunction.ask``)."""
     callee = call.callee
     if callee is None or callee.count(".") > 1:
         return None
@@ -38,19 +47,19 @@ def project_function(file_model: FileModel, call: CallSite) -> Optional[Function
         return file_model.derived(_star_imported, callee)  # ``from utils import *`` then ``compute_loss(...)``
     if file_model.names.qualify(callee) is not None or file_model.resolve(call) is not None:
         return None  # torch's own, or a function of this file
-    return file_model.derived(_summary_of, callee)
+    return file_model.derived(_imported, callee)
 
 
-def _star_imported(file_model: FileModel, name: str) -> Optional[FunctionSummary]:
-    """The summary of function ``name`` of the last project module that a ``from module import *``
-    of this file finds it in (the one whose binding Python keeps)."""
+def _star_imported(file_model: FileModel, name: str) -> Optional[ProjectFunction]:
+    """Function ``name`` of the last project module that a ``from module import *`` of this
+    file finds it in (the one whose binding Python keeps)."""
     project = file_model.project
-    return project.star_imported_function(file_model.names.star_imports, name) if project is not None else None
+    return project.star_imported(file_model.names.star_imports, name) if project is not None else None
 
 
-def _summary_of(file_model: FileModel, callee: str) -> Optional[FunctionSummary]:
+def _imported(file_model: FileModel, callee: str) -> Optional[ProjectFunction]:
     project, origin = file_model.project, file_model.names.imported_from(callee)
-    return project.function_of(*origin) if project is not None and origin is not None else None
+    return project.function(*origin) if project is not None and origin is not None else None
 
 
 def argument(call: CallSite, summary: FunctionSummary, param: str) -> Optional[cst.BaseExpression]:

@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchlint.model.constructions import Binding, reaching_bindings
 from torchlint.model.expr import dotted, keyword, positional
-from torchlint.model.project_calls import project_function
+from torchlint.model.project_calls import project_callee
 from torchlint.model.vocab import (
     FULL_REDUCTIONS, LOSS_FUNCTIONS, SHAPE_KEEPING_METHODS, full_reduction_arguments, numbers_and_zero_dim, tokens,
     visibly_not_torch,
@@ -129,10 +129,10 @@ class ZeroDim:
         site = self.file_model.call_of(call)
         target = self.file_model.resolve(site) if site is not None else None
         if target is not None:
-            return self._returns_zero_dim(target)
-        summary = project_function(self.file_model, site) if site is not None else None
-        if summary is not None:
-            return summary.returns_zero_dim  # ``from losses import td_loss``: its module's answer
+            return self.returns_zero_dim(target)
+        imported = project_callee(self.file_model, site) if site is not None else None
+        if imported is not None:  # ``from losses import td_loss``: its module's answer, by this definition
+            return bool(imported.ask(returns_zero_dim))
         bindings = [a for a in self.file_model.assignments if any(dotted(t) == callee for t in a.targets)]
         if bindings:
             return all(self._binds_reducing_criterion(a) for a in bindings)
@@ -156,7 +156,8 @@ class ZeroDim:
         return (assignment.kind == "assign" and isinstance(value, cst.Call)
                 and self._torch_loss_class(value) and reduces(value) is True)
 
-    def _returns_zero_dim(self, function: Scope) -> bool:
+    def returns_zero_dim(self, function: Scope) -> bool:
+        """Is every value ``function`` returns (at least one) a 0-dim tensor?"""
         if function in self._functions_in_progress:
             return False  # recursion proves nothing
         self._functions_in_progress.add(function)
@@ -337,6 +338,12 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
 
 def zero_dim(file_model: FileModel) -> ZeroDim:
     return file_model.derived(ZeroDim)
+
+
+def returns_zero_dim(file_model: FileModel, function: Scope) -> bool:
+    """Does ``function`` of ``file_model`` surely return a 0-dim tensor? Asked of the file's own
+    functions and, through ``ProjectFunction.ask``, of those of the project's other modules."""
+    return zero_dim(file_model).returns_zero_dim(function)
 
 
 # -- finding ``X.data[0]`` ---------------------------------------------------

@@ -45,7 +45,7 @@ LOSS_FUNCTIONS = frozenset(
 )
 
 # Reductions that, called without a dim, reduce every element to one: a 0-dim tensor
-# (``model/shapes.py`` in a file, ``function_summaries.py`` for another module's function).
+# (``model/shapes.py``, for a function of the file and of another module of the project alike).
 FULL_REDUCTIONS = frozenset("sum mean max min prod norm std var median nansum nanmean amax amin all any".split())
 # Keywords a full reduction may take without naming a dim (``norm``'s first positional is ``p``).
 REDUCTION_KEYWORDS = frozenset(("dtype", "p"))
