@@ -232,10 +232,8 @@ _READ_ALIKE = ["a", "self.model.module", "a.b[0].c", "f(x).y", "(a).b", "a[0]", 
 def test_ast_and_libcst_readers_agree(text):
     import ast
 
-    from torchlint.model import class_summaries, mode_effects
     from torchlint.model.ast_reading import ast_dotted
     from torchlint.model.expr import dotted
 
     on_ast, on_cst = ast.parse(text, mode="eval").body, cst.parse_expression(text)
     assert ast_dotted(on_ast) == dotted(on_cst)
-    assert class_summaries._submodule_reading(on_ast) == mode_effects._submodule_reading(on_cst)

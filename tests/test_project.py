@@ -17,6 +17,7 @@ import libcst as cst
 from torchlint.engine import lint_source
 from torchlint.model import FileModel
 from torchlint.model.project import ProjectIndex, project_root, summarize, view_for
+from torchlint.model.mode_effects import mode_free_class
 from torchlint.model.shapes import returns_zero_dim
 from torchlint.rules import ALL_RULES
 
@@ -838,8 +839,14 @@ def test_tl103_reads_what_an_imported_class_is_built_from(tmp_path, cls, reporte
     assert str(tmp_path / "model.py") in result.dependencies  # a changed model.py drops a cached result
 
 
-def test_class_summary_of_mode_free_classes():
-    assert summarize(MODE_MODELS).mode_free_classes == {"Trunk", "Plain"}
+def test_mode_free_classes_of_another_module_asked_of_its_model(tmp_path):
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "model.py").write_text(MODE_MODELS)
+    view = view_for(str(tmp_path / "main.py"))
+    assert view is not None
+    names = [line.split()[1].split("(")[0] for line in MODE_MODELS.splitlines() if line.startswith("class ")]
+    assert {name for name in names if view.class_fact("model", 0, name, mode_free_class)} == {"Trunk", "Plain"}
+    assert view.class_fact("model", 0, "resnet18", mode_free_class) is None  # imported there, not a class of it
 
 
 def test_tl103_reads_an_imported_module_attribute_class(tmp_path):

@@ -5,8 +5,8 @@ batch-norm, RReLU, recurrent layers with inter-layer dropout. A model built
 only from layers that ignore the mode (an embedding, a GRU, linear layers,
 ReLUs) gives the same numbers either way, so a forgotten ``eval()`` changes
 nothing. The model must be built in the file from torch.nn layers, classes
-defined in the file, and classes of the project's other modules that their
-summary finds mode-free (``class_summaries.py``, by the same words of ``vocab``).
+defined in the file, and classes of the project's other modules that this same
+definition finds mode-free on their own module (``ProjectView.class_fact``).
 Anything else (a library model, a builder function imported from elsewhere, a
 loaded model, ``nn.Sequential(*layers)`` of layers we cannot see) may hold dropout.
 """
@@ -300,8 +300,16 @@ class _Checker:
 
 
 def _imported_mode_free(file_model: FileModel, callee: str) -> bool:
+    """Class ``callee`` of another module of the project, judged by this same definition on the
+    model of its own module (``ProjectView.class_fact``)."""
     project, origin = file_model.project, file_model.names.imported_from(callee)
-    return project is not None and origin is not None and project.mode_free_class(*origin)
+    return project is not None and origin is not None and bool(project.class_fact(*origin, mode_free_class))
+
+
+def mode_free_class(file_model: FileModel, cls: str) -> bool:
+    """Does class ``cls`` of the file surely compute the same in training and eval mode?"""
+    return _Checker(file_model).mode_free_class(cls)
+
 
 def _layer_mode_free(name: str, call: cst.Call) -> bool:
     if any(arg.star for arg in call.args):

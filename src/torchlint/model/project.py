@@ -30,7 +30,6 @@ import libcst as cst
 
 from torchlint.buffers import buffer_of
 from torchlint.model.ast_reading import ast_dotted
-from torchlint.model.class_summaries import mode_free_classes
 from torchlint.model.function_summaries import FunctionSummary, summarize_functions
 from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
 
@@ -47,6 +46,7 @@ MODEL_BASES = frozenset(
 _MAX_SOURCE = 2_000_000  # bytes; a generated giant module is not worth reading for roles
 _MAX_HOPS = 4  # re-exports and base classes followed across modules
 T = TypeVar("T")
+S = TypeVar("S")
 _MODELS_KEPT = 8  # libcst models of other modules (about 20 KB a line each)
 
 
@@ -58,8 +58,6 @@ class ModuleSummary:
     imports: Dict[str, Tuple[str, int]]  # local name -> (qualified name, relative level)
     loss_functions: frozenset  # functions that return a loss computed by torch
     functions: Dict[str, FunctionSummary]  # what each top-level function does (``function_summaries``)
-    # Classes that surely compute the same in training and eval mode (``class_summaries``).
-    mode_free_classes: frozenset = frozenset()
 
 
 def summarize(source: str) -> Optional[ModuleSummary]:
@@ -82,7 +80,7 @@ def summarize(source: str) -> Optional[ModuleSummary]:
                     alias.name if alias.asname else alias.name.split(".")[0], 0)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _returns_loss(node):
             losses.add(node.name)
-    return ModuleSummary(bases, imports, frozenset(losses), summarize_functions(tree), mode_free_classes(tree))
+    return ModuleSummary(bases, imports, frozenset(losses), summarize_functions(tree))
 
 
 def _model_of(text: str, path: Path) -> Optional[FileModel]:
@@ -230,15 +228,19 @@ class ProjectFunction:
 
     def ask(self, fact: Callable[[FileModel, Scope], T]) -> Optional[T]:
         """``fact(model, scope)`` for this function's scope in its module's model (memoised there,
-        as every derived analysis is); None when the module has no model. What the answer read
-        in the project counts among what the asking file's result depends on."""
+        as every derived analysis is); None when the module has no model."""
         model = self.view.index.file_model(self.path)
         scope = _top_level_function(model, self.name) if model is not None else None
-        if model is None or scope is None:
-            return None
-        answer = model.derived(fact, scope)
-        self.view.consulted.update(model.consulted_files())
-        return answer
+        return _asked(self.view, model, fact, scope) if model is not None and scope is not None else None
+
+
+def _asked(view: ProjectView, model: FileModel, fact: Callable[[FileModel, S], T], subject: S) -> Optional[T]:
+    """``fact(model, subject)``, memoised in ``model``; None for a question that leads back to
+    itself (a class built from a class of another module built from it). What the answer read
+    in the project counts among what the asking file's result depends on."""
+    answer = model.derived(fact, subject, while_computing=None)
+    view.consulted.update(model.consulted_files())
+    return answer
 
 
 def _top_level_function(model: FileModel, name: str) -> Optional[Scope]:
@@ -298,12 +300,16 @@ class ProjectView:
                 return found
         return None
 
-    def mode_free_class(self, module: str, level: int, name: str) -> bool:
-        """Is class ``name`` of ``module`` imported from this file surely the same in training
-        and eval mode (no dropout, batch-norm or part we cannot see), following re-exports?"""
+    def class_fact(self, module: str, level: int, name: str, fact: Callable[[FileModel, str], T]) -> Optional[T]:
+        """``fact(model, name)`` for class ``name`` of ``module`` imported from this file (following
+        re-exports), asked of the model of the module that defines it, as a lint of that module
+        would ask it; None when the name is no class of the project or its module has no model."""
         found = self._defining(module, level, name, self.path, _MAX_HOPS,
                                lambda summary, n: n in summary.class_bases or n in summary.functions)
-        return found is not None and found[1] in found[0].mode_free_classes
+        if found is None or found[1] not in found[0].class_bases:
+            return None
+        model = self.index.file_model(found[2])
+        return _asked(self, model, fact, found[1]) if model is not None else None
 
     def _defining(self, module: str, level: int, name: str, importer: Path, hops: int,
                   defines: Callable[[ModuleSummary, str], bool]) -> Optional[Tuple[ModuleSummary, str, Path, int]]:
