@@ -237,3 +237,22 @@ def test_ast_and_libcst_readers_agree(text):
 
     on_ast, on_cst = ast.parse(text, mode="eval").body, cst.parse_expression(text)
     assert ast_dotted(on_ast) == dotted(on_cst)
+
+
+def test_ancestors_climbed_from_the_model_are_the_searched_ones():
+    """``tree.ancestors`` climbs ``FileModel.parents`` when given them: the same chain as the
+    search of the root, for every node of every fixture under every scope holding it."""
+    from pathlib import Path
+
+    from torchlint.model.tree import ancestors
+    from torchlint.model.walk import walk
+
+    fixtures = sorted(Path(__file__).parent.parent.joinpath("fixtures").glob("*/bad.py"))
+    assert fixtures
+    for path in fixtures:
+        file_model = FileModel(cst.parse_module(path.read_text()), str(path))
+        nodes: list = []
+        walk(file_model.module, nodes.append, lambda node: None)
+        for scope in file_model.scopes:
+            for node in nodes[::7]:
+                assert ancestors(scope.node, node, file_model.parents) == ancestors(scope.node, node), (path, node)

@@ -223,7 +223,7 @@ def _guarded_training(file_model: FileModel, scope: Scope) -> Optional[cst.BaseE
     backwards = [c for c in scope.calls if file_model.is_backward(c)]
     if not backwards or scope.grad_switches:
         return None
-    guards = [_guard_of(scope, call) for call in backwards]
+    guards = [_guard_of(file_model, scope, call) for call in backwards]
     tests = [t for t in guards if t is not None]
     if len(tests) < len(guards):
         return None
@@ -233,9 +233,9 @@ def _guarded_training(file_model: FileModel, scope: Scope) -> Optional[cst.BaseE
     return None
 
 
-def _guard_of(scope: Scope, call: CallSite) -> Optional[cst.BaseExpression]:
+def _guard_of(file_model: FileModel, scope: Scope, call: CallSite) -> Optional[cst.BaseExpression]:
     """The test of the innermost ``if`` around ``call`` within ``scope``, if any."""
-    chain = ancestors(scope.node, call.node) or []
+    chain = ancestors(scope.node, call.node, file_model.parents) or []
     for node in reversed(chain):
         if isinstance(node, (cst.For, cst.While, cst.FunctionDef)):
             return None

@@ -16,7 +16,7 @@ Questions TL203 and TL204 ask about one iteration of a training loop:
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -249,15 +249,17 @@ _LOOP_JUMPS = (cst.Continue, cst.Break)
 _SCOPE_JUMPS = (cst.Return, cst.Raise)
 
 
-def may_run_after(scope: Scope, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+def may_run_after(scope: Scope, first: cst.CSTNode, second: cst.CSTNode,
+                  parents: Optional[Dict[int, cst.CSTNode]] = None) -> bool:
     """Can one pass through ``scope`` (one iteration of the loops around both) run
     ``second`` after ``first``? Not when they stand in different branches of one
     ``if`` (or ``match``), nor when a block holding ``first`` (and not ``second``)
     leaves right after it: ``optimizer.step(); continue``.
 
-    The caller knows ``first`` comes before ``second`` in the source.
+    The caller knows ``first`` comes before ``second`` in the source; ``parents``: the model's
+    parent map (``FileModel.parents``), which spares a search of the scope.
     """
-    chain_a, chain_b = ancestors(scope.node, first), ancestors(scope.node, second)
+    chain_a, chain_b = ancestors(scope.node, first, parents), ancestors(scope.node, second, parents)
     if chain_a is None or chain_b is None:
         return True
     chain_a, chain_b = chain_a + [first], chain_b + [second]

@@ -1,20 +1,32 @@
-"""Finding where a node stands in the tree, for the rare rule that needs parents.
+"""Finding where a node stands in the tree: the nodes between a root and a node under it.
 
-The model keeps no parent pointers (building them costs a walk of every file);
-a fix is rare, so a rule that must rewrite the statement or block around a node
-searches for it once, here.
+The model's walk records each node's parent (``FileModel.parents``); given that map, the
+chain is climbed, a step per level. Without it (a tree the model did not build) the root's
+nodes are searched, once per question.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple, Union
+from typing import Dict, Optional, Tuple, Union
 
 import libcst as cst
 
 from torchlint.model.walk import children
 
 
-def ancestors(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list]:
-    """The nodes from ``root`` down to ``target``'s parent, or None if it is not under ``root``."""
+def ancestors(root: cst.CSTNode, target: cst.CSTNode, parents: Optional[Dict[int, cst.CSTNode]] = None) -> Optional[list]:
+    """The nodes from ``root`` down to ``target``'s parent, or None if it is not under ``root``;
+    ``parents``: ``id(node) -> parent`` of a tree holding both (``FileModel.parents``)."""
+    if target is root:
+        return []
+    if parents is not None:
+        chain, node = [], parents.get(id(target))
+        while node is not None:
+            chain.append(node)
+            if node is root:
+                chain.reverse()
+                return chain
+            node = parents.get(id(node))
+        return None
     stack = [(root, 0)]
     path: list = []
     while stack:
@@ -27,11 +39,11 @@ def ancestors(root: cst.CSTNode, target: cst.CSTNode) -> Optional[list]:
     return None
 
 
-def statement_in_block(root: cst.CSTNode,
-                       target: cst.CSTNode) -> Optional[Tuple[Union[cst.Module, cst.IndentedBlock], int]]:
+def statement_in_block(root: cst.CSTNode, target: cst.CSTNode, parents: Optional[Dict[int, cst.CSTNode]] = None
+                       ) -> Optional[Tuple[Union[cst.Module, cst.IndentedBlock], int]]:
     """``(block, index)``: the Module or IndentedBlock holding the statement around
     ``target`` and that statement's index in ``block.body``; None inside a one-line suite."""
-    chain = ancestors(root, target)
+    chain = ancestors(root, target, parents)
     if not chain:
         return None
     nodes = chain + [target]

@@ -99,7 +99,7 @@ From 0.4 on it reports as described.
     def _fix(self, file_model: FileModel, call: CallSite, covered: set) -> Optional[Fix]:
         if variable_data(call.node) is None or file_model.qualify(call) is None:
             return None  # a lambda in between may also move the tensor: ``x`` is not the same
-        found = statement_in_block(file_model.module, call.node)
+        found = statement_in_block(file_model.module, call.node, file_model.parents)
         if found is None:
             return None
         block, index = found

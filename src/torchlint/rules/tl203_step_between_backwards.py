@@ -108,7 +108,7 @@ optimizerG.step()
                 continue
             if not any(b.order < step.order and span.contains(b.order) for b in backwards):
                 continue  # no backward before the step: not two backwards around it
-            if not may_run_after(scope, step.node, backward.node):
+            if not may_run_after(scope, step.node, backward.node, file_model.parents):
                 continue  # if/else branches, or ``optimizer.step(); continue``
             if sources is None:
                 sources = list(forward_sources(file_model, scope, differentiated(backward), backward.order))

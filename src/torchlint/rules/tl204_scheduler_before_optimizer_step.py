@@ -45,7 +45,7 @@ def _deliberate(file_model: FileModel, loop: Loop, scheduler_call: CallSite) -> 
       ``start_epoch - 1`` so that the first step lands on the first epoch).
     """
     counters = set(identifiers(loop.node.target)) if isinstance(loop.node, cst.For) else set()
-    for node in ancestors(loop.node, scheduler_call.node) or ():
+    for node in ancestors(loop.node, scheduler_call.node, file_model.parents) or ():
         if isinstance(node, cst.If) and _counts(node.test, counters):
             return True
         if isinstance(node, cst.With) and any(_catches_warnings(item.item) for item in node.items):
@@ -175,7 +175,7 @@ for epoch in range(epochs):
         if any(c.order < call.order and _steps_its_optimizer(file_model, c, optimizer) for c in iteration):
             return False  # the end of an iteration whose optimizer stepped first
         later = [c for c in iteration if c.order > call.order and _steps_its_optimizer(file_model, c, optimizer)]
-        if not any(may_run_after(call.scope, call.node, c.node) for c in later):
+        if not any(may_run_after(call.scope, call.node, c.node, file_model.parents) for c in later):
             return False
         return not _deliberate(file_model, loop, call)
 
