@@ -217,11 +217,15 @@ def _placeholder(line: str) -> str:
 
 
 def _mask(lines: List[str]) -> List[str]:
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return list(lines)
+    head = lines[first].strip()
+    if not head.startswith("%%") and not any(_is_magic(line.strip()) for line in lines):
+        return list(lines)  # no line IPython could read as a magic: nothing to mask, no parse to ask
     if _parses(lines):
         return list(lines)  # plain Python: leave it exactly as written
     masked = list(lines)
-    first = next(i for i, line in enumerate(lines) if line.strip())
-    head = lines[first].strip()
     if head.startswith("%%"):
         name = head[2:].split(None, 1)[0] if head[2:].strip() else ""
         if name not in _PYTHON_CELL_MAGICS:  # %%bash, %%html, %%writefile...: not Python
