@@ -338,6 +338,12 @@ def is_self_assignment(stmt) -> bool:
     )
 
 
+def _wraps_volatile_variables(file_model: FileModel, flags: frozenset) -> bool:
+    """Does some call of the file wrap a tensor in a ``Variable`` whose ``volatile`` flag is one of
+    ``flags``: what ``VolatileUnwrapper`` would replace?"""
+    return any(volatile_flag(file_model, call) in flags for call in file_model.calls)
+
+
 class _SelfAssignmentRemover(cst.CSTTransformer):
     def leave_SimpleStatementLine(self, original, updated):
         return cst.RemoveFromParent() if is_self_assignment(updated) else updated
@@ -346,7 +352,10 @@ class _SelfAssignmentRemover(cst.CSTTransformer):
 def without_volatile(file_model: FileModel, stmt: Statement) -> Statement:
     """``stmt`` with every ``Variable(x, volatile=...)`` in it replaced by ``x``, and the
     ``x = x`` lines that leaves dropped: for a fix that puts ``stmt`` under no_grad."""
-    unwrapper = VolatileUnwrapper(file_model, frozenset({True, "unknown"}))
+    flags = frozenset({True, "unknown"})
+    if not file_model.derived(_wraps_volatile_variables, flags):
+        return stmt  # nothing to unwrap anywhere: no transformer rebuilding the statement to the same code
+    unwrapper = VolatileUnwrapper(file_model, flags)
     # The casts: the unwrapper replaces expressions only, and ``stmt`` holds the evaluation
     # the fix wraps, so it is never itself an ``x = x`` line that the remover drops.
     new = cast(Statement, stmt.visit(unwrapper))

@@ -1295,7 +1295,7 @@ def _no_grad_fix(file_model: FileModel, call: CallSite, span: Optional[Tuple[int
 def _wrap_in_no_grad(file_model: FileModel, scope: Scope, loop: Optional[Loop],
                      node: cst.BaseExpression) -> Optional[Fix]:
     target = loop.node if loop is not None else enclosing_statement(file_model, node)
-    if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or suspends(target):
+    if target is None or isinstance(target, (cst.FunctionDef, cst.ClassDef)) or file_model.derived(_suspends, target):
         return None  # a one-line suite, or a generator/coroutine that would leak no_grad to its caller
     name, imports = torch_reference(file_model, "no_grad")
     if shadowed(scope, name.split(".")[0]):
@@ -1305,6 +1305,11 @@ def _wrap_in_no_grad(file_model: FileModel, scope: Scope, loop: Optional[Loop],
     # would look fixed (TL105 is silent under no_grad) while still in the file.
     return Fix(f"wrap the evaluation {what} in `with {name}():`",
                ((target, wrap_in_with(without_volatile(file_model, target), f"{name}()")),), imports)
+
+
+def _suspends(file_model: FileModel, target: cst.CSTNode) -> bool:
+    """``edits.suspends``, asked once per loop: the forwards of one loop share its fix's question."""
+    return suspends(target)
 
 
 def _generates(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
