@@ -3,6 +3,15 @@
 Rules ask it questions (what grad mode holds at this call? is this a
 forward pass? which loop is a training loop? does this value carry a
 graph?) instead of walking the tree themselves.
+
+``FileModel`` holds what one walk of the tree records (``builder.py``: scopes, calls,
+assignments, loops, parents) and the one memo (``derived``); the facts themselves are
+defined in the small modules beside it, each a function taking the model first, and the
+class names the most asked of them as its methods (a thin façade): which code a call runs
+(``reach.py``), the grad mode at a statement (``grad_modes.py``), what a call does to
+gradients and optimizers (``training_calls.py``), forward passes and losses
+(``forwards.py``). A function of another module of the project is asked the same facts on
+the model of its own module (``project.py``: ``ProjectFunction.ask``, ``ProjectView.class_fact``).
 """
 from __future__ import annotations
 
@@ -15,24 +24,22 @@ from typing import (
 
 import libcst as cst
 
-from torchlint.model import vocab
+from torchlint.model import forwards, grad_modes, reach, training_calls, vocab
 from torchlint.model.builder import ModelBuilder
 from torchlint.model.walk import walk
-from torchlint.model.expr import dotted, keyword, positional
-from torchlint.model.expr import bound_paths, identifiers, read_paths, referenced_paths
+from torchlint.model.expr import bound_paths, read_paths, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
-from torchlint.model.grad import GradMode, classify
+from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames, forwarded_callee
 from torchlint.model.roles import Roles
 from torchlint.model.project import ProjectView, view_for
+from torchlint.model.training_calls import differentiated
 from torchlint.model.unit_tests import is_unit_test_file
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 if TYPE_CHECKING:
     from torchlint.model.taint import Taint
 
-# scope_grad's mark for a scope whose mode is being computed (a call cycle).
-_CYCLE = object()
 _NO_PLACEHOLDER = object()
 _UNSET = object()
 T = TypeVar("T")
@@ -59,48 +66,6 @@ else:
 
 __all__ = ["FileModel", "differentiated", "flow_back", "GradMode", "CallSite", "Loop", "Scope", "Site", "Span",
            "Assignment", "LoopRole"]
-
-_CLEAR_WORDS = ("zero_grad", "clear_grad", "cleargrads", "reset_grad", "zero_gradients")
-# Methods of models that are not forward passes (or run under no_grad themselves).
-_NOT_FORWARD = frozenset(
-    "parameters named_parameters buffers named_buffers children named_children modules "
-    "named_modules state_dict load_state_dict eval train to cuda cpu half float double "
-    "bfloat16 zero_grad apply requires_grad_ generate predict predict_proba sample "
-    "save save_pretrained from_pretrained freeze unfreeze backward step item detach "
-    "numel size summary compile add_module extra_repr type share_memory".split()
-)
-_NOT_FORWARD_PREFIXES = ("get_", "set_", "init", "reset", "save", "load", "num_", "register",
-                         "generate", "predict", "sample", "_")
-_MODULE_BASE_HINTS = ("Module", "Model", "Net", "Lightning", "Layer", "Block")
-
-
-def differentiated(call: CallSite) -> Optional[cst.BaseExpression]:
-    """The tensor a backward call differentiates: ``loss`` of ``loss.backward()``,
-    ``outputs`` of ``autograd.grad(outputs, inputs)``, ``loss`` of ``self.manual_backward(loss)``."""
-    if call.method == "backward" and isinstance(call.node.func, cst.Attribute):
-        return call.node.func.value
-    return positional(call.node, 0) or keyword(call.node, "outputs") or keyword(call.node, "tensors")
-
-
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-
-
-def _in_comprehension(call: CallSite) -> bool:
-    """Is the call inside a comprehension of its statement (``[model(x) for x in xs]``)?"""
-    depth, found = [0], [False]
-
-    def enter(node: cst.CSTNode) -> None:
-        if isinstance(node, _COMPREHENSIONS):
-            depth[0] += 1
-        elif node is call.node and depth[0]:
-            found[0] = True
-
-    def leave(node: cst.CSTNode) -> None:
-        if isinstance(node, _COMPREHENSIONS):
-            depth[0] -= 1
-
-    walk(call.site.stmt, enter, leave)
-    return found[0]
 
 
 def flow_back(paths: set, scope: Scope) -> set:
@@ -212,6 +177,11 @@ class FileModel:
     def calls_in(self, span: Union[Scope, Span, Loop]) -> list:
         return self.calls_between(span.start, span.end)
 
+    def assignments_between(self, start: int, end: int) -> list:
+        lo = bisect.bisect_left(self._assign_orders, start)
+        hi = bisect.bisect_left(self._assign_orders, end)
+        return self.assignments[lo:hi]
+
     def enclosing_class(self, scope: Scope) -> Optional[str]:
         current: Optional[Scope] = scope
         while current is not None:
@@ -219,115 +189,6 @@ class FileModel:
                 return current.class_name
             current = current.parent
         return None
-
-    def resolve(self, call: CallSite) -> Optional[Scope]:
-        """The function or method of this module a call runs, if we can tell."""
-        callee = call.callee
-        if callee is None:
-            return None
-        head, _, rest = callee.partition(".")
-        if not rest:
-            return self._function_named(head, call.scope)
-        if head in ("self", "cls") and "." not in rest:
-            cls = self.enclosing_class(call.scope)
-            return self.methods.get((cls, rest)) if cls else None
-        return None
-
-    def _function_named(self, name: str, where: Scope) -> Optional[Scope]:
-        """The function ``name`` means in ``where``: the nearest enclosing scope's own."""
-        candidates = self.functions.get(name)
-        if not candidates:
-            return None
-        scope: Optional[Scope] = where
-        while scope is not None:
-            for cand in candidates:
-                if cand.parent is scope:
-                    return cand
-            scope = scope.parent
-        return None
-
-    @memoized_property
-    def wrapped_calls(self) -> dict:
-        """{function: [grad mode, ...]} for calls made through a grad-mode wrapper:
-        ``torch.no_grad()(evaluate)(model, loader)`` runs ``evaluate`` without grad."""
-        out = defaultdict(list)
-        for call in self.calls:
-            wrapper = call.node.func
-            if not isinstance(wrapper, cst.Call) or len(wrapper.args) != 1 or not isinstance(wrapper.func, cst.Call):
-                continue
-            mode = classify(wrapper.func)
-            name = dotted(wrapper.args[0].value)
-            target = self._function_named(name, call.scope) if mode is not None and name is not None else None
-            if target is not None:
-                out[target].append(mode)
-        return out
-
-    def instance_methods(self, call: CallSite) -> Tuple[Scope, ...]:
-        """The methods of classes of this module that ``agent.act(s)`` may run, when every
-        binding of ``agent`` builds one of them (each class's own method, or one it inherits
-        from the file); empty when a binding is something else or a class lacks the method."""
-        receiver, method = call.receiver, call.method
-        if receiver is None or method is None or receiver in ("self", "cls"):
-            return ()
-        found = []
-        for cls in sorted(self.roles.instance_classes(receiver)):
-            scope = self._own_or_inherited(cls, method)
-            if scope is None:
-                return ()
-            found.append(scope)
-        return tuple(found)
-
-    def _own_or_inherited(self, cls: str, method: str) -> Optional[Scope]:
-        seen = set()
-        current: Optional[str] = cls
-        while current is not None and current not in seen:
-            seen.add(current)
-            found = self.methods.get((current, method))
-            if found is not None:
-                return found
-            current = next((b for b in self.class_bases.get(current, ()) if b in self.class_bases), None)
-        return None
-
-    @memoized_property
-    def callers(self) -> dict:
-        out = defaultdict(list)
-        for call in self.calls:
-            target = self.resolve(call)
-            if target is not None:
-                out[target].append(call)
-        return out
-
-    def part_of_forward(self, scope: Scope) -> bool:
-        """``forward``/``_forward``/``__call__``, or a function one of them calls (here, at
-        any depth): its results may be backpropagated by whoever ran the forward."""
-        seen, todo = set(), [scope]
-        while todo:
-            current = todo.pop()
-            if current.name in vocab.FORWARD_METHODS and not current.is_module:
-                return True
-            if current in seen:
-                continue
-            seen.add(current)
-            todo.extend(call.scope for call in self.callers.get(current, ()))
-            if current.class_name is not None:
-                # self.helper() in a base or sibling class reaches it through inheritance.
-                todo.extend(c.scope for c in self._calls_by_callee.get(f"self.{current.name}", ()))
-        return False
-
-    @memoized_property
-    def _calls_by_method(self) -> dict:
-        out = defaultdict(list)
-        for call in self.calls:
-            if call.method:
-                out[call.method].append(call)
-        return out
-
-    @memoized_property
-    def _calls_by_callee(self) -> dict:
-        out = defaultdict(list)
-        for call in self.calls:
-            out[call.callee].append(call)
-        return out
 
     @property
     def project(self) -> Optional[ProjectView]:
@@ -346,115 +207,47 @@ class FileModel:
         """Models and criteria known from how they were built (``model/roles.py``)."""
         return Roles(self)
 
-    @memoized_property
-    def wrapper_instances(self) -> frozenset:
-        """Names bound to library wrappers that run their own inference (``YOLO(path)``,
-        ``pipeline(...)``): calling one is not a raw forward pass."""
-        found: Set[str] = set()
-        for a in self.assignments:
-            if a.kind == "assign" and isinstance(a.value, cst.Call):
-                if vocab.last_name(dotted(a.value.func) or "") in vocab.INFERENCE_WRAPPERS:
-                    found.update(p for p in map(dotted, a.targets) if p)
-        return frozenset(found)
-
-    def reachable_ranges(self, span: Union[Scope, Span, Loop]) -> list:
-        """``span`` (a Loop or Scope) plus the same-module helpers it calls, as order ranges."""
-        ranges, seen, todo = [], set(), [(span.start, span.end)]
-        while todo:
-            start, end = todo.pop()
-            ranges.append((start, end))
-            for call in self.calls_between(start, end):
-                target = self.resolve(call)
-                if target is not None and target not in seen and not start <= target.start < end:
-                    seen.add(target)
-                    todo.append((target.start, target.end))
-        return ranges
-
-    def reachable_calls(self, span: Union[Scope, Span, Loop]) -> list:
-        return [c for start, end in self.reachable_ranges(span) for c in self.calls_between(start, end)]
-
-    def reachable_assignments(self, span: Union[Scope, Span, Loop]) -> list:
-        out = []
-        for start, end in self.reachable_ranges(span):
-            lo = bisect.bisect_left(self._assign_orders, start)
-            hi = bisect.bisect_left(self._assign_orders, end)
-            out.extend(self.assignments[lo:hi])
-        return out
-
     def loops(self) -> Iterable[Loop]:
         for scope in self.scopes:
             yield from scope.loops
 
-    @memoized
-    def loop_role(self, loop: Loop) -> LoopRole:
-        calls = self.reachable_calls(loop)
-        return LoopRole(
-            calls=calls,
-            backward=any(self.is_backward(c) for c in calls),
-            steps=[c for c in calls if self.stepped_optimizer(c)],
-            clears=any(self.clears_grad(c) for c in calls) or any(
-                self.clears_grad_by_assignment(a) for a in self.reachable_assignments(loop)
-            ),
-            data=loop.iter is not None and any(vocab.is_loader_name(n) for n in identifiers(loop.iter)),
-        )
-
-    def repeats(self, call: CallSite) -> bool:
-        """Does the call run more than once: in a loop or a comprehension, or in a function
-        that a same-module caller reaches from one? (Callers elsewhere are not known.)"""
-        here = call.site.loop is not None or _in_comprehension(call)
-        return self.derived(FileModel._repeats, call.scope, here, while_computing=False)
-
-    def _repeats(self, scope: Scope, here: bool) -> bool:
-        if here:
-            return True
-        callers = list(self.callers.get(scope, ()))
-        if scope.class_name is not None:  # ``agent.choose_action(s)``: a method, by its name
-            callers += [c for c in self._calls_by_method.get(scope.name, ()) if c.receiver is not None]
-        # A recursive call asking about its own scope hears "no" until the answer is known.
-        return any(self.derived(FileModel._repeats, c.scope, c.site.loop is not None or _in_comprehension(c),
-                                while_computing=False) for c in callers)
-
-    def loop_children(self, loop: Loop) -> list:
-        return [other for other in loop.scope.loops if other.parent is loop]
-
-    # -- grad mode -----------------------------------------------------
-    def grad_at(self, site: Site) -> GradMode:
-        if site.grad is not None:
-            return site.grad
-        for order, mode in reversed(site.scope.grad_switches):
-            if order < site.order:
-                return mode
-        return self.scope_grad(site.scope)
-
-    def scope_grad(self, scope: Scope) -> GradMode:
-        # In a call cycle, a call from inside the cycle adds nothing.
-        return self.derived(FileModel._compute_scope_grad, scope, while_computing=_CYCLE)
-
-    def _compute_scope_grad(self, scope: Scope) -> GradMode:
-        if scope.is_module:
-            return GradMode.GRAD
-        if scope.decorator_grad is not None:
-            return scope.decorator_grad
-        if scope.class_name is not None and scope.name in vocab.GRAD_FREE_HOOKS:
-            if self._framework_class(scope.class_name):
-                return GradMode.NO_GRAD
-        callers = self.callers.get(scope, [])
-        wrapped = self.wrapped_calls.get(scope, [])
-        if callers or wrapped:
-            modes = ({self.grad_at(c.site) for c in callers} | set(wrapped)) - {_CYCLE}
-            if not modes:  # only called from itself (or its own callees): callers say nothing
-                pass
-            elif modes == {GradMode.NO_GRAD}:
-                return GradMode.NO_GRAD
-            elif GradMode.GRAD not in modes:
-                return GradMode.MAYBE
-            else:
-                return GradMode.GRAD
-        if scope.def_grad is not None:
-            return scope.def_grad
-        if scope.parent is not None and not scope.parent.is_module:
-            return self.scope_grad(scope.parent)
-        return GradMode.GRAD
+    # -- the facts of the modules beside this one, asked of the model ----
+    # Each is a function of its module taking the model first; here it is a method, and a
+    # memoised one keeps its answer in the model's memo (``derived``).
+    # Which code a call runs, who calls what, what repeats (``reach.py``).
+    resolve = reach.resolve
+    instance_methods = reach.instance_methods
+    callers = memoized_property(reach.callers)
+    wrapped_calls = memoized_property(reach.wrapped_calls)
+    part_of_forward = reach.part_of_forward
+    reachable_ranges = reach.reachable_ranges
+    reachable_calls = reach.reachable_calls
+    reachable_assignments = reach.reachable_assignments
+    loop_role = memoized(reach.loop_role)
+    loop_children = reach.loop_children
+    repeats = reach.repeats
+    # The grad mode at a statement (``grad_modes.py``).
+    grad_at = grad_modes.grad_at
+    scope_grad = grad_modes.scope_grad
+    # What a call does to gradients and optimizers (``training_calls.py``).
+    is_backward = training_calls.is_backward
+    is_autograd_grad = training_calls.is_autograd_grad
+    is_gradient_call = training_calls.is_gradient_call
+    computes_gradients = training_calls.computes_gradients
+    optimizer_names = memoized_property(training_calls.optimizer_names)
+    builds_optimizer = training_calls.builds_optimizer
+    is_optimizer = training_calls.is_optimizer
+    stepped_optimizer = training_calls.stepped_optimizer
+    is_closure_step = staticmethod(training_calls.is_closure_step)
+    clears_grad = training_calls.clears_grad
+    clears_grad_by_assignment = staticmethod(training_calls.clears_grad_by_assignment)
+    # Forward passes and losses (``forwards.py``).
+    wrapper_instances = memoized_property(forwards.wrapper_instances)
+    is_module_class = forwards.is_module_class
+    forward_target = forwards.forward_target
+    is_forward = forwards.is_forward
+    is_submodule_forward = forwards.is_submodule_forward
+    is_loss_call = forwards.is_loss_call
 
     # -- what calls do -------------------------------------------------
     def qualify(self, call: CallSite) -> Optional[str]:
@@ -480,166 +273,6 @@ class FileModel:
                     callee = forwarded_callee(a.value) if a.kind == "assign" and len(a.targets) == 1 else None
                     found[path] = callee if path not in found else None
         return {name: callee for name, callee in found.items() if callee is not None}
-
-    def is_backward(self, call: CallSite) -> bool:
-        if call.method in ("backward", "manual_backward"):
-            return True
-        return self.qualify(call) == "torch.autograd.backward"
-
-    def is_autograd_grad(self, call: CallSite) -> bool:
-        q = self.qualify(call)
-        return q in ("torch.autograd.grad", "torch.autograd.functional.vjp") or (
-            call.callee is not None and call.callee.endswith("autograd.grad")
-        )
-
-    def is_gradient_call(self, call: CallSite) -> bool:
-        """``autograd.grad`` and the ``torch.autograd.functional`` helpers (jacobian, hessian,
-        vjp, ...): they return gradients, which carry a graph only with ``create_graph=True``."""
-        return self.is_autograd_grad(call) or (self.qualify(call) or "").startswith("torch.autograd.functional.")
-
-    def computes_gradients(self, call: CallSite) -> bool:
-        return self.is_backward(call) or self.is_autograd_grad(call) or call.method in (
-            "requires_grad_", "enable_grad", "retain_grad", "register_hook"
-        )
-
-    @memoized_property
-    def optimizer_names(self) -> frozenset:
-        """Dotted names assigned an optimizer instance anywhere in the file."""
-        found: Set[str] = set()
-        for scope in self.scopes:
-            for a in scope.assignments:
-                if a.kind != "assign" or not isinstance(a.value, cst.Call):
-                    continue
-                if self.builds_optimizer(dotted(a.value.func)):
-                    found.update(p for p in map(dotted, a.targets) if p)
-        return frozenset(found)
-
-    def builds_optimizer(self, callee: Optional[str]) -> bool:
-        """Does calling ``callee`` build an optimizer (torch.optim's, or a known library's)?"""
-        if callee is None:
-            return False
-        qualified = self.names.qualify(callee) or ""
-        last = vocab.last_name(callee)
-        return ((qualified.startswith("torch.optim.") and "lr_scheduler" not in qualified)
-                or last in vocab.OPTIMIZER_CLASSES or last.endswith("Optimizer"))
-
-    def is_optimizer(self, path: Optional[str]) -> bool:
-        if path is None:
-            return False
-        return path in self.optimizer_names or vocab.is_optimizer_name(vocab.last_name(path))
-
-    def stepped_optimizer(self, call: CallSite) -> Optional[str]:
-        """The optimizer an ``opt.step()`` or ``scaler.step(opt)`` call steps."""
-        if call.method != "step" or call.receiver is None:
-            return None
-        if self.is_optimizer(call.receiver):
-            return call.receiver
-        if "scaler" in call.receiver.lower():
-            target = positional(call.node, 0)
-            return dotted(target) if target is not None else None
-        return None
-
-    @staticmethod
-    def is_closure_step(call: CallSite) -> bool:
-        """``optimizer.step(closure)``: the closure runs zero_grad and backward itself."""
-        return bool(call.node.args) and "scaler" not in (call.receiver or "").lower()
-
-    def clears_grad(self, call: CallSite) -> bool:
-        method = call.method or ""
-        if any(word in method.lower() for word in _CLEAR_WORDS):
-            return True
-        recv = call.receiver or ""
-        return method.endswith("_") and (recv.endswith(".grad") or recv.endswith(".grad.data"))
-
-    @staticmethod
-    def clears_grad_by_assignment(a: Assignment) -> bool:
-        """``p.grad = None`` or ``del p.grad``."""
-        return a.kind in ("assign", "del") and any(
-            isinstance(t, cst.Attribute) and t.attr.value == "grad" for t in a.targets
-        )
-
-    @memoized
-    def _framework_class(self, cls: str) -> bool:
-        """Might a framework (Lightning, mmengine, a Trainer) call this class's hooks under
-        no_grad? Not when the bases it reaches are torch's own: a plain ``nn.Module`` with a
-        ``predict_step`` is called by the file's own code, in whatever grad mode it chooses."""
-        seen, todo, torch_base = set(), [cls], False
-        while todo:
-            current = todo.pop()
-            if current in seen:
-                continue
-            seen.add(current)
-            for base in self.class_bases.get(current, ()):
-                if base in self.class_bases:
-                    todo.append(base)
-                elif not (self.names.qualify(base) or "").startswith("torch.nn."):
-                    return True
-                else:
-                    torch_base = True
-        return not torch_base  # a mixin with no base: its host class may be a framework's
-
-    def is_module_class(self, cls: Optional[str]) -> bool:
-        bases = self.class_bases.get(cls or "", ())
-        return any(hint in b for b in bases for hint in _MODULE_BASE_HINTS)
-
-    def forward_target(self, call: CallSite) -> Optional[str]:
-        """For a forward pass, the model it runs (``model`` for ``model.module.forward(x)``)."""
-        callee = call.callee
-        if callee is None:
-            return None
-        while callee.endswith((".forward", ".module")):
-            callee = callee.rsplit(".", 1)[0]
-        if callee == "self":
-            return "self" if self.is_module_class(self.enclosing_class(call.scope)) else None
-        last = vocab.last_name(callee)
-        if not last or self.names.qualify(callee) is not None:
-            return None  # a torch API function
-        if last[0].isupper() and (callee in self.class_bases or not self.roles.bound_variable(callee)):
-            return None  # a class being built; ``G_AB = Generator()`` is a variable, though
-        if "." in callee and callee.split(".", 1)[0] in self.names.bound_by_import:
-            return None  # models.resnet18(weights=...): a function of an imported module
-        if callee in self.wrapper_instances:
-            return None
-        return callee
-
-    def is_forward(self, call: CallSite, models: Iterable[str] = ()) -> bool:
-        target = self.forward_target(call)
-        if target is None or (target != "self" and self.resolve(call) is not None):
-            return False  # knn_classifier(...) defined in this file is a function, not a model
-        if target == "self" or target in models or target in self.roles.models:
-            return True
-        return vocab.is_model_name(vocab.last_name(target))
-
-    def is_submodule_forward(self, call: CallSite) -> bool:
-        """``model.trunk(x)``, ``self.encoder.features(x)``: a part of a model run forward.
-
-        Only taint uses this; TL101 keeps to direct model calls, since methods
-        like ``generate`` run under no_grad themselves.
-        """
-        method, receiver = call.method, call.receiver
-        if not method or receiver is None or method[0].isupper() or method in _NOT_FORWARD:
-            return False
-        if method.startswith(_NOT_FORWARD_PREFIXES) or self.names.qualify(receiver) is not None:
-            return False
-        holder = receiver
-        while holder.endswith(".module"):
-            holder = holder.rsplit(".", 1)[0]
-        if holder == "self":
-            return self.is_module_class(self.enclosing_class(call.scope))
-        return holder in self.roles.models or vocab.is_model_name(vocab.last_name(holder))
-
-    def is_loss_call(self, call: CallSite) -> bool:
-        callee = call.callee
-        if callee is None:
-            return False
-        last = vocab.last_name(callee)
-        if last[:1].isupper():
-            return False
-        q = self.names.qualify(callee)
-        if q is not None:
-            return q.startswith("torch.nn.functional.") and last in vocab.LOSS_FUNCTIONS
-        roles = self.roles
-        return callee in roles.criteria or vocab.is_loss_name(last) or roles.is_project_loss_function(callee)
 
     @memoized_property
     def is_test_file(self) -> bool:
