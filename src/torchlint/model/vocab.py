@@ -166,6 +166,12 @@ SHAPE_METHODS = frozenset(
 FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
 # Tensor methods that hand the values to Python: a number, a list, a NumPy array.
 NUMBER_READ_METHODS = frozenset(("item", "tolist", "numpy"))
+# What ends a forward's output as numbers read off it (TL101): the reads above, an index
+# picked by ``argmax``/``argmin``, ``int(...)``/``float(...)`` of it.
+NUMBERS_OF_AN_OUTPUT = NUMBER_READ_METHODS | frozenset(("argmax", "argmin", "int", "float"))
+# ...and with a sample drawn from it (``multinomial``) or its best entries (``topk``): what a
+# loop that generates, decodes or picks actions reads off each forward.
+PICKS_FROM_AN_OUTPUT = NUMBERS_OF_AN_OUTPUT | frozenset(("multinomial", "topk"))
 # Builtins that hand back a plain Python value (no tensor) whatever they are given: ``float(loss)``.
 PLAIN_BUILTINS = frozenset("float int str bool len round".split())
 # ...and those after which it carries no graph at all: fresh, a Python number or list, a

@@ -23,7 +23,9 @@ from torchlint.model.project_calls import evaluation_forwards
 from torchlint.model.sinks import Meters
 from torchlint.model.expr import bound_paths, bound_values, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
-from torchlint.model.vocab import CONTAINER_METHODS, FORWARD_METHODS, NUMBER_READ_METHODS, STORE_METHODS
+from torchlint.model.vocab import (
+    CONTAINER_METHODS, FORWARD_METHODS, NUMBER_READ_METHODS, NUMBERS_OF_AN_OUTPUT, PICKS_FROM_AN_OUTPUT, STORE_METHODS,
+)
 from torchlint.model.vocab import EVAL_DATA_TOKENS, is_eval_data_name, is_eval_function_name, token_spelling
 from torchlint.model.vocab import is_eval_loader_name, is_generation_function_name, is_model_name, is_transform_name
 from torchlint.rule import Fix, Rule
@@ -197,7 +199,7 @@ def _hands_over(call: ast.Call, switched: set) -> bool:
     return any(tree_gate.dotted(v) in switched for v in values)
 
 
-_CUTS = frozenset(("item", "argmax", "argmin", "tolist", "numpy", "multinomial", "int", "float", "topk"))
+_CUTS = PICKS_FROM_AN_OUTPUT
 
 
 def _runs_code_of_its_own(tree_index: TreeIndex) -> bool:
@@ -1448,7 +1450,7 @@ def _global_model_in_eval(file_model: FileModel, scope: Scope, target: Optional[
 
 # ``.data`` counts where it is indexed (``.data[0]``, the number of code older than 0.4);
 # a bare ``.data`` is a detached tensor, not a number.
-_NUMBER_CUTS = frozenset(("item", "numpy", "tolist", "argmax", "argmin", "int", "float"))
+_NUMBER_CUTS = NUMBERS_OF_AN_OUTPUT
 
 
 def _hands_back_numbers(file_model: FileModel, scope: Scope) -> bool:
