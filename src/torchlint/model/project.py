@@ -285,6 +285,7 @@ class ProjectView:
         return ProjectFunction(found[0].functions[found[1]], found[2], found[1], self)
 
     def star_imported_function(self, star_imports: List[Tuple[str, int]], name: str) -> Optional[FunctionSummary]:
+        """The summary of ``star_imported``'s function."""
         found = self.star_imported(star_imports, name)
         return found.summary if found is not None else None
 
