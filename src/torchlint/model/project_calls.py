@@ -6,6 +6,8 @@ the forward pass is in another module, the evaluation is here. The function's su
 parameters; this module binds the call's arguments to them and answers the questions
 rules ask at the call: does it run a model forward in evaluation code, does the value
 it returns carry a graph, does it keep a retained graph each time a loop calls it.
+A question the summary's fields do not answer is asked of the function's own module
+(``project_callee(...).ask(fact)``: the fact as the file defines it, on that module's model).
 A file with no project, or a function the index cannot find, gets None: judged as before.
 """
 from __future__ import annotations
@@ -22,9 +24,8 @@ from torchlint.model.records import Span
 if TYPE_CHECKING:
     import libcst as cst
 
-    from torchlint.model.project import ProjectFunction
-
     from torchlint.model import FileModel
+    from torchlint.model.project import ProjectFunction
     from torchlint.model.records import CallSite, Scope
 
 
