@@ -538,6 +538,21 @@ def test_a_helper_per_batch_counts_where_it_repeats(helpers_project):
 
 
 # -- 0-dim losses returned by another module's function (TL505) -------------------------
+def _in_project(tmp_path, **modules) -> None:
+    """A project root (a ``setup.py``) holding ``modules``: ``losses=LOSSES`` writes ``losses.py``;
+    ``__init__`` makes the root a package."""
+    (tmp_path / "setup.py").write_text("")
+    for name, text in modules.items():
+        (tmp_path / f"{name}.py").write_text(text)
+
+
+def _lint_script(tmp_path, name: str, source: str):
+    """``source`` written as ``name`` in the project and linted with every rule."""
+    script = tmp_path / name
+    script.write_text(source)
+    return lint_source(source, str(script), ALL_RULES)
+
+
 LOSSES = """\
 import torch
 import torch.nn as nn
@@ -601,13 +616,8 @@ def train(model, loader, optimizer):
     "from .losses import *",
 ])
 def test_a_loss_returned_by_another_module_is_0_dim(tmp_path, imports):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "__init__.py").write_text("")
-    (tmp_path / "losses.py").write_text(LOSSES)
-    source = LEGACY_LOOP.format(imports=imports)
-    script = tmp_path / "train.py"
-    script.write_text(source)
-    result = lint_source(source, str(script), ALL_RULES)
+    _in_project(tmp_path, __init__="", losses=LOSSES)
+    result = _lint_script(tmp_path, "train.py", LEGACY_LOOP.format(imports=imports))
     assert {(d.line, d.code) for d in result.diagnostics if d.code == "TL505"} == {(12, "TL505"), (13, "TL505")}
     assert set(result.dependencies) == {str(tmp_path / "losses.py")}
 
@@ -617,40 +627,32 @@ def test_a_loss_of_another_module_is_read_by_the_files_own_definition(tmp_path):
     same definition (``shapes.returns_zero_dim`` on that module's model): a loss that averages
     the module's own helper, and one built from a third module's, are 0-dim; the third module
     counts among what the result depends on."""
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "base.py").write_text("import torch.nn.functional as F\n\n\n"
-                                      "def pair_loss(a, b):\n    return F.mse_loss(a, b)\n")
-    (tmp_path / "losses.py").write_text(
-        "import torch.nn.functional as F\nfrom base import pair_loss\n\n\n"
-        "def contrastive(logits, y):\n    return F.cross_entropy(logits, y)\n\n\n"
-        "def symmetric(logits, y):\n    return (contrastive(logits, y) + contrastive(logits.T, y)) / 2.0\n\n\n"
-        "def paired(a, b):\n    return pair_loss(a, b) * 0.5\n\n\n"
-        "def rows(a, b):\n    return (a - b).pow(2)\n")
+    _in_project(tmp_path,
+                base="import torch.nn.functional as F\n\n\ndef pair_loss(a, b):\n    return F.mse_loss(a, b)\n",
+                losses="import torch.nn.functional as F\nfrom base import pair_loss\n\n\n"
+                       "def contrastive(logits, y):\n    return F.cross_entropy(logits, y)\n\n\n"
+                       "def symmetric(logits, y):\n"
+                       "    return (contrastive(logits, y) + contrastive(logits.T, y)) / 2.0\n\n\n"
+                       "def paired(a, b):\n    return pair_loss(a, b) * 0.5\n\n\n"
+                       "def rows(a, b):\n    return (a - b).pow(2)\n")
     source = ("import torch\nfrom losses import symmetric, paired, rows\n\n\n"
               "def train(model, loader, optimizer):\n    for x, y in loader:\n"
               "        loss = symmetric(model(x), y)\n        loss.backward()\n        optimizer.step()\n"
               "        print(loss.data[0], paired(model(x), y).data[0], rows(model(x), y).data[0])\n")
-    script = tmp_path / "train.py"
-    script.write_text(source)
-    result = lint_source(source, str(script), ALL_RULES)
+    result = _lint_script(tmp_path, "train.py", source)
     assert sorted((d.line, d.col) for d in result.diagnostics if d.code == "TL505") == [(10, 15), (10, 29)]
     assert set(result.dependencies) == {str(tmp_path / "losses.py"), str(tmp_path / "base.py")}
 
 
 def test_a_star_imported_name_the_file_rebinds_is_its_own(tmp_path):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "losses.py").write_text(LOSSES)
-    source = LEGACY_LOOP.format(imports="from losses import *\n\n\ndef compute_loss(net, x, y):\n"
-                                        "    return (net(x) - y).pow(2)\n")
-    script = tmp_path / "train.py"
-    script.write_text(source)
-    result = lint_source(source, str(script), ALL_RULES)
+    _in_project(tmp_path, losses=LOSSES)
+    result = _lint_script(tmp_path, "train.py", LEGACY_LOOP.format(
+        imports="from losses import *\n\n\ndef compute_loss(net, x, y):\n    return (net(x) - y).pow(2)\n"))
     assert {(d.line, d.code) for d in result.diagnostics if d.code == "TL505"} == {(18, "TL505")}
 
 
 def test_0_dim_returns_of_another_module_asked_of_its_model(tmp_path):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "losses.py").write_text(LOSSES)
+    _in_project(tmp_path, losses=LOSSES)
     view = view_for(str(tmp_path / "train.py"))
     assert view is not None
 
@@ -701,12 +703,8 @@ def train(model, head, loader, optimizer):
 
 @pytest.mark.parametrize("imports", ["from utils import clip_gradients, clip_listed", "from utils import *"])
 def test_a_helper_of_another_module_that_walks_a_generator_twice(tmp_path, imports):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "utils.py").write_text(CLIPPING)
-    source = CLIPPED_LOOP.format(imports=imports)
-    script = tmp_path / "train.py"
-    script.write_text(source)
-    result = lint_source(source, str(script), ALL_RULES)
+    _in_project(tmp_path, utils=CLIPPING)
+    result = _lint_script(tmp_path, "train.py", CLIPPED_LOOP.format(imports=imports))
     assert {(d.line, d.code) for d in result.diagnostics} == {(9, "TL205"), (10, "TL205")}
     assert set(result.dependencies) == {str(tmp_path / "utils.py")}
     summaries = summarize(CLIPPING).functions
@@ -829,19 +827,14 @@ class Stacked(nn.Module):
     ("Switching", True), ("Stacked", True),  # reads self.training; layers we cannot see
 ])
 def test_tl103_reads_what_an_imported_class_is_built_from(tmp_path, cls, reported):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "model.py").write_text(MODE_MODELS)
-    source = SUPER_RESOLUTION.format(cls=cls)
-    script = tmp_path / "main.py"
-    script.write_text(source)
-    result = lint_source(source, str(script), ALL_RULES)
+    _in_project(tmp_path, model=MODE_MODELS)
+    result = _lint_script(tmp_path, "main.py", SUPER_RESOLUTION.format(cls=cls))
     assert [(d.line, d.code) for d in result.diagnostics if d.code == "TL103"] == ([(20, "TL103")] if reported else [])
     assert str(tmp_path / "model.py") in result.dependencies  # a changed model.py drops a cached result
 
 
 def test_mode_free_classes_of_another_module_asked_of_its_model(tmp_path):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "model.py").write_text(MODE_MODELS)
+    _in_project(tmp_path, model=MODE_MODELS)
     view = view_for(str(tmp_path / "main.py"))
     assert view is not None
     names = [line.split()[1].split("(")[0] for line in MODE_MODELS.splitlines() if line.startswith("class ")]
@@ -850,14 +843,11 @@ def test_mode_free_classes_of_another_module_asked_of_its_model(tmp_path):
 
 
 def test_tl103_reads_an_imported_module_attribute_class(tmp_path):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "model.py").write_text(MODE_MODELS)
-    script = tmp_path / "main.py"
+    _in_project(tmp_path, model=MODE_MODELS)
     for cls, expected in (("Plain", []), ("Dropping", [20])):
         source = SUPER_RESOLUTION.replace("from model import {cls} as Net", "import model as models").replace(
             "model = Net(", f"model = models.{cls}(")
-        script.write_text(source)
-        result = lint_source(source, str(script), ALL_RULES)
+        result = _lint_script(tmp_path, "main.py", source)
         assert [d.line for d in result.diagnostics if d.code == "TL103"] == expected
 
 
@@ -924,8 +914,7 @@ reset(w)
 @pytest.mark.parametrize("imports", ["from helpers import harmless, init_, init_quietly_, normalised, shrink",
                                      "from helpers import *"])
 def test_a_leaf_handed_to_a_helper_of_another_module_that_writes_it_in_place(tmp_path, imports):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "helpers.py").write_text(INIT_HELPERS)
+    _in_project(tmp_path, helpers=INIT_HELPERS)
     source = INIT_SCRIPT.format(imports=imports)
     script = tmp_path / "init.py"
     script.write_text(source)
@@ -940,8 +929,7 @@ def test_a_leaf_handed_to_a_helper_of_another_module_that_writes_it_in_place(tmp
 
 
 def test_a_file_whose_helper_writes_nothing_in_place_is_not_parsed(tmp_path, monkeypatch):
-    (tmp_path / "setup.py").write_text("")
-    (tmp_path / "helpers.py").write_text(INIT_HELPERS.replace("t.mul_(scale)\n    t[0] = 0", "return t * scale"))
+    _in_project(tmp_path, helpers=INIT_HELPERS.replace("t.mul_(scale)\n    t[0] = 0", "return t * scale"))
     source = INIT_SCRIPT.format(imports="from helpers import harmless, init_, init_quietly_, normalised, shrink")
     source = source.replace("with torch.no_grad():\n    init_(layer.bias)\n", "")
     from torchlint import engine
