@@ -18,7 +18,7 @@ LAYERS = (
     ("__init__", "diagnostic", "text_gate", "links", "noqa", "cst_parse", "torch_version", "declared_torch",
      "codes", "catalogue", "source", "text_checks", "measured", "safe_io", "torchfix_codes", "buffers"),  # leaves
     ("model",),  # the per-file model (package)
-    ("positions", "edits", "tree_gate", "rule"),  # what rules build on
+    ("positions", "edits", "tree_gate", "needs", "rule"),  # what rules build on
     ("rules",),  # the catalogue
     ("engine", "notebook", "request", "rule_index"),  # one file's lint path; what a file is linted for; the rules known
     ("runner", "fixer", "config", "docs", "claims_page", "comparison_page"),  # many files; the fix loop; config; rule docs

@@ -125,8 +125,9 @@ def test_every_store_method_a_rule_reads_opens_its_text_gate():
     tl301, tl304 = RULES_BY_CODE["TL301"], RULES_BY_CODE["TL304"]
     for method in STORE_METHODS:
         assert re.search(tl301.gate[0], f"history.{method}(loss)"), method
+    kept_on_self = next(pattern for pattern in tl304.gate if pattern.startswith(r"self\."))
     for method in CONTAINER_METHODS:
-        assert re.search(tl304.gate[2], f"self.meter.{method}(val)"), method
+        assert re.search(kept_on_self, f"self.meter.{method}(val)"), method
     assert tl301.may_apply(APPENDLEFT_ONLY)
     assert [d.line for d in lint_source(APPENDLEFT_ONLY, "t.py", [tl301]).diagnostics] == [12]
 

@@ -13,6 +13,7 @@ from conftest import STORED_LOSS, without_gates
 from torchlint.engine import _tree_gated, lint_source
 from torchlint.model.vocab import is_loader_name
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
+from torchlint.needs import LoopOver
 from torchlint.tree_gate import TreeIndex, activation_may_reach_loss
 
 
@@ -161,8 +162,11 @@ def test_bodies_mentioning_are_the_scopes_whose_statements_span_the_text():
     ("for i in range(num_batches):\n    pass\n", False),  # counts batches, is no loader
     ("while loader:\n    pass\n", False),  # a while loop iterates over nothing
 ])
-def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
-    assert facts(source).loop_iterates(is_loader_name) is expected
+def test_loop_over_reads_what_for_loops_iterate_over(source, expected):
+    assert LoopOver(is_loader_name).found_in(facts(source)) is expected
+
+
+METER = "class Meter:\n    def update(self, val):\n        self.sum += val\n\n\nmeter = Meter()\n"
 
 
 @pytest.mark.parametrize("code, source, expected", [
@@ -300,8 +304,8 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     # torch.load given weights_only=False in a default argument
     ("TL507", "import torch\ndef f(m=torch.load(p, weights_only=False)):\n    pass\n", True),
     ("TL507", "import torch\ndef f(m=torch.load(p, weights_only=True)):\n    pass\n", False),
-    ("TL304", "for x, y in loader:\n    meter.update(x)\n", True),
-    ("TL304", "for i in range(3):\n    meter.update(i)\n", False),
+    ("TL304", METER + "for x, y in loader:\n    meter.update(x)\n", True),
+    ("TL304", METER + "for i in range(3):\n    meter.update(i)\n", False),
     # an acting forward bound to a name read as numbers later; a torch function's draw is none
     ("TL101", "for t in range(9):\n    prob = model.pi(s)\n    m = Categorical(prob)\n"
               "    a = m.sample().item()\n", True),
@@ -318,6 +322,8 @@ def test_loop_iterates_reads_what_for_loops_iterate_over(source, expected):
     ("TL509", "import torch\n@wrap(lambda m: torch.compile(m))\ndef f(m):\n    pass\n", True),
 ])
 def test_each_rule_asks_its_own_question(code, source, expected):
+    """``needs_tree`` as the engine asks it, after the text gate (a declared rule's
+    question includes its text's)."""
     assert RULES_BY_CODE[code].needs_tree(facts(source)) is expected
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Iterator, Optional, Tuple
 import libcst as cst
 
 from torchlint.diagnostic import Applicability
+from torchlint.needs import Need
 from torchlint.text_gate import compile_gate, gate_matches
 
 if TYPE_CHECKING:
@@ -51,6 +52,10 @@ class Rule:
     # What the rule's docs promise of its fixes: none | safe | unsafe. A Fix that
     # does not say otherwise gets this applicability ("none" with a fix: unsafe).
     fix_safety: ClassVar[str] = "none"
+    # What the rule's findings need a file to hold (``needs.py``: calls, definitions,
+    # loops, markers, ``&``/``|``): both gates are computed from it, ``gate`` and
+    # ``needs_tree``. A rule whose question no declaration says yet writes the two itself.
+    needs: ClassVar[Optional[Need]] = None
     # Regular expressions that must all match the source for the rule to have
     # anything to find. Cheap, and lets most files skip parsing entirely.
     gate: ClassVar[Tuple[str, ...]] = ()
@@ -77,6 +82,14 @@ class Rule:
 
     _compiled: ClassVar[Optional[tuple]] = None
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        needs = cls.__dict__.get("needs")
+        if needs is not None:
+            if "gate" in cls.__dict__ or "needs_tree" in cls.__dict__:
+                raise TypeError(f"{cls.__name__} declares `needs`: its gates are computed, not written")
+            cls.gate = needs.text()
+
     @classmethod
     def may_apply(cls, source: str) -> bool:
         compiled = cls.__dict__.get("_compiled")
@@ -88,8 +101,8 @@ class Rule:
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """The second gate, asked of files that pass ``gate``: could this rule find
         anything in this stdlib ast tree (a ``tree_gate.TreeIndex``)? Only shapes the
-        rule's findings require; True when unsure."""
-        return True
+        rule's findings require; True when unsure. Computed from ``needs`` where declared."""
+        return cls.needs is None or cls.needs.found_in(tree_index)
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
         raise NotImplementedError

@@ -29,12 +29,27 @@ except ImportError:  # pragma: no cover - Python < 3.11
     except ImportError:
         _sre = None
 
-# A call the model takes for ``backward`` (``FileModel.is_backward``): a method
+_SPACE = r"[\s\\]*"  # spaces and line continuations, where Python allows them
+
+
+def call_spelling(names, method: bool = False) -> str:
+    """A regex every call of one of ``names`` matches: ``x.f(`` (spaced or continued) and,
+    unless ``method``, a bare ``f(`` that is neither a ``def`` nor the end of a longer name
+    (``save_for_backward(`` is no ``backward(``)."""
+    called = (names[0] if len(names) == 1 else "(?:" + "|".join(names) + ")") + _SPACE + r"\("
+    attribute = r"\." + _SPACE + called
+    return attribute if method else attribute + r"|(?<![\w.])(?<!def )" + called
+
+
+# What the model takes for ``backward`` (``training_calls.is_backward``): a method
 # ``.backward(``/``.manual_backward(`` or a bare ``backward(`` (imported from
 # torch.autograd). Not ``save_for_backward(``, ``lsh_backward (`` or the
 # ``def backward(`` of a custom autograd Function, which are most of the
-# mentions in model libraries. ``\\`` for line continuations.
-BACKWARD_CALL = r"\.[\s\\]*(?:manual_)?backward[\s\\]*\(|(?<![\w.])(?<!def )backward[\s\\]*\("
+# mentions in model libraries.
+BACKWARD_METHODS = ("backward", "manual_backward")
+BACKWARD_CALL = call_spelling(BACKWARD_METHODS)
+# Code that may compute gradients: a backward, ``autograd.grad``/``grad(``, a vjp.
+GRADIENT_CODE = BACKWARD_CALL + r"|\bgrad\s*\(|vjp|torch\.autograd import"
 
 # A call that can switch a module to eval mode (``modes.mode_switch``): ``.eval()``,
 # ``.train(False)``, ``.train(0)``, ``.train(mode=False)``, spaced or continued.

@@ -14,8 +14,10 @@ matter: inside loops, in loop headers and in code that runs at import time.
 What the text can answer (is ``backward`` called at all?) is answered there.
 flake8 hands its plugins the ast tree it already built, so there it is free.
 
-Each rule writes its own question in its module, next to its text gate, from
-the indexes and node readers here; what lives here serves any rule.
+A rule declares what its findings need (``needs.py``: calls, definitions, loops,
+markers), and its text gate and its question of this tree are both computed from
+the declaration. Rules whose question no declared shape says yet write it in their
+module from the indexes and node readers here; what lives here serves any rule.
 """
 from __future__ import annotations
 
@@ -31,7 +33,6 @@ from torchlint.model.roles import _MOVES  # what hands back the module it is cal
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.model.vocab import LIBRARIES_AROUND_TORCH, NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
 from torchlint.model.vocab import ACTIVATION_FUNCTIONS, ACTIVATION_LAYERS, ACTIVATION_METHODS, LAYOUT_METHODS, PAIRED_LOSSES
-from torchlint.text_gate import BACKWARD_CALL, text_search
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 if TYPE_CHECKING:
@@ -42,11 +43,6 @@ LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-# A name can only be called where it is written; these read the text for it
-# (through the text gate's substring shortcuts, shared with the rules' gates).
-_COMPUTES_GRADIENTS = text_search(BACKWARD_CALL + r"|\bgrad\s*\(|vjp|torch\.autograd import")
-_STEPS = text_search(r"\.step\(")
-_TRAINING_HOOK = text_search(r"def training_step\b")
 
 
 class TreeIndex:
@@ -286,33 +282,7 @@ class TreeIndex:
                 yield from statement_nodes(stmt)
                 todo.extend(_child_blocks(stmt))
 
-    # -- questions several rules ask ----------------------------------------
-    def computes_gradients(self) -> bool:
-        """Might some code here backpropagate? Asked of the code, not of its docstrings'
-        examples (``>>> loss.backward()`` in a model's docs)."""
-        return _COMPUTES_GRADIENTS(self.code_text())
-
-    def trains(self) -> bool:
-        """Might some code here backpropagate or step an optimizer?"""
-        return _STEPS(self.code_text()) or self.computes_gradients()
-
-    def has_training_step(self) -> bool:
-        return _TRAINING_HOOK(self.source)
-
-    def loop_iterates(self, wanted) -> bool:
-        """Does some loop iterate over something named as ``wanted`` accepts (``for x, y in train_loader``)?"""
-        return any(wanted(n) for _, loop in self.loops for n in iterable_names(loop))
-
-    def loop_assigns(self, wanted) -> bool:
-        """Does some loop body bind a name (``h`` of ``self.h``) that ``wanted`` accepts?"""
-        for _, loop in self.loops:
-            for node in loop_statements(loop):
-                targets = (node.targets if isinstance(node, ast.Assign)
-                           else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else ())
-                if any(wanted(name) for t in targets for name in bound_names(t)):
-                    return True
-        return False
-
+    # -- questions several rules ask (the shapes any rule may declare are ``needs.py``'s) --
     def evaluation_loops(self) -> bool:
         """A loop that runs a model-named call, or a name built by a constructor
         (``learner = Net()``), over evaluation data or in a function named like evaluation."""
@@ -411,11 +381,6 @@ class TreeIndex:
     def import_time_callees(self) -> Iterator[Optional[str]]:
         """The names import-time code calls (``f`` of ``f(x)`` and of ``m.f(x)``)."""
         return (called_name(n) for n in self.import_time_nodes() if isinstance(n, ast.Call))
-
-    def import_time_calls(self, *names: str) -> bool:
-        """Does code that runs at import call one of ``names`` or a function of this file?"""
-        wanted = self.function_names.union(names)
-        return any(isinstance(n, ast.Call) and called_name(n) in wanted for n in self.import_time_nodes())
 
 
 # Libraries training code imports that are no project's own modules (the standard library's

@@ -9,6 +9,7 @@ import libcst as cst
 
 from torchlint.model import vocab
 from torchlint.model.expr import dotted, keyword, positional
+from torchlint.text_gate import BACKWARD_METHODS
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -26,7 +27,7 @@ def differentiated(call: CallSite) -> Optional[cst.BaseExpression]:
 
 
 def is_backward(file_model: FileModel, call: CallSite) -> bool:
-    if call.method in ("backward", "manual_backward"):
+    if call.method in BACKWARD_METHODS:
         return True
     return file_model.qualify(call) == "torch.autograd.backward"
 

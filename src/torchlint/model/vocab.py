@@ -252,6 +252,10 @@ def token_spelling(words: Iterable[str]) -> str:
     return rf"(?<![A-Za-z])(?:{lower})(?![a-z])|(?:{upper})(?![a-z])"
 
 
+# Wherever a name ``is_loader_name`` takes may be written: "loader" in any case, or a token.
+LOADER_SPELLING = "[Ll]oader|LOADER|" + token_spelling(_LOADER_TOKENS - {"loader", "loaders", "dataloader"})
+
+
 def last_name(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator, Optional
 import libcst as cst
 
-from torchlint.tree_gate import TreeIndex
 from torchlint.model import FileModel, GradMode, flow_back
 from torchlint.model.expr import bound_paths, positional, referenced_paths
 from torchlint.model.modes import calls_in_node
 from torchlint.model.vocab import is_optimizer_name
 from torchlint.rule import Rule
-from torchlint.text_gate import BACKWARD_CALL
+from torchlint.needs import BACKWARD, COMPUTES_GRADIENTS, Text
 
 if TYPE_CHECKING:
     from torchlint.model.records import CallSite
@@ -25,11 +24,7 @@ class BackwardUnderNoGrad(Rule):
         "it raises or trains nothing; run the forward pass and loss outside the no-grad region"
     )
     torch_programs_only = True
-    gate = (r"no_grad|inference_mode|set_grad_enabled", BACKWARD_CALL + "|autograd")
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        return tree_index.computes_gradients()
+    needs = Text(r"no_grad|inference_mode|set_grad_enabled") & COMPUTES_GRADIENTS & (BACKWARD | Text("autograd"))
 
     docs = """
 ## What it does

@@ -18,6 +18,7 @@ from torchlint.model.modes import EVAL_WORDS, is_mode_helper, model_key, mode_sw
 from torchlint.model.vocab import (
     FORWARD_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name, last_name, tokens,
 )
+from torchlint.needs import COMPUTES_GRADIENTS
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class NoGradEvalInTrainMode(Rule):
         evaluates = (_calls_an_evaluation_function(tree_index) or tree_index.evaluation_loops()
                      or any(isinstance(n, ast.Call) and may_be_forward(n) and _reads_eval_data_ast(n)
                             for n in tree_index.import_time_nodes()))
-        return (evaluates and (tree_index.computes_gradients() or _switches_to_training(tree_index))
+        return (evaluates and (COMPUTES_GRADIENTS.found_in(tree_index) or _switches_to_training(tree_index))
                 or _predicts_without_grad_after_loading(tree_index))
 
     docs = """

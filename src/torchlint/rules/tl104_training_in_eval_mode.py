@@ -13,7 +13,8 @@ from torchlint.model.vocab import (
     is_eval_data_name, is_eval_function_name, is_eval_loader_name, last_name, tokens,
 )
 from torchlint.rule import Rule
-from torchlint.text_gate import BACKWARD_CALL, EVAL_SWITCH_CALL
+from torchlint.needs import BACKWARD, STEP, Text
+from torchlint.text_gate import EVAL_SWITCH_CALL
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -38,7 +39,7 @@ class TrainingInEvalMode(Rule):
         "train with dropout off and frozen batch-norm statistics; call model.train() before training"
     )
     torch_programs_only = True
-    gate = (EVAL_SWITCH_CALL, BACKWARD_CALL + r"|\.step\(")
+    needs = Text(EVAL_SWITCH_CALL) & (BACKWARD | STEP)
     docs = """
 ## What it does
 Finds loops that train a model (`backward()` or `optimizer.step()`, in the

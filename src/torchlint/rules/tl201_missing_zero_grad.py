@@ -6,7 +6,7 @@ from torchlint.model import FileModel
 from torchlint.edits import enclosing_statement, first_statement, insert_after, insert_before, parent_map
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.rule import Fix, Rule
-from torchlint.text_gate import BACKWARD_CALL
+from torchlint.needs import BACKWARD, STEP
 
 if TYPE_CHECKING:
     from torchlint.edits import Statement
@@ -96,7 +96,7 @@ class MissingZeroGrad(Rule):
     )
     fix_safety = "unsafe"
     torch_programs_only = True
-    gate = (BACKWARD_CALL, r"\.step\(")
+    needs = BACKWARD & STEP
     docs = """
 ## What it does
 Finds training loops that call `backward()` and `optimizer.step()` (directly

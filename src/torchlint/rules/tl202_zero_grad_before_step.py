@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator, List, Optional, Set
 from torchlint.model import FileModel
 from torchlint.rule import Rule
-from torchlint.text_gate import BACKWARD_CALL
+from torchlint.needs import BACKWARD, STEP, Call
 
 if TYPE_CHECKING:
     from torchlint.model.records import CallSite, Scope
@@ -25,7 +25,7 @@ class ZeroGradBeforeStep(Rule):
         "zero gradients; clear gradients before backward() or after step()"
     )
     torch_programs_only = True
-    gate = (r"zero_grad", BACKWARD_CALL, r"\.step\(")
+    needs = Call("zero_grad") & BACKWARD & STEP
     docs = """
 ## What it does
 Finds `zero_grad()` calls that sit, in the same iteration, after the

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Iterator, List, Tuple, Union
 from torchlint.model import FileModel, differentiated
 from torchlint.model.steps import forward_sources, may_run_after, model_called, updates_model
 from torchlint.rule import Rule
-from torchlint.text_gate import BACKWARD_CALL
+from torchlint.needs import BACKWARD, STEP
 
 if TYPE_CHECKING:
     from torchlint.model.records import CallSite, Loop, Scope
@@ -32,7 +32,7 @@ class StepBetweenBackwards(Rule):
         "in place (autograd raises or uses stale weights); recompute the forward pass after the step"
     )
     torch_programs_only = True
-    gate = (BACKWARD_CALL, r"\.step\(")
+    needs = BACKWARD & STEP
     docs = """
 ## What it does
 Finds a `backward()` whose loss was computed (in part) from a forward pass

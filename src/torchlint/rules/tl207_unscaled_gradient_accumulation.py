@@ -9,7 +9,7 @@ from torchlint.edits import source_of
 from torchlint.model import FileModel
 from torchlint.model.accumulation import Accumulation, accumulations, backpropagated, scaled_on_the_way, stepped_class
 from torchlint.rule import Fix, Rule
-from torchlint.text_gate import BACKWARD_CALL
+from torchlint.needs import BACKWARD, STEP, Text
 
 if TYPE_CHECKING:
     from torchlint.rule import Finding
@@ -29,7 +29,7 @@ class UnscaledGradientAccumulation(Rule):
     default = False  # opt-in until real accumulation code measures it (docs: "Opt-in for now")
     fix_safety = "unsafe"
     torch_programs_only = True
-    gate = (BACKWARD_CALL, r"\.step\(", r"SGD")
+    needs = Text("SGD") & BACKWARD & STEP
     docs = """
 ## What it does
 Finds gradient accumulation that sums instead of averaging: a training loop

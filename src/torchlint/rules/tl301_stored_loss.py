@@ -15,6 +15,7 @@ from torchlint.model.module_state import LOSS_BASES, graph_kept_in_module_state
 from torchlint.model.stores import self_sum, stores
 from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
 from torchlint.model.vocab import is_loss_name, last_name
+from torchlint.needs import TRAINING_STEP, TRAINS
 from torchlint.rule import Fix, Rule
 from torchlint import tree_gate
 from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
@@ -140,14 +141,14 @@ class StoredLoss(Rule):
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         """Could some loop be a training, data or evaluation iteration that stores values?"""
-        trains = tree_index.trains()
+        trains = TRAINS.found_in(tree_index)
         for function, loop in tree_index.loops:
             if function in FORWARD_METHODS:
                 continue
             iteration = trains or is_eval_function_name(function) or any(map(is_loader_name, iterable_names(loop)))
             if iteration and any(_may_store(n) for n in loop_nodes(loop)):
                 return True
-        return tree_index.has_training_step() or cls._forward_may_add_to_self(tree_index)
+        return TRAINING_STEP.found_in(tree_index) or cls._forward_may_add_to_self(tree_index)
 
     @staticmethod
     def _forward_may_add_to_self(tree_index: TreeIndex) -> bool:

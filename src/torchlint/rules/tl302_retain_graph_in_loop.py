@@ -15,8 +15,9 @@ from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.vocab import (
     GRAPH_FREE_FACTORIES, OPTIMIZER_WORD, is_loader_name, is_model_name, is_optimizer_name, last_name,
 )
+from torchlint.needs import TRAINS
 from torchlint.rule import Fix, Rule
-from torchlint.text_gate import BACKWARD_CALL, text_search
+from torchlint.text_gate import GRADIENT_CODE, text_search
 from torchlint.tree_gate import TreeIndex
 
 if TYPE_CHECKING:
@@ -270,12 +271,11 @@ class RetainGraphInLoop(Rule):
     torch_programs_only = True
     # What ``needs_tree`` asks: retain_graph=True, or a loop calling a function imported from
     # another module of the project (which may retain it) in a file that trains
-    # (``TreeIndex.trains``: a step, a backward, autograd calls) or handing it an
+    # (``needs.TRAINS``: a step, a backward, autograd calls) or handing it an
     # optimizer-named value (``OPTIMIZER_WORD``). Every pattern must match, so the "or" is
     # spread over both. ``\bimport\b``: ``from .engine import(step)`` has no space.
     gate = (r"retain_graph\s*=\s*True|\bimport\b",
-            r"retain_graph\s*=\s*True|\.step\(|" + BACKWARD_CALL + r"|\bgrad\s*\(|vjp|torch\.autograd import|"
-            + OPTIMIZER_WORD)
+            r"retain_graph\s*=\s*True|\.step\(|" + GRADIENT_CODE + "|" + OPTIMIZER_WORD)
 
     @classmethod
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
@@ -283,7 +283,7 @@ class RetainGraphInLoop(Rule):
         function an optimizer (``train_step(model, optimizer, batch)``)."""
         if _RETAINS(tree_index.code_text()):
             return True
-        trains = tree_index.trains()
+        trains = TRAINS.found_in(tree_index)
         return any(trains or _hands_an_optimizer(call)
                    for _, loop in tree_index.loops for call in tree_index.calls_of_imports(loop.body + loop.orelse))
     docs = """

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator, Tuple, Union
-from torchlint.tree_gate import TreeIndex
 from torchlint.model import FileModel
 from torchlint.model.carry import Flow, carried_states, is_state_name
+from torchlint.needs import TRAINING_STEP, TRAINS, LoopBinds
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -21,12 +21,8 @@ class HiddenStateNotDetached(Rule):
         "iteration (h = h.detach(), or repackage_hidden(h) for tuples)"
     )
     torch_programs_only = True
-    gate = (r"backward|\.step\(|training_step",)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        # A training loop (or Lightning step) that rebinds a state-named variable.
-        return tree_index.has_training_step() or (tree_index.trains() and tree_index.loop_assigns(is_state_name))
+    # A training loop (or Lightning step) that rebinds a state-named variable.
+    needs = TRAINING_STEP | (TRAINS & LoopBinds(is_state_name))
 
     docs = """
 ## What it does

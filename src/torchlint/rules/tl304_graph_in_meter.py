@@ -4,11 +4,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator, Set
 import libcst as cst
 
-from torchlint.tree_gate import TreeIndex
 from torchlint.model import FileModel, flow_back
 from torchlint.model.expr import bound_paths, referenced_paths
 from torchlint.model.sinks import Meters
-from torchlint.model.vocab import CONTAINER_METHODS, is_loader_name
+from torchlint.model.vocab import CONTAINER_METHODS, LOADER_SPELLING, is_loader_name
+from torchlint.needs import TRAINS, LoopOver, Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -27,18 +27,10 @@ class GraphInMeter(Rule):
     )
     fix_safety = "safe"
     torch_programs_only = True
-    gate = (
-        # Training (see TreeIndex.trains) or a loop over loader-named data.
-        r"backward|\.step\(|\bgrad\s*\(|vjp|torch\.autograd import|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b",
-        r"class\s",
-        r"self\.[\w.]+\s*[-+*]=|self\.[\w.]+\s*=[^=\n]*self\.|"
-        r"self\.[\w.]+\.(?:%s)\(" % "|".join(sorted(CONTAINER_METHODS)),
-    )
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        # Meter calls count once per training or data iteration.
-        return tree_index.trains() or tree_index.loop_iterates(is_loader_name)
+    # A meter class that adds to its own state, called once per training or data iteration.
+    needs = (Text(r"class\s") & Text(r"self\.[\w.]+\s*[-+*]=|self\.[\w.]+\s*=[^=\n]*self\.|"
+                                   r"self\.[\w.]+\.(?:%s)\(" % "|".join(sorted(CONTAINER_METHODS)))
+             & (TRAINS | LoopOver(is_loader_name, LOADER_SPELLING)))
 
     docs = """
 ## What it does

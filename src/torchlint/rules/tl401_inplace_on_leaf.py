@@ -20,6 +20,7 @@ from torchlint.model.shapes import bound_around
 from torchlint.model.ast_reading import InPlaceWrite, assignment_targets, ast_dotted, bound_names, flat_targets
 from torchlint.model.ast_reading import in_place_write, written_by
 from torchlint.model.vocab import PARAMETER_ITERATORS, writes_in_place
+from torchlint.needs import COMPUTES_GRADIENTS
 from torchlint.rule import Rule
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, own_nodes
 
@@ -182,7 +183,7 @@ def _hands_to_a_project_writer(tree_index: TreeIndex) -> bool:
     imported, star = tree_index.names_from_project()
     if not imported and not star:
         return False
-    nodes = tree_index.module_nodes() if tree_index.computes_gradients() else tree_index.import_time_nodes()
+    nodes = tree_index.module_nodes() if COMPUTES_GRADIENTS.found_in(tree_index) else tree_index.import_time_nodes()
     calls = [node for node in nodes if isinstance(node, ast.Call) and (node.args or node.keywords)
              and (star or (ast_dotted(node.func) or "").split(".", 1)[0] in imported)]
     if calls:
@@ -460,7 +461,7 @@ class InplaceOnLeaf(Rule):
     def needs_tree(cls, tree_index: TreeIndex) -> bool:
         # Checked: module-level code, functions that compute gradients, a model's forward,
         # and what import-time code reaches (``model = Net()`` runs ``Net.__init__``).
-        return (tree_index.computes_gradients() or _import_time_leaf_writes(tree_index)
+        return (COMPUTES_GRADIENTS.found_in(tree_index) or _import_time_leaf_writes(tree_index)
                 or _import_time_construction(tree_index) or _forward_writes_self(tree_index)
                 or _hands_to_a_project_writer(tree_index))
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 import libcst as cst
 
-from torchlint.tree_gate import TreeIndex
 from torchlint.edits import method_call
 from torchlint.model import FileModel, GradMode
 from torchlint.model.leaves import file_freezes, known_grad_scope
+from torchlint.needs import COMPUTES_GRADIENTS, TRAINING_STEP, Call, ImportTimeCall, Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -37,15 +37,10 @@ class NumpyOnGradTensor(Rule):
     )
     fix_safety = "safe"
     torch_programs_only = True
-    gate = (r"\.numpy\(",)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        # Code known to record: a function that backpropagates, training_step,
-        # enable_grad, or module-level script code and the helpers it calls.
-        return (tree_index.computes_gradients() or tree_index.has_training_step()
-                or tree_index.import_time_calls("numpy")
-                or "enable_grad" in tree_index.source or "set_grad_enabled" in tree_index.source)
+    # Code known to record: a function that backpropagates, training_step, enable_grad, or
+    # module-level script code and the helpers it calls.
+    needs = Call("numpy", method=True) & (COMPUTES_GRADIENTS | TRAINING_STEP | Text("enable_grad|set_grad_enabled")
+                                          | ImportTimeCall("numpy"))
 
     docs = """
 ## What it does

@@ -9,7 +9,7 @@ from torchlint.model.expr import bound_paths, dotted, keyword, referenced_paths
 from torchlint.model.leaves import is_leaf_factory, known_grad_scope, method_chain
 from torchlint.model.vocab import FRESH_METHODS, PARAMETER_ITERATORS
 from torchlint.rule import Rule
-from torchlint.text_gate import BACKWARD_CALL
+from torchlint.needs import BACKWARD, Text
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, Loop, Scope
@@ -60,7 +60,7 @@ class LeafReboundByUpdate(Rule):
         "every step's graph is kept; update in place under `with torch.no_grad(): w -= lr * w.grad`"
     )
     torch_programs_only = True
-    gate = (r"\.grad\b", BACKWARD_CALL + "|autograd")
+    needs = Text(r"\.grad\b") & (BACKWARD | Text("autograd"))
     docs = """
 ## What it does
 Finds a hand-written gradient step that rebinds the name of a leaf tensor,

@@ -11,7 +11,7 @@ from torchlint.model.leaves import reaching_value, wants_its_gradient
 from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS
 from torchlint.model.walk import children
 from torchlint.rule import Rule
-from torchlint.text_gate import BACKWARD_CALL
+from torchlint.needs import BACKWARD, Text
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, CallSite, Scope
@@ -177,11 +177,8 @@ class GanFakeNotDetached(Rule):
     )
     torch_programs_only = True
     # A superset of the names ``model/gan.py`` accepts: G, netG, G_AB, G2, g_model, net_g, gen...
-    gate = (
-        BACKWARD_CALL,
-        r"(?:\b(?:net_?)?|_)[Gg](?:_|\d|[A-Z]\b|\b)|(?i:gen)",
-        r"(?:\b(?:net_?)?|_)[Dd](?:_|\d|[A-Z]\b|\b)|(?i:dis|critic)",
-    )
+    needs = (Text(r"(?:\b(?:net_?)?|_)[Gg](?:_|\d|[A-Z]\b|\b)|(?i:gen)")
+             & Text(r"(?:\b(?:net_?)?|_)[Dd](?:_|\d|[A-Z]\b|\b)|(?i:dis|critic)") & BACKWARD)
     docs = """
 ## What it does
 Finds a GAN discriminator update whose loss runs the discriminator on the

@@ -1,0 +1,212 @@
+"""What a rule's findings need a file to hold, declared once; both gates are read off it.
+
+A rule that sets ``needs`` writes no gate of its own: its text gate (``Rule.gate``,
+the regexes the runner's light path and ``catalogue.GATES`` read) and its tree gate
+(``Rule.needs_tree``) are both computed from the one declaration, so the two cannot
+disagree and no test has to keep them in step. A declaration is built from a few
+shapes, each of which knows how it is spelled (the text gate: a regex every file
+holding it matches) and how it is found in Python's ``ast`` (``tree_gate.TreeIndex``):
+
+* ``Call("zero_grad")``: a call of that name, ``f(...)`` or ``x.f(...)``; ``method=True``
+  for ``x.f(...)`` only;
+* ``Defines("training_step")``: a function of that name, at any depth;
+* ``LoopOver(is_loader_name)`` / ``LoopBinds(is_state_name)``: a loop over, or binding,
+  a name the predicate accepts (the model's own name readers, from ``vocab``);
+* ``ImportTimeCall("numpy")``: code run at import calls one of the names or a function
+  of the file;
+* ``Text(regex)``: the code (docstrings blanked) matches: a marker the rule reads in
+  more ways than a call (``no_grad`` as a call, a decorator or an import);
+* ``Question(ask)``: a question of the tree the shapes above cannot say (``ask(index)``),
+  shared in ``tree_gate`` with what else asks it;
+
+combined with ``&`` (all) and ``|`` (any). A declaration must be sound as a gate: a
+file the rule can find something in holds it (tests lint every fixture, inline
+example and corpus file with the gates on and off).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable, Optional, Tuple
+
+from torchlint.model.ast_reading import bound_names
+from torchlint.text_gate import BACKWARD_METHODS, GRADIENT_CODE, call_spelling, compile_gate, gate_matches
+from torchlint.tree_gate import TreeIndex, called_name, iterable_names, loop_statements
+
+class Need:
+    """A condition on a file: ``text()`` is what its text must match, ``found_in`` asks the tree."""
+
+    def text(self) -> Tuple[str, ...]:
+        """Regexes every one of which matches the code of a file that holds this: () when
+        the text cannot tell."""
+        raise NotImplementedError
+
+    def found_in(self, index: TreeIndex) -> bool:
+        raise NotImplementedError
+
+    def __and__(self, other: "Need") -> "Need":
+        return AllOf(self, other)
+
+    def __or__(self, other: "Need") -> "Need":
+        return AnyOf(self, other)
+
+
+@dataclass(frozen=True)
+class AllOf(Need):
+    needs: Tuple[Need, ...]
+
+    def __init__(self, *needs: Need) -> None:
+        flat = tuple(part for need in needs for part in (need.needs if isinstance(need, AllOf) else (need,)))
+        object.__setattr__(self, "needs", flat)
+
+    def text(self) -> Tuple[str, ...]:
+        patterns = [p for need in self.needs for p in need.text()]
+        return tuple(dict.fromkeys(patterns))
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return all(need.found_in(index) for need in self.needs)
+
+
+@dataclass(frozen=True)
+class AnyOf(Need):
+    needs: Tuple[Need, ...]
+
+    def __init__(self, *needs: Need) -> None:
+        flat = tuple(part for need in needs for part in (need.needs if isinstance(need, AnyOf) else (need,)))
+        object.__setattr__(self, "needs", flat)
+
+    def text(self) -> Tuple[str, ...]:
+        # One regex per alternative: the first of an alternative's (each is implied by it).
+        # An alternative the text cannot tell leaves the whole without a text condition.
+        firsts = [need.text()[:1] for need in self.needs]
+        if not all(firsts):
+            return ()
+        return ("|".join(dict.fromkeys(first[0] for first in firsts)),)
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return any(need.found_in(index) for need in self.needs)
+
+
+@dataclass(frozen=True)
+class Text(Need):
+    pattern: str
+
+    def text(self) -> Tuple[str, ...]:
+        return (self.pattern,)
+
+    def found_in(self, index: TreeIndex) -> bool:
+        # The text gate's memo has the answer where the engine asked it already.
+        return gate_matches(compile_gate((self.pattern,)), index.code_text())
+
+
+@dataclass(frozen=True)
+class Call(Need):
+    names: Tuple[str, ...]
+    method: bool = False
+
+    def __init__(self, *names: str, method: bool = False) -> None:
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "method", method)
+
+    def text(self) -> Tuple[str, ...]:
+        return (call_spelling(self.names, self.method),)
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return bool(index.derived(self._calls))
+
+    def _calls(self, index: TreeIndex) -> bool:
+        # Only the statements that spell a name can call it.
+        for node in index.statements_spelling(self.names, headers=True):
+            if (isinstance(node, ast.Call) and called_name(node) in self.names
+                    and (not self.method or isinstance(node.func, ast.Attribute))):
+                return True
+        return False
+
+
+@dataclass(frozen=True)
+class Defines(Need):
+    names: Tuple[str, ...]
+
+    def __init__(self, *names: str) -> None:
+        object.__setattr__(self, "names", names)
+
+    def text(self) -> Tuple[str, ...]:
+        return (r"def\s+(?:" + "|".join(self.names) + r")\b",)
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return not index.function_names.isdisjoint(self.names)
+
+
+@dataclass(frozen=True)
+class LoopOver(Need):
+    """A ``for`` loop over something a name of which ``accepts`` (``for x, y in train_loader``),
+    with the regex every such name matches."""
+
+    accepts: Callable[[str], bool]
+    spelled: Optional[str] = None
+
+    def text(self) -> Tuple[str, ...]:
+        return (self.spelled,) if self.spelled else ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return any(self.accepts(name) for _, loop in index.loops for name in iterable_names(loop))
+
+
+@dataclass(frozen=True)
+class LoopBinds(Need):
+    """A loop body that binds a name (``h`` of ``self.h``) ``accepts`` takes."""
+
+    accepts: Callable[[str], bool]
+
+    def text(self) -> Tuple[str, ...]:
+        return ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        for _, loop in index.loops:
+            for node in loop_statements(loop):
+                targets = (node.targets if isinstance(node, ast.Assign)
+                           else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else ())
+                if any(self.accepts(name) for target in targets for name in bound_names(target)):
+                    return True
+        return False
+
+
+@dataclass(frozen=True)
+class ImportTimeCall(Need):
+    """Code that runs at import calls one of ``names`` or a function of the file."""
+
+    names: Tuple[str, ...]
+
+    def __init__(self, *names: str) -> None:
+        object.__setattr__(self, "names", names)
+
+    def text(self) -> Tuple[str, ...]:
+        return ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        wanted = index.function_names.union(self.names)
+        return any(isinstance(n, ast.Call) and called_name(n) in wanted for n in index.import_time_nodes())
+
+
+@dataclass(frozen=True)
+class Question(Need):
+    """A question of the tree (``tree_gate``) no shape says, with the regex its answer implies."""
+
+    ask: Callable[[TreeIndex], bool]
+    spelled: Optional[str] = None
+
+    def text(self) -> Tuple[str, ...]:
+        return (self.spelled,) if self.spelled else ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return bool(self.ask(index))
+
+
+# -- what several rules need ------------------------------------------------------
+BACKWARD = Call(*BACKWARD_METHODS)  # ``training_calls.is_backward``'s calls
+STEP = Call("step", method=True)  # an optimizer's (or a scaler's) step
+# Might some code here backpropagate? Asked of the code, not of its docstrings' examples
+# (``>>> loss.backward()`` in a model's docs).
+COMPUTES_GRADIENTS = Text(GRADIENT_CODE)
+TRAINS = COMPUTES_GRADIENTS | Text(r"\.step\(")  # backpropagates or steps an optimizer
+TRAINING_STEP = Defines("training_step")  # Lightning's hook: one training iteration

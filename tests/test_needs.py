@@ -1,0 +1,114 @@
+"""Declared needs (``needs.py``): both gates of a rule come from one declaration."""
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from conftest import CORPUS, FIXTURES
+from torchlint.model.vocab import is_loader_name
+from torchlint.needs import (
+    BACKWARD, STEP, TRAINING_STEP, TRAINS, AllOf, AnyOf, Call, Defines, ImportTimeCall, LoopBinds, LoopOver, Need,
+    Question, Text,
+)
+from torchlint.rule import Rule
+from torchlint.rules import ALL_RULES
+from torchlint.tree_gate import TreeIndex
+
+DECLARED = [rule for rule in ALL_RULES if rule.needs is not None]
+SOURCES = sorted(FIXTURES.glob("*/*.py")) + sorted(CORPUS.glob("*/*.py"))
+
+
+def index(source: str) -> TreeIndex:
+    return TreeIndex(ast.parse(source), source)
+
+
+def text_admits(need: Need, source: str) -> bool:
+    code = index(source).code_text()
+    return all(re.search(pattern, code) for pattern in need.text())
+
+
+@pytest.mark.parametrize("need, source, found", [
+    (BACKWARD, "loss.backward()\n", True),
+    (BACKWARD, "loss . backward (\n)\n", True),
+    (BACKWARD, "from torch.autograd import backward\nbackward(loss)\n", True),
+    (BACKWARD, "self.manual_backward(loss)\n", True),
+    (BACKWARD, "ctx.save_for_backward(x)\n", False),
+    (BACKWARD, "class F:\n    def backward(ctx, g):\n        return g\n", False),
+    (BACKWARD, "def f():\n    '''\n    >>> loss.backward()\n    '''\n", False),  # an example in a docstring
+    (BACKWARD, "print('loss.backward()')  # loss.backward()\n", False),
+    (STEP, "opt.step()\n", True),
+    (STEP, "step()\n", False),  # a method only
+    (STEP, "@torch.no_grad()\ndef step(self):\n    pass\n", False),
+    (Call("zero_grad"), "zero_grad(model)\n", True),
+    (Call("zero_grad"), "model.zero_grad\n", False),  # named, never called
+    (Call("numpy", method=True), "@wrap(lambda t: t.numpy())\ndef f():\n    pass\n", True),  # decorators count
+    (TRAINING_STEP, "class M:\n    async def training_step(self, batch):\n        pass\n", True),
+    (TRAINING_STEP, "def validation_step(self, batch):\n    pass\n", False),
+    (TRAINS, "opt.step()\n", True),
+    (TRAINS, "torch.autograd.grad(y, x)\n", True),
+    (TRAINS, "model(x)\n", False),
+    (LoopOver(is_loader_name), "for x, y in train_dl:\n    pass\n", True),
+    (LoopOver(is_loader_name), "for i in range(num_batches):\n    pass\n", False),
+    (LoopBinds(lambda name: name == "h"), "while True:\n    out, h = rnn(x, h)\n", True),
+    (LoopBinds(lambda name: name == "h"), "h = init()\nfor x in xs:\n    out = rnn(x, h)\n", False),
+    (ImportTimeCall("numpy"), "t.numpy()\n", True),
+    (ImportTimeCall("numpy"), "def f(t):\n    return t.numpy()\n", False),
+    (ImportTimeCall("numpy"), "def f(t):\n    return t.numpy()\n\nf(x)\n", True),  # a function of the file
+    (Text("no_grad") & BACKWARD, "with torch.no_grad():\n    loss.backward()\n", True),
+    (Text("no_grad") & BACKWARD, "loss.backward()\n", False),
+    (Text("no_grad") | BACKWARD, "loss.backward()\n", True),
+])
+def test_each_shape_is_found_where_it_is_and_its_text_admits_it(need, source, found):
+    assert need.found_in(index(source)) is found
+    if found:  # the text gate, computed from the same declaration, lets it through
+        assert text_admits(need, source)
+
+
+def test_combinations_flatten_and_spell_their_text():
+    both = Text("a") & Text("b") & Text("c")
+    assert isinstance(both, AllOf) and both.text() == ("a", "b", "c")
+    either = Text("a") | Text("b") | (Text("c") & Text("d"))
+    assert isinstance(either, AnyOf) and either.text() == ("a|b|c",)  # an alternative's first regex
+    # An alternative the text cannot tell leaves the text no condition to set.
+    assert (Text("a") | LoopOver(is_loader_name)).text() == ()
+    assert (Text("a") | LoopOver(is_loader_name, "loader")).text() == ("a|loader",)
+    assert Question(lambda index: True).text() == () and Question(lambda index: True, "x").text() == ("x",)
+    assert Defines("f", "g").text() == (r"def\s+(?:f|g)\b",)
+
+
+@pytest.mark.parametrize("rule", DECLARED, ids=lambda rule: rule.code)
+def test_a_declared_rules_gates_are_its_declaration(rule):
+    assert rule.gate == rule.needs.text() and rule.gate
+    assert "needs_tree" not in rule.__dict__
+
+
+@pytest.mark.parametrize("rule", DECLARED, ids=lambda rule: rule.code)
+def test_what_a_declaration_finds_in_the_tree_its_text_admits(rule):
+    """The text gate is implied by the tree question on every fixture and corpus file:
+    derived from one declaration, the two never disagree the unsound way."""
+    checked = 0
+    for path in SOURCES:
+        source = path.read_text(encoding="utf-8")
+        tree_index = index(source)
+        if rule.needs.found_in(tree_index):
+            assert rule.may_apply(tree_index.code_text()), path
+            checked += 1
+    assert checked, "no file holds what the rule needs: the check above checked nothing"
+
+
+def test_a_rule_declares_its_needs_or_writes_its_gates_not_both():
+    with pytest.raises(TypeError, match="declares `needs`"):
+        class Both(Rule):  # noqa: F841 - defining it is the test
+            code = "TL999"
+            needs = BACKWARD
+            gate = ("backward",)
+    with pytest.raises(TypeError, match="declares `needs`"):
+        class Written(Rule):  # noqa: F841
+            code = "TL999"
+            needs = BACKWARD
+
+            @classmethod
+            def needs_tree(cls, tree_index):
+                return True
