@@ -112,3 +112,25 @@ def test_a_rule_declares_its_needs_or_writes_its_gates_not_both():
             @classmethod
             def needs_tree(cls, tree_index):
                 return True
+
+
+@pytest.mark.parametrize("source, found", [
+    ("import torch\nmodel = torch.compile(model)\n", True),
+    ("from torch import compile as tc\nmodel = tc(model)\n", True),
+    ("import torch\nc = torch.compile\nnet = c(net)\n", True),
+    ("import re\npattern = re.compile('x')\n", False),
+    ("import torch\ncode = compile(source, 'f', 'exec')\n", False),  # Python's builtin
+])
+def test_an_aliased_call_is_found_under_the_names_the_file_gives_it(source, found):
+    need = Call("compile", aliases=True, not_on=("re",))
+    assert need.found_in(index(source)) is found
+    assert text_admits(need, source)
+
+
+@pytest.mark.parametrize("source, found", [
+    ("import torch\ntorch.compile(model)\n", True),
+    ("import torch\nmodel = torch.compile(model)\n", False),
+    ("import torch\nrun(torch.compile(model))\n", False),
+])
+def test_a_discarded_call_is_a_statement_of_its_own(source, found):
+    assert Call("compile", discarded=True).found_in(index(source)) is found

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Callable, Optional, Tuple
+from typing import Callable, FrozenSet, Iterable, List, Optional, Set, Tuple
 
-from torchlint.model.ast_reading import bound_names
-from torchlint.text_gate import BACKWARD_METHODS, GRADIENT_CODE, call_spelling, compile_gate, gate_matches
+from torchlint.model.ast_reading import assignment_targets, bound_names
+from torchlint.text_gate import BACKWARD_METHODS, GRADIENT_CODE, call_spelling, compile_gate, gate_matches, one_of
 from torchlint.tree_gate import TreeIndex, called_name, iterable_names, loop_statements
 
 class Need:
@@ -101,26 +101,61 @@ class Text(Need):
 
 @dataclass(frozen=True)
 class Call(Need):
+    """A call of one of ``names``: ``f(...)`` or ``x.f(...)`` (only the latter with ``method``).
+    With ``aliases``, also under the names the file gives it (``from torch import compile as
+    tc``, ``c = torch.compile``), and a bare ``f(...)`` only where the file binds ``f`` (not
+    Python's builtin ``compile``); ``not_on``: modules whose ``x.f`` is another function
+    (``re.compile``); ``discarded``: the call is a statement of its own, its value unused."""
+
     names: Tuple[str, ...]
     method: bool = False
+    aliases: bool = False
+    not_on: FrozenSet[str] = frozenset()
+    discarded: bool = False
 
-    def __init__(self, *names: str, method: bool = False) -> None:
-        object.__setattr__(self, "names", names)
-        object.__setattr__(self, "method", method)
+    def __init__(self, *names: str, method: bool = False, aliases: bool = False,
+                 not_on: Iterable[str] = (), discarded: bool = False) -> None:
+        for field, value in (("names", names), ("method", method), ("aliases", aliases),
+                             ("not_on", frozenset(not_on)), ("discarded", discarded)):
+            object.__setattr__(self, field, value)
 
     def text(self) -> Tuple[str, ...]:
+        if self.aliases:  # an alias is called by another name, but named where it is bound
+            return (r"\b" + one_of(self.names) + r"\b",)
         return (call_spelling(self.names, self.method),)
 
     def found_in(self, index: TreeIndex) -> bool:
-        return bool(index.derived(self._calls))
+        return bool(index.derived(self.calls))
 
-    def _calls(self, index: TreeIndex) -> bool:
-        # Only the statements that spell a name can call it.
-        for node in index.statements_spelling(self.names, headers=True):
-            if (isinstance(node, ast.Call) and called_name(node) in self.names
-                    and (not self.method or isinstance(node.func, ast.Attribute))):
-                return True
-        return False
+    def calls(self, index: TreeIndex) -> List[ast.Call]:
+        """The calls of ``index``'s tree that may be this one."""
+        # Only the statements that spell a name (or an alias) can call it.
+        nodes = list(index.statements_spelling(self.names, headers=True))
+        bare = set() if self.aliases else set(self.names)
+        if self.aliases:
+            bare = self._aliases(index, nodes)
+            if bare - set(self.names):
+                nodes = list(index.statements_spelling({*self.names, *bare}, headers=True))
+        found = [node for node in nodes if isinstance(node, ast.Call) and self._is_one(node.func, bare)]
+        if self.discarded:
+            calls = {id(call) for call in found}
+            found = [n.value for n in nodes if isinstance(n, ast.Expr) and id(n.value) in calls]
+        return found
+
+    def _is_one(self, func: ast.expr, bare: Set[str]) -> bool:
+        if isinstance(func, ast.Attribute):
+            return func.attr in self.names and not (isinstance(func.value, ast.Name) and func.value.id in self.not_on)
+        return not self.method and isinstance(func, ast.Name) and func.id in bare
+
+    def _aliases(self, index: TreeIndex, nodes: List[ast.AST]) -> Set[str]:
+        """The local names bound to one of ``names``: by an import from a module, or by an
+        assignment from an attribute of that name."""
+        bound = {alias.asname or alias.name for stmt in index.imports if isinstance(stmt, ast.ImportFrom)
+                 for alias in stmt.names if alias.name in self.names}
+        bound.update(name for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+                     and any(isinstance(v, ast.Attribute) and v.attr in self.names for v in ast.walk(n.value))
+                     for target in assignment_targets(n) for name in bound_names(target))
+        return bound
 
 
 @dataclass(frozen=True)
@@ -131,7 +166,7 @@ class Defines(Need):
         object.__setattr__(self, "names", names)
 
     def text(self) -> Tuple[str, ...]:
-        return (r"def\s+(?:" + "|".join(self.names) + r")\b",)
+        return (r"def\s+" + one_of(self.names) + r"\b",)
 
     def found_in(self, index: TreeIndex) -> bool:
         return not index.function_names.isdisjoint(self.names)
@@ -210,3 +245,8 @@ STEP = Call("step", method=True)  # an optimizer's (or a scaler's) step
 COMPUTES_GRADIENTS = Text(GRADIENT_CODE)
 TRAINS = COMPUTES_GRADIENTS | Text(r"\.step\(")  # backpropagates or steps an optimizer
 TRAINING_STEP = Defines("training_step")  # Lightning's hook: one training iteration
+# ``torch.compile`` however the file spells it (``model_compile.compile_calls`` asks the qualified
+# name); ``re.compile`` is not, nor Python's builtin ``compile``.
+_OTHER_COMPILES = ("re", "regex")
+TORCH_COMPILE = Text(r"\btorch\b") & Call("compile", aliases=True, not_on=_OTHER_COMPILES)
+TORCH_COMPILE_DISCARDED = Text(r"\btorch\b") & Call("compile", aliases=True, not_on=_OTHER_COMPILES, discarded=True)

@@ -32,11 +32,16 @@ except ImportError:  # pragma: no cover - Python < 3.11
 _SPACE = r"[\s\\]*"  # spaces and line continuations, where Python allows them
 
 
+def one_of(names) -> str:
+    """A regex matching any of ``names`` (words, no regex syntax in them)."""
+    return names[0] if len(names) == 1 else "(?:" + "|".join(names) + ")"
+
+
 def call_spelling(names, method: bool = False) -> str:
     """A regex every call of one of ``names`` matches: ``x.f(`` (spaced or continued) and,
     unless ``method``, a bare ``f(`` that is neither a ``def`` nor the end of a longer name
     (``save_for_backward(`` is no ``backward(``)."""
-    called = (names[0] if len(names) == 1 else "(?:" + "|".join(names) + ")") + _SPACE + r"\("
+    called = one_of(names) + _SPACE + r"\("
     attribute = r"\." + _SPACE + called
     return attribute if method else attribute + r"|(?<![\w.])(?<!def )" + called
 

@@ -28,7 +28,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Type, Union, cast
 
-from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_names, flat_targets, imported_definition
+from torchlint.model.ast_reading import assignment_targets, ast_dotted, flat_targets, imported_definition
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.model.vocab import LIBRARIES_AROUND_TORCH, NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
@@ -656,45 +656,6 @@ def forward_callee(call: ast.Call) -> Optional[str]:
 
 
 # Receivers whose ``compile`` is not torch's: regular expressions, the commonest.
-_OTHER_COMPILES = frozenset(("re", "regex"))
-
-
-def torch_compile_calls(tree_index: TreeIndex) -> List[ast.Call]:
-    """Every call that may be ``torch.compile(...)`` (``model_compile.compile_calls`` asks the
-    qualified name): ``X.compile(...)`` but ``re.compile``, and a bare name that a
-    ``from torch import compile [as name]`` or an assignment from a ``compile`` binds (not
-    Python's builtin ``compile``)."""
-    return tree_index.derived(_torch_compile_calls)[1]
-
-
-def compile_statement_nodes(tree_index: TreeIndex) -> List[ast.AST]:
-    """The nodes of the statements that may hold such a call: only those that spell ``compile``
-    or a name bound to it can."""
-    return tree_index.derived(_torch_compile_calls)[0]
-
-
-def _torch_compile_calls(tree_index: TreeIndex) -> Tuple[List[ast.AST], List[ast.Call]]:
-    nodes = list(tree_index.statements_spelling(["compile"], headers=True))
-    names = {alias.asname or alias.name for n in tree_index.imports if isinstance(n, ast.ImportFrom)
-             for alias in n.names if alias.name == "compile"}
-    names |= {name for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
-              and any(isinstance(v, ast.Attribute) and v.attr == "compile" for v in ast.walk(n.value))
-              for target in assignment_targets(n) for name in bound_names(target)}
-    if names - {"compile"}:
-        nodes = list(tree_index.statements_spelling(["compile", *names], headers=True))
-    found = []
-    for node in nodes:
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "compile":
-            if not (isinstance(func.value, ast.Name) and func.value.id in _OTHER_COMPILES):
-                found.append(node)
-        elif isinstance(func, ast.Name) and func.id in names:
-            found.append(node)
-    return nodes, found
-
-
 def _is_long_string_statement(stmt) -> bool:
     return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
             and isinstance(stmt.value.value, str) and (stmt.end_lineno or 0) - stmt.lineno >= 2)

@@ -1,7 +1,6 @@
 """TL508: ``torch.compile(model)`` as a statement of its own: the compiled wrapper is thrown away."""
 from __future__ import annotations
 
-import ast
 
 from typing import TYPE_CHECKING, Iterator, Optional
 
@@ -12,7 +11,7 @@ from torchlint.model import FileModel
 from torchlint.model.expr import dotted
 from torchlint.model.torch_compile import compile_calls, compiled_target, result_discarded
 from torchlint.rule import Fix, Rule
-from torchlint.tree_gate import TreeIndex, compile_statement_nodes, torch_compile_calls
+from torchlint.needs import TORCH_COMPILE_DISCARDED
 
 if TYPE_CHECKING:
     from torchlint.model.records import CallSite
@@ -29,15 +28,8 @@ class CompileResultDiscarded(Rule):
                "away here, so nothing is compiled: call model.compile(), or use the value torch.compile returns")
     torch_programs_only = True
     fix_safety = "unsafe"
-    # any spelling (``from torch import compile as tc`` calls ``tc(model)``), always imported from torch
-    gate = (r"\bcompile\b", r"\btorch\b")
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """A call that may be ``torch.compile`` as a statement of its own."""
-        calls = {id(call) for call in torch_compile_calls(tree_index)}
-        return bool(calls) and any(isinstance(n, ast.Expr) and id(n.value) in calls
-                                   for n in compile_statement_nodes(tree_index))
+    # any spelling (``from torch import compile as tc`` calls ``tc(model)``), as a statement of its own
+    needs = TORCH_COMPILE_DISCARDED
     torch_version = """
 The fix writes `model.compile(...)`, a method that came after `torch.compile`
 (torch 2.0 has no `nn.Module.compile`). It is offered only for a target torch

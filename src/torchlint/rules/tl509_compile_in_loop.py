@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 from torchlint.model import FileModel
 from torchlint.model.torch_compile import compile_calls, rebinds_its_target, repeated_compile
 from torchlint.rule import Rule
-from torchlint.tree_gate import TreeIndex, torch_compile_calls
+from torchlint.needs import TORCH_COMPILE
 
 if TYPE_CHECKING:
     from torchlint.rule import Finding
@@ -26,12 +26,7 @@ class CompileInLoop(Rule):
                "compile once, before the loop")
     torch_programs_only = True
     # any spelling (``from torch import compile as tc`` calls ``tc(model)``), always imported from torch
-    gate = (r"\bcompile\b", r"\btorch\b")
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """A call that may be ``torch.compile`` (``re.compile`` is not)."""
-        return bool(torch_compile_calls(tree_index))
+    needs = TORCH_COMPILE
     docs = """
 ## What it does
 Finds `torch.compile(f)` calls that run many times on the same `f`:
