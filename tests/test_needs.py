@@ -13,7 +13,7 @@ from torchlint.needs import (
     Question, Text,
 )
 from torchlint.rule import Rule
-from torchlint.rules import ALL_RULES
+from torchlint.rules import ALL_RULES, RULES_BY_CODE
 from torchlint.tree_gate import TreeIndex
 
 DECLARED = [rule for rule in ALL_RULES if rule.needs is not None]
@@ -93,7 +93,7 @@ def test_what_a_declaration_finds_in_the_tree_its_text_admits(rule):
         source = path.read_text(encoding="utf-8")
         tree_index = index(source)
         if rule.needs.found_in(tree_index):
-            assert rule.may_apply(tree_index.code_text()), path
+            assert all(re.search(pattern, tree_index.code_text()) for pattern in rule.gate), path
             checked += 1
     assert checked, "no file holds what the rule needs: the check above checked nothing"
 
@@ -134,3 +134,15 @@ def test_an_aliased_call_is_found_under_the_names_the_file_gives_it(source, foun
 ])
 def test_a_discarded_call_is_a_statement_of_its_own(source, found):
     assert Call("compile", discarded=True).found_in(index(source)) is found
+
+
+# The rules whose question of the tree no declared shape says yet: each writes its ``gate``
+# and its ``needs_tree`` by hand. A new rule declares ``needs`` (a new shape in needs.py
+# rather than a new hand-written question); this list only shrinks.
+HAND_WRITTEN_GATES = {"TL101", "TL103", "TL205", "TL301", "TL302", "TL401", "TL403", "TL504", "TL505", "TL507"}
+
+
+def test_every_other_rule_declares_what_it_needs():
+    written = {rule.code for rule in ALL_RULES if rule.needs is None and rule.code != "TL107"}
+    assert written == HAND_WRITTEN_GATES
+    assert RULES_BY_CODE["TL107"].needs_tree.__func__ is RULES_BY_CODE["TL101"].needs_tree.__func__  # its twin

@@ -31,7 +31,7 @@ from typing import Callable, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from torchlint.model.ast_reading import assignment_targets, bound_names
 from torchlint.text_gate import BACKWARD_METHODS, GRADIENT_CODE, call_spelling, compile_gate, gate_matches, one_of
-from torchlint.tree_gate import TreeIndex, called_name, iterable_names, loop_statements
+from torchlint.tree_gate import TreeIndex, activation_may_reach_loss, called_name, iterable_names, loop_statements
 
 class Need:
     """A condition on a file: ``text()`` is what its text must match, ``found_in`` asks the tree."""
@@ -221,6 +221,22 @@ class ImportTimeCall(Need):
     def found_in(self, index: TreeIndex) -> bool:
         wanted = index.function_names.union(self.names)
         return any(isinstance(n, ast.Call) and called_name(n) in wanted for n in index.import_time_nodes())
+
+
+@dataclass(frozen=True)
+class ActivationReachesLoss(Need):
+    """A value that went through ``activation`` last (``SOFTMAX``) may reach a loss of kind
+    ``loss`` (``"cross_entropy"``): ``tree_gate.activation_may_reach_loss``, the ast reading of
+    ``model/activations.py``."""
+
+    loss: str
+    activation: str
+
+    def text(self) -> Tuple[str, ...]:
+        return ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return activation_may_reach_loss(index, self.loss, self.activation)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ class Rule:
     fix_safety: ClassVar[str] = "none"
     # What the rule's findings need a file to hold (``needs.py``: calls, definitions,
     # loops, markers, ``&``/``|``): both gates are computed from it, ``gate`` and
-    # ``needs_tree``. A rule whose question no declaration says yet writes the two itself.
+    # ``needs_tree``. The few rules whose question no declared shape says yet
+    # (tests/test_needs.py lists them) write the two themselves.
     needs: ClassVar[Optional[Need]] = None
     # Regular expressions that must all match the source for the rule to have
     # anything to find. Cheap, and lets most files skip parsing entirely.

@@ -8,6 +8,7 @@ from torchlint.edits import Statement, VolatileUnwrapper, is_self_assignment
 from torchlint.model import FileModel, GradMode
 from torchlint.model.legacy import variable_data, volatile_flag
 from torchlint.model.tree import contains, statement_in_block
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ class VolatileVariable(Rule):
         "records an autograd graph; pass the tensor itself and run the code under `with torch.no_grad():`"
     )
     fix_safety = "unsafe"
-    gate = (r"Variable", r"volatile\s*=")
+    needs = Text(r"Variable") & Text(r"volatile\s*=")
     docs = """
 ## What it does
 Finds `torch.autograd.Variable(x, volatile=True)` (also through

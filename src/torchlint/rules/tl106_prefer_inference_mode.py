@@ -8,6 +8,7 @@ from torchlint.model import FileModel
 from torchlint.model.expr import bound_paths, dotted, root_name
 from torchlint.model.vocab import GRAD_FREE_HOOKS, tokens
 from torchlint.model.walk import walk
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class PreferInferenceMode(Rule):
     default = False
     fix_safety = "unsafe"
     torch_programs_only = True
-    gate = (r"no_grad", r"(?i)predict|infer|serv|handle|__call__")
+    needs = Text(r"no_grad") & Text(r"(?i)predict|infer|serv|handle|__call__")
     docs = """
 ## What it does
 Finds `torch.no_grad()` (as a context manager or decorator) in functions that

@@ -9,6 +9,7 @@ from torchlint.model.expr import dotted, identifiers, referenced_paths
 from torchlint.model.schedules import scheduler_of
 from torchlint.model.steps import may_run_after, optimizers_stepped_by
 from torchlint.model.tree import ancestors
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class SchedulerBeforeOptimizerStep(Rule):
         "of the schedule is skipped; call scheduler.step() after optimizer.step()"
     )
     torch_programs_only = True
-    gate = (r"\.step\(\s*\)", r"(?i:sched)|SWALR")
+    needs = Text(r"\.step\(\s*\)") & Text(r"(?i:sched)|SWALR")
     torch_version = """
 PyTorch 1.1 reversed the order: before it, `scheduler.step()` ran at the start
 of an epoch, before the optimizer's steps, and that was correct. For a project

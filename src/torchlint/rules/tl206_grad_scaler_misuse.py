@@ -12,6 +12,7 @@ from torchlint.model.grad_flow import (
     alternative_to, between, clip_kind, grad_scaler_state, iteration_events, iteration_of, measures_only, reaching,
     runs_whenever, scaler_step,
 )
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ class GradScalerMisuse(Rule):
                "scaler.unscale_(optimizer), step through scaler.step(optimizer), call scaler.update() every iteration")
     fix_safety = "unsafe"
     torch_programs_only = True
-    gate = (r"GradScaler|\.\s*scale\s*\(|unscale_",)
+    needs = Text(r"GradScaler|\.\s*scale\s*\(|unscale_")
     docs = """
 ## What it does
 Finds three ways mixed-precision training with `torch.amp.GradScaler` (or

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted, keyword, literal_bool
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ class ReentrantCheckpoint(Rule):
     torch_programs_only = True
     # ``torch.utils.checkpoint`` (any import of the module or its functions) or
     # ``from torch.utils import checkpoint`` (perhaps inside parentheses).
-    gate = (r"utils\.checkpoint|from\s+torch\.utils\s+import\s+\(?[^)]*\bcheckpoint\b",)
+    needs = Text(r"utils\.checkpoint|from\s+torch\.utils\s+import\s+\(?[^)]*\bcheckpoint\b")
     docs = """
 ## What it does
 Finds calls to `torch.utils.checkpoint.checkpoint` and

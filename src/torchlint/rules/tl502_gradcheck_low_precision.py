@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.model import FileModel
 from torchlint.model.dtypes import DtypeReader
 from torchlint.model.expr import dotted, keyword, literal_number, positional
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ class GradcheckLowPrecision(Rule):
         "tolerances; make the inputs float64 (dtype=torch.float64 or .double())"
     )
     fix_safety = "unsafe"
-    gate = (r"gradcheck",)
+    needs = Text(r"gradcheck")
     docs = """
 ## What it does
 Finds `torch.autograd.gradcheck` and `gradgradcheck` calls (however

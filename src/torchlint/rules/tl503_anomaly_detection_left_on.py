@@ -6,6 +6,7 @@ from torchlint.model import FileModel
 from torchlint.model.expr import keyword, literal_bool, positional
 from torchlint.model.guards import conditional_calls
 from torchlint.model.vocab import tokens
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class AnomalyDetectionLeftOn(Rule):
         "behind a debug flag"
     )
     torch_programs_only = True
-    gate = (r"detect_anomaly",)
+    needs = Text(r"detect_anomaly")
     docs = """
 ## What it does
 Finds `torch.autograd.set_detect_anomaly(True)` and

@@ -9,6 +9,7 @@ from torchlint.diagnostic import Applicability
 from torchlint.model import FileModel
 from torchlint.model.expr import literal_bool
 from torchlint.model.parameters import is_leaf, is_tensor
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 from torchlint.text_checks import GRAD_ATTRIBUTE_HINT, assigns_misspelled_grad_attribute, intended_attribute
 
@@ -33,7 +34,7 @@ class MisspelledGradAttribute(Rule):
         "nothing is frozen or unfrozen; spell it `requires_grad` (or call `retain_grad()`)"
     )
     fix_safety = "safe"
-    gate = (GRAD_ATTRIBUTE_HINT,)
+    needs = Text(GRAD_ATTRIBUTE_HINT)
     text_check = assigns_misspelled_grad_attribute
 
     docs = """

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 from torchlint.model import FileModel
 from torchlint.model.devices import moves_to_cuda
 from torchlint.model.expr import keyword
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class DataLoaderWithoutWorkers(Rule):
     )
     torch_programs_only = True
     default = False
-    gate = (r"DataLoader", r"cuda")
+    needs = Text(r"DataLoader") & Text(r"cuda")
     docs = """
 ## What it does
 Finds `torch.utils.data.DataLoader(...)` calls that set neither

@@ -9,6 +9,7 @@ from torchlint.edits import without_arg
 from torchlint.model import CallSite, FileModel
 from torchlint.model.expr import literal_bool
 from torchlint.model.gradient_writes import writes_into_gradients
+from torchlint.needs import Text
 from torchlint.rule import Finding, Fix, Rule
 
 _SET_TO_NONE_SINCE = (1, 7)  # the argument itself
@@ -34,7 +35,7 @@ class ZeroGradToZeros(Rule):
                "let zero_grad free them (set_to_none=True, the default since torch 2.0)")
     default = False
     fix_safety = "unsafe"
-    gate = (r"zero_grad\s*\(\s*(?:set_to_none\s*=\s*)?(?:False|0)\b",)
+    needs = Text(r"zero_grad\s*\(\s*(?:set_to_none\s*=\s*)?(?:False|0)\b")
     torch_version = """
 `set_to_none=True` is the default of `Optimizer.zero_grad` and
 `Module.zero_grad` since torch 2.0: the fix drops `set_to_none=False` there.

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 from torchlint.model import FileModel
 from torchlint.model.host_reads import host_reads, kept_only
 from torchlint.model.hot_loops import every_iteration, hot_loops
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ class SyncEveryStep(Rule):
     message = f"reading a device tensor on the host (.item(), .cpu(), .tolist(), float(), print) {_ADVICE}"
     torch_programs_only = True
     default = False
-    gate = (r"cuda", r"item\(|cpu|tolist\(|float\(|int\(|print\(")
+    needs = Text(r"cuda") & Text(r"item\(|cpu|tolist\(|float\(|int\(|print\(")
     docs = """
 ## What it does
 Finds a device tensor read back to the host, by `.item()`, `.cpu()`,

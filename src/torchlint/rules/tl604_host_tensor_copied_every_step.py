@@ -12,6 +12,7 @@ from torchlint.model.host_copies import FILL_FACTORIES, HostCopy, host_copies
 from torchlint.model.grad_flow import unconditional
 from torchlint.model.hot_loops import every_iteration, hot_loops, per_step_functions
 from torchlint.model.vocab import last_name, tokens
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ class HostTensorCopiedEveryStep(Rule):
     torch_programs_only = True
     default = False
     fix_safety = "safe"
-    gate = (r"cuda", r"\.(?:to|cuda)\(")
+    needs = Text(r"cuda") & Text(r"\.(?:to|cuda)\(")
     docs = """
 ## What it does
 Finds a tensor that a torch factory makes on the CPU (`torch.tensor`,

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torchlint.model import FileModel
 from torchlint.model.seeding import mentions_seeding, saves_after_training
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ class UnseededSavedTraining(Rule):
                "(torch.manual_seed(0), random.seed(0), np.random.seed(0))")
     torch_programs_only = True
     default = False
-    gate = (r"save|dump", r"backward|step\(")
+    needs = Text(r"save|dump") & Text(r"backward|step\(")
     docs = """
 ## What it does
 Finds a program (a script, or a notebook) that trains a model (calls

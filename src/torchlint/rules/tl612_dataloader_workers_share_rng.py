@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torchlint.model import FileModel
 from torchlint.model.worker_rng import GLOBAL_NUMPY, copied_draws
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ class DataLoaderWorkersShareRng(Rule):
     message = f"DataLoader workers each start from a copy of the dataset's random generator, {_ADVICE}"
     torch_programs_only = True
     default = False
-    gate = (r"DataLoader", r"random|Generator")
+    needs = Text(r"DataLoader") & Text(r"random|Generator")
     torch_version = """
 Since torch 1.9 every DataLoader worker seeds NumPy's global generator
 (`np.random`) from its own seed, so `np.random.rand()` in `__getitem__` draws

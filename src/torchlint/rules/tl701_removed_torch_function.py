@@ -10,6 +10,7 @@ from torchlint.model import FileModel
 from torchlint.model.records import CallSite
 from torchlint.model.torch_api import (REMOVED, REMOVED_KEYWORDS, REMOVED_METHODS, KeywordChange, api_calls,
                                        keyword_calls, method_calls)
+from torchlint.needs import Text
 from torchlint.rule import Finding, Fix, Rule
 from torchlint.torch_version import format_version
 
@@ -45,7 +46,7 @@ class RemovedTorchFunction(Rule):
     message = "this torch function, method or argument was removed and the call raises; use its replacement"
     default = False
     fix_safety = "safe"
-    gate = (r"\b(?:solve|lstsq|symeig|eig|matrix_rank|verbose|names|refine_names|align_to|align_as)\b",)
+    needs = Text(r"\b(?:solve|lstsq|symeig|eig|matrix_rank|verbose|names|refine_names|align_to|align_as)\b")
     torch_version = """
 Each removal is reported when the target torch version
 (`target-torch-version`) is at or above the release that made it: 1.12

@@ -12,6 +12,7 @@ from torchlint.model.expr import dotted, literal_bool
 from torchlint.model.records import CallSite, Scope
 from torchlint.model.torch_api import (DEPRECATED, DEPRECATED_KEYWORDS, REMOVED_KEYWORDS, ApiChange, KeywordChange,
                                        api_calls, head_rebound, keyword_calls)
+from torchlint.needs import Text
 from torchlint.rule import Finding, Fix, Rule
 from torchlint.torch_version import format_version
 
@@ -161,10 +162,10 @@ class DeprecatedTorchFunction(Rule):
     default = False
     fix_safety = "unsafe"
     # Each name, or the module (``amp``, ``init``, ``jit``) a from-import of it must name, or the keyword.
-    gate = (r"\bamp\b|assert_allclose|weight_norm|functional_call|set_default_tensor_type|sdp_kernel|"
-            r"_register_pytree_node|upsample|clip_grad_norm\b|\binit\b|\brange\b|chain_matmul|\bqr\b|"
-            r"cholesky|\blu\b|lu_solve|triangular_solve|\bger\b|_all_gather_base|_reduce_scatter_base|"
-            r"all_gather_into_tensor|reduce_scatter_tensor|\bjit\b|\bverbose\b|broadcast_buffers",)
+    needs = (Text(r"\bamp\b|assert_allclose|weight_norm|functional_call|set_default_tensor_type|sdp_kernel|"
+                  r"_register_pytree_node|upsample|clip_grad_norm\b|\binit\b|\brange\b|chain_matmul|\bqr\b|"
+                  r"cholesky|\blu\b|lu_solve|triangular_solve|\bger\b|_all_gather_base|_reduce_scatter_base|"
+                  r"all_gather_into_tensor|reduce_scatter_tensor|\bjit\b|\bverbose\b|broadcast_buffers"))
     torch_version = """
 Each function or argument is reported when the target torch version
 (`target-torch-version`) is at or above the release that deprecated it, so

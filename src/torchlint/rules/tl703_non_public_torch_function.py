@@ -10,6 +10,7 @@ from torchlint.model import FileModel
 from torchlint.model.expr import dotted
 from torchlint.model.torch_api import NON_PUBLIC, api_calls, lookup
 from torchlint.model.walk import walk
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ class NonPublicTorchFunction(Rule):
     message = "a private torch name with a public twin; use the public one"
     default = False
     fix_safety = "unsafe"  # the call fixes are safe; a class base's is not (see Fix safety)
-    gate = (r"_utils|_LRScheduler|_tensor",)
+    needs = Text(r"_utils|_LRScheduler|_tensor")
     torch_version = """
 Reported when the target torch version (`target-torch-version`) has the
 public name: `torch.utils.data.default_collate` and `default_convert` from

@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.edits import as_argument, parent_map, renamed_reference
 from torchlint.model import FileModel
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class Log1pExpm1(Rule):
     message = "torch.log(1 + x) and torch.exp(x) - 1 lose precision for small x; use torch.log1p(x) / torch.expm1(x)"
     default = False
     fix_safety = "safe"
-    gate = (r"\blog\s*\(|\bexp\s*\(",)
+    needs = Text(r"\blog\s*\(|\bexp\s*\(")
     docs = """
 ## What it does
 Finds `torch.log(1 + x)` (or `torch.log(x + 1)`) and `torch.exp(x) - 1`,

@@ -9,6 +9,7 @@ from torchlint.diagnostic import Applicability
 from torchlint.model import FileModel
 from torchlint.model.expr import literal_bool
 from torchlint.model.torchvision_weights import loads_imagenet_v1
+from torchlint.needs import Text
 from torchlint.rule import Fix, Rule
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class TorchvisionPretrained(Rule):
     message = "pretrained= is deprecated in torchvision model builders; pass weights= instead"
     default = False
     fix_safety = "safe"
-    gate = (r"torchvision", r"\bpretrained(?:_backbone)?\s*=")
+    needs = Text(r"torchvision") & Text(r"\bpretrained(?:_backbone)?\s*=")
     torch_version = """
 torchvision 0.13, which deprecated `pretrained`, pairs with torch 1.12, so
 the rule reports only when the target torch version

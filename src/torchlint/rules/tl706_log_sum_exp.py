@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.edits import as_argument, shadowed, torch_reference
 from torchlint.model import CallSite, FileModel
+from torchlint.needs import Text
 from torchlint.rule import Finding, Fix, Rule
 
 _WHOLE_TENSOR = ("log(sum(exp(x))) overflows to inf for large x and to -inf for very negative x; "
@@ -98,7 +99,7 @@ class LogSumExp(Rule):
                "use torch.logsumexp(x, dim)")
     default = False
     fix_safety = "safe"
-    gate = (r"\bexp\b", r"\bsum\b", r"\blog\b")
+    needs = Text(r"\bexp\b") & Text(r"\bsum\b") & Text(r"\blog\b")
     docs = """
 ## What it does
 Finds the log of a sum of exponentials written out by hand:

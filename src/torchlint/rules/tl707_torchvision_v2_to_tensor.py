@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchlint.edits import parent_map, shadowed, torch_reference
 from torchlint.model import CallSite, FileModel
+from torchlint.needs import Text
 from torchlint.rule import Finding, Fix, Rule
 
 _DEPRECATED = frozenset(("torchvision.transforms.v2.ToTensor", "torchvision.transforms.v2._deprecated.ToTensor"))
@@ -37,7 +38,7 @@ class TorchvisionV2ToTensor(Rule):
                "v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])")
     default = False
     fix_safety = "unsafe"
-    gate = (r"torchvision", r"\bv2\b", r"ToTensor")
+    needs = Text(r"torchvision") & Text(r"\bv2\b") & Text(r"ToTensor")
     torch_version = """
 torchvision 0.16, which deprecated `v2.ToTensor`, pairs with torch 2.1, so
 the rule reports only when the target torch version

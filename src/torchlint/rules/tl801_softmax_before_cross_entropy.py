@@ -5,8 +5,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from torchlint.model import FileModel
 from torchlint.model.activations import SOFTMAX, loss_inputs
+from torchlint.needs import ActivationReachesLoss, Text
 from torchlint.rule import Rule
-from torchlint.tree_gate import TreeIndex, activation_may_reach_loss
 
 if TYPE_CHECKING:
     from torchlint.rule import Finding
@@ -21,11 +21,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     message = ("input of cross_entropy already went through softmax; CrossEntropyLoss applies log_softmax itself, "
                "so gradients shrink and the loss cannot fall below log(1 + (C-1)/e): pass the raw logits")
     torch_programs_only = True
-    gate = (r"CrossEntropyLoss|cross_entropy", r"[Ss]oftmax")
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        return activation_may_reach_loss(tree_index, "cross_entropy", SOFTMAX)
+    needs = (Text(r"CrossEntropyLoss|cross_entropy") & Text(r"[Ss]oftmax")
+             & ActivationReachesLoss("cross_entropy", SOFTMAX))
 
     docs = """
 ## What it does

@@ -5,8 +5,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from torchlint.model import FileModel
 from torchlint.model.activations import SIGMOID, loss_inputs
+from torchlint.needs import ActivationReachesLoss, Text
 from torchlint.rule import Rule
-from torchlint.tree_gate import TreeIndex, activation_may_reach_loss
 
 if TYPE_CHECKING:
     from torchlint.rule import Finding
@@ -21,11 +21,8 @@ class SigmoidBeforeBCEWithLogits(Rule):
     message = ("input of binary_cross_entropy_with_logits already went through sigmoid; the loss applies sigmoid "
                "itself, so predictions stay between 0.5 and 0.73 and gradients vanish: pass the raw logits")
     torch_programs_only = True
-    gate = (r"BCEWithLogitsLoss|binary_cross_entropy_with_logits", r"[Ss]igmoid|expit")
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        return activation_may_reach_loss(tree_index, "bce_logits", SIGMOID)
+    needs = (Text(r"BCEWithLogitsLoss|binary_cross_entropy_with_logits") & Text(r"[Ss]igmoid|expit")
+             & ActivationReachesLoss("bce_logits", SIGMOID))
 
     docs = """
 ## What it does

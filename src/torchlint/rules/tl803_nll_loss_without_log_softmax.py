@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torchlint.model import FileModel
 from torchlint.model.activations import LOGITS, SOFTMAX, loss_inputs
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ class NllLossWithoutLogSoftmax(Rule):
     message = ("input of nll_loss went through softmax, not log_softmax; NLLLoss expects log-probabilities and "
                "would minimise -p, whose gradient vanishes on confident mistakes: use log_softmax")
     torch_programs_only = True
-    gate = (r"NLLLoss|nll_loss", r"[Ss]oftmax|Linear|Conv|linear")
+    needs = Text(r"NLLLoss|nll_loss") & Text(r"[Ss]oftmax|Linear|Conv|linear")
     docs = """
 ## What it does
 Finds `nn.NLLLoss` and `F.nll_loss` called on a tensor that is not

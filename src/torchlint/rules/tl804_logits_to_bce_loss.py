@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from torchlint.model import FileModel
 from torchlint.model.activations import LOGITS, loss_inputs
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ class LogitsToBCELoss(Rule):
     message = ("input of binary_cross_entropy is raw logits; BCELoss expects probabilities in [0, 1] and raises on "
                "any other value: use BCEWithLogitsLoss on the logits, or apply sigmoid first")
     torch_programs_only = True
-    gate = (r"BCELoss|binary_cross_entropy\b", r"Linear|Conv|linear")
+    needs = Text(r"BCELoss|binary_cross_entropy\b") & Text(r"Linear|Conv|linear")
     docs = """
 ## What it does
 Finds `nn.BCELoss` and `F.binary_cross_entropy` called on raw logits: a

@@ -12,6 +12,7 @@ from torchlint.model.distributed import (
 )
 from torchlint.model.expr import dotted, identifiers, keyword, positional
 from torchlint.model.vocab import last_name
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class LoaderWithoutDistributedSampler(Rule):
                "dataset, so ranks train on the same samples and each epoch is world_size times too long; "
                "pass sampler=DistributedSampler(dataset)")
     torch_programs_only = True
-    gate = (r"DataLoader", r"DistributedDataParallel|FullyShardedDataParallel|fully_shard")
+    needs = Text(r"DataLoader") & Text(r"DistributedDataParallel|FullyShardedDataParallel|fully_shard")
     docs = """
 ## What it does
 In a file that wraps a model for data-parallel training

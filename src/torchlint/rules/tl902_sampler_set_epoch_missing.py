@@ -11,6 +11,7 @@ from torchlint.model.distributed import (
     runs_repeatedly,
 )
 from torchlint.model.expr import keyword, literal_bool, referenced_paths
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class SamplerSetEpochMissing(Rule):
     message = ("DistributedSampler shuffles with the same seed every epoch unless set_epoch is called: every epoch "
                "visits the samples in the same order; call sampler.set_epoch(epoch) at the start of each epoch")
     torch_programs_only = True
-    gate = (r"DistributedSampler",)
+    needs = Text(r"DistributedSampler")
     docs = """
 ## What it does
 Finds `torch.utils.data.DistributedSampler(...)` calls that shuffle (the

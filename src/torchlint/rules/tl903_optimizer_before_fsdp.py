@@ -9,6 +9,7 @@ from torchlint.model import FileModel
 from torchlint.model.distributed import wraps
 from torchlint.model.steps import held_parameters_of
 from torchlint.model.expr import dotted
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class OptimizerBeforeFsdp(Rule):
                "those parameters, so this optimizer steps tensors the model no longer uses and training does not "
                "move the model; build the optimizer after wrapping, from the wrapped model's parameters()")
     torch_programs_only = True
-    gate = (r"FullyShardedDataParallel|fully_shard",)
+    needs = Text(r"FullyShardedDataParallel|fully_shard")
     docs = """
 ## What it does
 Finds an optimizer (`torch.optim.*` or a known optimizer class) built from a

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Dict, Iterator, Optional
 
 from torchlint.model import FileModel, GradMode
 from torchlint.model.distributed import wraps
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class WrapperBypassed(Rule):
                "the gradient all-reduce: this rank's gradients are not averaged with the others' and the replicas "
                "drift apart; call the wrapper itself: model(x)")
     torch_programs_only = True
-    gate = (r"\.\s*(?:module|forward)\b", r"DistributedDataParallel|FullyShardedDataParallel|fully_shard")
+    needs = Text(r"\.\s*(?:module|forward)\b") & Text(r"DistributedDataParallel|FullyShardedDataParallel|fully_shard")
     docs = """
 ## What it does
 Finds forward passes that go around a data-parallel wrapper in training
