@@ -139,7 +139,8 @@ class Call(Need):
         found = [node for node in nodes if isinstance(node, ast.Call) and self._is_one(node.func, bare)]
         if self.discarded:
             calls = {id(call) for call in found}
-            found = [n.value for n in nodes if isinstance(n, ast.Expr) and id(n.value) in calls]
+            found = [n.value for n in nodes if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+                     and id(n.value) in calls]
         return found
 
     def _is_one(self, func: ast.expr, bare: Set[str]) -> bool:
