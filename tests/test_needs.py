@@ -10,7 +10,7 @@ from conftest import CORPUS, FIXTURES
 from torchlint.model.vocab import is_loader_name
 from torchlint.needs import (
     BACKWARD, STEP, TRAINING_STEP, TRAINS, AllOf, AnyOf, Call, Defines, ImportTimeCall, LoopBinds, LoopOver, Need,
-    Question, Text,
+    Text,
 )
 from torchlint.rule import Rule
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
@@ -74,7 +74,6 @@ def test_combinations_flatten_and_spell_their_text():
     # An alternative the text cannot tell leaves the text no condition to set.
     assert (Text("a") | LoopOver(is_loader_name)).text() == ()
     assert (Text("a") | LoopOver(is_loader_name, "loader")).text() == ("a|loader",)
-    assert Question(lambda index: True).text() == () and Question(lambda index: True, "x").text() == ("x",)
     assert Defines("f", "g").text() == (r"def\s+(?:f|g)\b",)
 
 

@@ -8,7 +8,8 @@ shapes, each of which knows how it is spelled (the text gate: a regex every file
 holding it matches) and how it is found in Python's ``ast`` (``tree_gate.TreeIndex``):
 
 * ``Call("zero_grad")``: a call of that name, ``f(...)`` or ``x.f(...)``; ``method=True``
-  for ``x.f(...)`` only;
+  for ``x.f(...)`` only, ``aliases=True`` under the names the file gives it too
+  (``from torch import compile as tc``), ``discarded=True`` as a statement of its own;
 * ``Defines("training_step")``: a function of that name, at any depth;
 * ``LoopOver(is_loader_name)`` / ``LoopBinds(is_state_name)``: a loop over, or binding,
   a name the predicate accepts (the model's own name readers, from ``vocab``);
@@ -16,8 +17,8 @@ holding it matches) and how it is found in Python's ``ast`` (``tree_gate.TreeInd
   of the file;
 * ``Text(regex)``: the code (docstrings blanked) matches: a marker the rule reads in
   more ways than a call (``no_grad`` as a call, a decorator or an import);
-* ``Question(ask)``: a question of the tree the shapes above cannot say (``ask(index)``),
-  shared in ``tree_gate`` with what else asks it;
+* ``ActivationReachesLoss("cross_entropy", SOFTMAX)``: a softmax's (sigmoid's) output may
+  reach such a loss;
 
 combined with ``&`` (all) and ``|`` (any). A declaration must be sound as a gate: a
 file the rule can find something in holds it (tests lint every fixture, inline
@@ -32,6 +33,7 @@ from typing import Callable, FrozenSet, Iterable, List, Optional, Set, Tuple
 from torchlint.model.ast_reading import assignment_targets, bound_names
 from torchlint.text_gate import BACKWARD_METHODS, GRADIENT_CODE, call_spelling, compile_gate, gate_matches, one_of
 from torchlint.tree_gate import TreeIndex, activation_may_reach_loss, called_name, iterable_names, loop_statements
+
 
 class Need:
     """A condition on a file: ``text()`` is what its text must match, ``found_in`` asks the tree."""
@@ -131,7 +133,7 @@ class Call(Need):
         """The calls of ``index``'s tree that may be this one."""
         # Only the statements that spell a name (or an alias) can call it.
         nodes = list(index.statements_spelling(self.names, headers=True))
-        bare = set() if self.aliases else set(self.names)
+        bare = set(self.names)
         if self.aliases:
             bare = self._aliases(index, nodes)
             if bare - set(self.names):
@@ -238,20 +240,6 @@ class ActivationReachesLoss(Need):
 
     def found_in(self, index: TreeIndex) -> bool:
         return activation_may_reach_loss(index, self.loss, self.activation)
-
-
-@dataclass(frozen=True)
-class Question(Need):
-    """A question of the tree (``tree_gate``) no shape says, with the regex its answer implies."""
-
-    ask: Callable[[TreeIndex], bool]
-    spelled: Optional[str] = None
-
-    def text(self) -> Tuple[str, ...]:
-        return (self.spelled,) if self.spelled else ()
-
-    def found_in(self, index: TreeIndex) -> bool:
-        return bool(self.ask(index))
 
 
 # -- what several rules need ------------------------------------------------------
