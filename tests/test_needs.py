@@ -145,3 +145,25 @@ def test_every_other_rule_declares_what_it_needs():
     written = {rule.code for rule in ALL_RULES if rule.needs is None and rule.code != "TL107"}
     assert written == HAND_WRITTEN_GATES
     assert RULES_BY_CODE["TL107"].needs_tree.__func__ is RULES_BY_CODE["TL101"].needs_tree.__func__  # its twin
+
+
+def _bench_gates():
+    import importlib.util
+
+    from conftest import ROOT
+    spec = importlib.util.spec_from_file_location("_torchlint_bench_gates", ROOT / "bench" / "gates.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_gate_benchmark_counts_what_each_gate_admits(tmp_path):
+    """bench/gates.py: a training step passes both of TL201's gates; its words in a docstring
+    pass the text gate on the raw source only, and no file of the two reaches libcst for it."""
+    (tmp_path / "train.py").write_text("for x in loader:\n    loss = model(x)\n    loss.backward()\n    opt.step()\n")
+    (tmp_path / "doc.py").write_text('"""\n>>> loss.backward()\n>>> opt.step()\n"""\n')
+    counts = _bench_gates().count(tmp_path)
+    assert counts["files"] == 2 and counts["reach_libcst"] == 1
+    assert counts["text"]["TL201"] == 2 and counts["tree"]["TL201"] == 1
+    table = _bench_gates().table(counts, {**counts, "text": {**counts["text"], "TL201": 1}})
+    assert "| TL201 | 2 | 1 | 1 / 1 * |" in table
