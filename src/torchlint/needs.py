@@ -27,12 +27,17 @@ example and corpus file with the gates on and off).
 from __future__ import annotations
 
 import ast
+import itertools
 from dataclasses import dataclass
 from typing import Callable, FrozenSet, Iterable, List, Optional, Set, Tuple
 
-from torchlint.model.ast_reading import assignment_targets, bound_names
+from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_names
+from torchlint.model.vocab import last_name
 from torchlint.text_gate import BACKWARD_METHODS, GRADIENT_CODE, call_spelling, compile_gate, gate_matches, one_of
 from torchlint.tree_gate import TreeIndex, activation_may_reach_loss, called_name, iterable_names, loop_statements
+
+
+_MAX_PICKS = 8  # regexes an alternative's text may become
 
 
 class Need:
@@ -78,12 +83,19 @@ class AnyOf(Need):
         object.__setattr__(self, "needs", flat)
 
     def text(self) -> Tuple[str, ...]:
-        # One regex per alternative: the first of an alternative's (each is implied by it).
-        # An alternative the text cannot tell leaves the whole without a text condition.
-        firsts = [need.text()[:1] for need in self.needs]
-        if not all(firsts):
+        # A file holding one alternative matches each of its regexes, so for every way of
+        # picking one regex per alternative, the file matches one of those picked: each
+        # pick joined with ``|`` is a regex it matches. A pick implied by a narrower one is
+        # left out; an alternative the text cannot tell leaves no condition at all.
+        texts = [need.text() for need in self.needs]
+        if not all(texts):
             return ()
-        return ("|".join(dict.fromkeys(first[0] for first in firsts)),)
+        picks = [tuple(dict.fromkeys(pick)) for pick in itertools.product(*texts)]
+        if len(picks) > _MAX_PICKS:  # too many to be worth asking: each alternative's first
+            picks = [tuple(dict.fromkeys(text[0] for text in texts))]
+        kept = [pick for pick in dict.fromkeys(picks)
+                if not any(set(other) < set(pick) for other in picks)]
+        return tuple("|".join(pick) for pick in kept)
 
     def found_in(self, index: TreeIndex) -> bool:
         return any(need.found_in(index) for need in self.needs)
@@ -224,6 +236,30 @@ class ImportTimeCall(Need):
     def found_in(self, index: TreeIndex) -> bool:
         wanted = index.function_names.union(self.names)
         return any(isinstance(n, ast.Call) and called_name(n) in wanted for n in index.import_time_nodes())
+
+
+@dataclass(frozen=True)
+class LoopCallsImported(Need):
+    """A loop calls a function the file imports from what may be a module of its project
+    (``from .engine import train_step``: ``TreeIndex.project_imports``); with ``handing``,
+    hands it an argument whose name ``handing`` accepts (``train_step(model, optimizer)``),
+    spelled as ``spelled`` matches."""
+
+    handing: Optional[Callable[[str], bool]] = None
+    spelled: Optional[str] = None
+
+    def text(self) -> Tuple[str, ...]:
+        # ``\bimport\b``: ``from .engine import(step)`` has no space.
+        return (r"\bimport\b",) + ((self.spelled,) if self.handing and self.spelled else ())
+
+    def found_in(self, index: TreeIndex) -> bool:
+        for _, loop in index.loops:
+            for call in index.calls_of_imports(loop.body + loop.orelse):
+                if self.handing is None or any(
+                        isinstance(v, (ast.Name, ast.Attribute)) and self.handing(last_name(ast_dotted(v) or ""))
+                        for v in (*call.args, *(k.value for k in call.keywords))):
+                    return True
+        return False
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,6 @@
 """TL302: retain_graph=True in a loop keeps every iteration's graph alive."""
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -11,21 +10,15 @@ from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool
 from torchlint.model.leaves import argument_at_calls
 from torchlint.edits import without_arg
 from torchlint.model.project_calls import argument, project_function, retains_graph
-from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.vocab import (
-    GRAPH_FREE_FACTORIES, OPTIMIZER_WORD, is_loader_name, is_model_name, is_optimizer_name, last_name,
+    GRAPH_FREE_FACTORIES, OPTIMIZER_WORD, is_loader_name, is_model_name, is_optimizer_name,
 )
-from torchlint.needs import TRAINS
+from torchlint.needs import TRAINS, LoopCallsImported, Text
 from torchlint.rule import Fix, Rule
-from torchlint.text_gate import GRADIENT_CODE, text_search
-from torchlint.tree_gate import TreeIndex
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, CallSite, Loop
     from torchlint.rule import Finding
-
-_RETAINS = text_search(r"retain_graph\s*=\s*True")
-
 
 def _later_backward(file_model: FileModel, call: CallSite, loop: Loop) -> bool:
     """Another backward through the graph later in the same iteration (maybe in a helper)."""
@@ -137,12 +130,6 @@ def _drop_retain_graph(file_model: FileModel, node: cst.Call, loop: Loop) -> Opt
         if arg.keyword is not None and arg.keyword.value == "retain_graph":
             return Fix("remove `retain_graph=True`", ((node, without_arg(node, arg)),))
     return None
-
-
-def _hands_an_optimizer(call: ast.Call) -> bool:
-    values = [*call.args, *(k.value for k in call.keywords)]
-    return any(isinstance(v, (ast.Name, ast.Attribute)) and is_optimizer_name(last_name(ast_dotted(v) or ""))
-               for v in values)
 
 
 def _called_in_a_training_loop(file_model: FileModel, call: CallSite) -> bool:
@@ -269,23 +256,10 @@ class RetainGraphInLoop(Rule):
     )
     fix_safety = "unsafe"
     torch_programs_only = True
-    # What ``needs_tree`` asks: retain_graph=True, or a loop calling a function imported from
-    # another module of the project (which may retain it) in a file that trains
-    # (``needs.TRAINS``: a step, a backward, autograd calls) or handing it an
-    # optimizer-named value (``OPTIMIZER_WORD``). Every pattern must match, so the "or" is
-    # spread over both. ``\bimport\b``: ``from .engine import(step)`` has no space.
-    gate = (r"retain_graph\s*=\s*True|\bimport\b",
-            r"retain_graph\s*=\s*True|\.step\(|" + GRADIENT_CODE + "|" + OPTIMIZER_WORD)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """Or a loop that calls an imported function where the file trains, or hands the
-        function an optimizer (``train_step(model, optimizer, batch)``)."""
-        if _RETAINS(tree_index.code_text()):
-            return True
-        trains = TRAINS.found_in(tree_index)
-        return any(trains or _hands_an_optimizer(call)
-                   for _, loop in tree_index.loops for call in tree_index.calls_of_imports(loop.body + loop.orelse))
+    # retain_graph=True, or a loop calling a function imported from another module of the
+    # project (which may retain it) in a file that trains, or handing it an optimizer.
+    needs = (Text(r"retain_graph\s*=\s*True") | (TRAINS & LoopCallsImported())
+             | LoopCallsImported(handing=is_optimizer_name, spelled=OPTIMIZER_WORD))
     docs = """
 ## What it does
 Finds `backward(retain_graph=True)` (and `torch.autograd.grad(...,
