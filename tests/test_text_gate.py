@@ -184,13 +184,16 @@ def _data_index_spellings(rng) -> str:
 
 
 def test_the_data_index_text_check_admits_every_tree_the_gate_admits():
-    """TL505's text check stands for its tree gate (``_indexes_data_in_tree``) on the text: it
-    may admit more, never less."""
+    """TL505's text check stands for its tree gate (its declared ``Indexed`` shape) on the text:
+    it may admit more, never less."""
     import ast
     import random
 
-    from torchlint.rules.tl505_legacy_data_index import _indexes_data_in_tree
+    from torchlint.rules import RULES_BY_CODE
     from torchlint.text_checks import indexes_data_with_zero
+    from torchlint.tree_gate import TreeIndex
+
+    needs = RULES_BY_CODE["TL505"].needs
 
     rng = random.Random(505)
     checked = 0
@@ -200,7 +203,7 @@ def test_the_data_index_text_check_admits_every_tree_the_gate_admits():
             tree = ast.parse(text)
         except SyntaxError:
             continue
-        if any(_indexes_data_in_tree(node) for node in ast.walk(tree)):
+        if needs.found_in(TreeIndex(tree, text)):
             checked += 1
             assert indexes_data_with_zero(text), text
     assert checked > 1000

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Callable, FrozenSet, Iterable, List, Optional, Set, Tuple
 
@@ -260,6 +261,34 @@ class LoopCallsImported(Need):
                         for v in (*call.args, *(k.value for k in call.keywords))):
                     return True
         return False
+
+
+@dataclass(frozen=True)
+class Indexed(Need):
+    """``x.attribute[key]`` (a literal key), also through calls without arguments of the methods
+    ``through`` (``x.data.cpu()[0]``)."""
+
+    attribute: str
+    key: object
+    through: FrozenSet[str] = frozenset()
+
+    def text(self) -> Tuple[str, ...]:
+        return (re.escape(self.attribute), r"\[\s*" + re.escape(repr(self.key)) + r"\s*\]")
+
+    def found_in(self, index: TreeIndex) -> bool:
+        # The statements that spell the attribute: ``x.data[0]``, also spaced or continued
+        # (``x. data[0]``), which a search for ``.data`` missed.
+        return any(self._indexes(node) for node in index.statements_spelling([self.attribute]))
+
+    def _indexes(self, node: ast.AST) -> bool:
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                and node.slice.value == self.key):
+            return False
+        expr = node.value
+        while isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) \
+                and expr.func.attr in self.through:
+            expr = expr.func.value
+        return isinstance(expr, ast.Attribute) and expr.attr == self.attribute
 
 
 @dataclass(frozen=True)

@@ -1,37 +1,18 @@
 """TL505: ``loss.data[0]`` reads a number the pre-0.4 way; on a 0-dim tensor it raises."""
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING, Iterator
 
 import libcst as cst
 
 from torchlint.model import FileModel
 from torchlint.model.shapes import legacy_scalar_indexes, zero_dim
+from torchlint.needs import Indexed
 from torchlint.rule import Fix, Rule
 from torchlint.text_checks import PASSED_THROUGH, indexes_data_with_zero
-from torchlint.tree_gate import TreeIndex
 
 if TYPE_CHECKING:
     from torchlint.rule import Finding
-
-# The steps ``scalar_index`` looks through between the tensor and ``[0]``.
-_PASSED_THROUGH = frozenset(PASSED_THROUGH)
-
-
-def _indexes_data_in_tree(node: ast.AST) -> bool:
-    """``X.data[0]``, ``X.data.cpu().numpy()[0]``: the shape ``scalar_index`` accepts."""
-    if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0):
-        return False
-    expr = node.value
-    while True:
-        if isinstance(expr, ast.Attribute) and expr.attr == "data":
-            return True
-        if isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) \
-                and expr.func.attr in _PASSED_THROUGH:
-            expr = expr.func.value
-        else:
-            return False
 
 
 class LegacyDataIndex(Rule):
@@ -42,7 +23,8 @@ class LegacyDataIndex(Rule):
         "read the number with `.item()`"
     )
     fix_safety = "safe"
-    gate = (r"data", r"\[\s*0\s*\]")
+    # ``X.data[0]``, ``X.data.cpu().numpy()[0]``: the shapes ``scalar_index`` looks through.
+    needs = Indexed("data", 0, through=frozenset(PASSED_THROUGH))
     text_check = indexes_data_with_zero
     torch_version = """
 PyTorch 0.4 made losses and full reductions 0-dim tensors (indexing one
@@ -52,11 +34,6 @@ silent for a project whose oldest supported torch is older than 0.4, where
 """
     # The oldest torch with 0-dim losses and ``Tensor.item()``.
     _SINCE = (0, 4)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        return any(_indexes_data_in_tree(node)
-                   for body in tree_index.bodies_mentioning(".data") for node in tree_index.nodes_of(body))
 
     docs = """
 ## What it does
