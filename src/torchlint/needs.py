@@ -60,12 +60,20 @@ class Need:
 
 
 @dataclass(frozen=True)
-class AllOf(Need):
+class _Combined(Need):
+    """Needs combined one way; a part combined the same way is spread into this one's parts."""
+
     needs: Tuple[Need, ...]
 
     def __init__(self, *needs: Need) -> None:
-        flat = tuple(part for need in needs for part in (need.needs if isinstance(need, AllOf) else (need,)))
+        flat = tuple(part for need in needs for part in (need.needs if type(need) is type(self) else (need,)))
         object.__setattr__(self, "needs", flat)
+
+
+@dataclass(frozen=True, init=False)
+class AllOf(_Combined):
+    """Every part holds (``a & b``)."""
+
 
     def text(self) -> Tuple[str, ...]:
         patterns = [p for need in self.needs for p in need.text()]
@@ -75,13 +83,10 @@ class AllOf(Need):
         return all(need.found_in(index) for need in self.needs)
 
 
-@dataclass(frozen=True)
-class AnyOf(Need):
-    needs: Tuple[Need, ...]
+@dataclass(frozen=True, init=False)
+class AnyOf(_Combined):
+    """Some part holds (``a | b``)."""
 
-    def __init__(self, *needs: Need) -> None:
-        flat = tuple(part for need in needs for part in (need.needs if isinstance(need, AnyOf) else (need,)))
-        object.__setattr__(self, "needs", flat)
 
     def text(self) -> Tuple[str, ...]:
         # A file holding one alternative matches each of its regexes, so for every way of
@@ -175,11 +180,18 @@ class Call(Need):
 
 
 @dataclass(frozen=True)
-class Defines(Need):
+class _Named(Need):
+    """A shape about some names, given one by one: ``Defines("f", "g")``."""
+
     names: Tuple[str, ...]
 
     def __init__(self, *names: str) -> None:
         object.__setattr__(self, "names", names)
+
+
+@dataclass(frozen=True, init=False)
+class Defines(_Named):
+    """A function of one of ``names``, at any depth."""
 
     def text(self) -> Tuple[str, ...]:
         return (r"def\s+" + one_of(self.names) + r"\b",)
@@ -215,21 +227,15 @@ class LoopBinds(Need):
     def found_in(self, index: TreeIndex) -> bool:
         for _, loop in index.loops:
             for node in loop_statements(loop):
-                targets = (node.targets if isinstance(node, ast.Assign)
-                           else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else ())
-                if any(self.accepts(name) for target in targets for name in bound_names(target)):
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+                        self.accepts(name) for target in assignment_targets(node) for name in bound_names(target)):
                     return True
         return False
 
 
-@dataclass(frozen=True)
-class ImportTimeCall(Need):
+@dataclass(frozen=True, init=False)
+class ImportTimeCall(_Named):
     """Code that runs at import calls one of ``names`` or a function of the file."""
-
-    names: Tuple[str, ...]
-
-    def __init__(self, *names: str) -> None:
-        object.__setattr__(self, "names", names)
 
     def text(self) -> Tuple[str, ...]:
         return ()
