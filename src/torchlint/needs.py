@@ -74,7 +74,6 @@ class _Combined(Need):
 class AllOf(_Combined):
     """Every part holds (``a & b``)."""
 
-
     def text(self) -> Tuple[str, ...]:
         patterns = [p for need in self.needs for p in need.text()]
         return tuple(dict.fromkeys(patterns))
@@ -86,7 +85,6 @@ class AllOf(_Combined):
 @dataclass(frozen=True, init=False)
 class AnyOf(_Combined):
     """Some part holds (``a | b``)."""
-
 
     def text(self) -> Tuple[str, ...]:
         # A file holding one alternative matches each of its regexes, so for every way of

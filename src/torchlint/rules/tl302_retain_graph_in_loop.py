@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from torchlint.model.records import Assignment, CallSite, Loop
     from torchlint.rule import Finding
 
+
 def _later_backward(file_model: FileModel, call: CallSite, loop: Loop) -> bool:
     """Another backward through the graph later in the same iteration (maybe in a helper)."""
     for later in file_model.calls_between(call.order + 1, loop.end):
