@@ -172,8 +172,9 @@ def test_the_gate_benchmark_counts_what_each_gate_admits(tmp_path):
     pass the text gate on the raw source only, and no file of the two reaches libcst for it."""
     (tmp_path / "train.py").write_text("for x in loader:\n    loss = model(x)\n    loss.backward()\n    opt.step()\n")
     (tmp_path / "doc.py").write_text('"""\n>>> loss.backward()\n>>> opt.step()\n"""\n')
-    counts = _bench_gates().count(tmp_path)
+    gates = _bench_gates()
+    counts = gates.count(tmp_path)
     assert counts["files"] == 2 and counts["reach_libcst"] == 1
     assert counts["text"]["TL201"] == 2 and counts["tree"]["TL201"] == 1
-    table = _bench_gates().table(counts, {**counts, "text": {**counts["text"], "TL201": 1}})
+    table = gates.table(counts, {**counts, "text": {**counts["text"], "TL201": 1}})
     assert "| TL201 | 2 | 1 | 1 / 1 * |" in table
