@@ -10,12 +10,14 @@ from conftest import CORPUS, FIXTURES
 from torchlint.model.vocab import is_loader_name, is_optimizer_name
 from torchlint.needs import (
     BACKWARD, STEP, TRAINING_STEP, TRAINS, AllOf, AnyOf, Call, Defines, ImportTimeCall, Indexed, LoopBinds,
-    LoopCallsImported, LoopOver, Need, Text,
+    LoopCallsImported, LoopOver, Need, RequiresGradForcedOnAResult, ResultUsedAsObject, TensorKeptOnContext, Text,
+    TorchBefore,
 )
 from torchlint.rule import Rule
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
 from torchlint.tree_gate import TreeIndex
 
+STATIC_FORWARD = "class F(Function):\n    @staticmethod\n    def forward("
 DECLARED = [rule for rule in ALL_RULES if rule.needs is not None]
 SOURCES = sorted(FIXTURES.glob("*/*.py")) + sorted(CORPUS.glob("*/*.py"))
 
@@ -64,6 +66,30 @@ def text_admits(need: Need, source: str) -> bool:
     (Indexed("data", 0, frozenset({"cpu"})), "print(loss.data.cpu()[0])\n", True),
     (Indexed("data", 0, frozenset({"cpu"})), "print(loss.data.numpy()[0])\n", False),  # not looked through
     (Indexed("data", 0), "print(batch.data[1])\n", False),
+    (Call("load", passes=("weights_only", False)), "torch.load(f, weights_only=False)\n", True),
+    (Call("load", passes=("weights_only", False)), "torch.load(f, weights_only=0)\n", True),
+    (Call("load", passes=("weights_only", False)), "torch.load(f, weights_only=True)\n", False),
+    (Call("load", passes=("weights_only", False)), "torch.load(f, weights_only=0.0)\n", False),  # not a literal bool
+    (Call("load", passes=("weights_only", False)), "torch.save(x, f, weights_only=False)\n", False),
+    (Call("load", omits="weights_only"), "torch.load(f)\n", True),
+    (Call("load", omits="weights_only"), "torch.load(f, weights_only=flag)\n", False),
+    (Call("load", omits="weights_only"), "torch.load(f, **options)\n", False),  # it may be in there
+    (Call("load", aliases=True), "from torch import *\nstate = load(f)\n", True),  # not a builtin name
+    (TorchBefore((2, 6)) & Text("load"), "load()\n", False),  # the index's target: the newest torch
+    (ResultUsedAsObject(Call("load")), "net = torch.load(f)\nnet(x)\n", True),
+    (ResultUsedAsObject(Call("load")), "ckpt = torch.load(f)\nnet = ckpt['net']\nnet = net.to(d)\nnet(x)\n", True),
+    (ResultUsedAsObject(Call("load")), "torch.load(f).eval()\n", True),
+    (ResultUsedAsObject(Call("load")), "ckpt = torch.load(f)\nmodel.load(ckpt['model'])\n", False),
+    (RequiresGradForcedOnAResult(), "loss = criterion(out, y)\nloss.requires_grad = True\n", True),
+    (RequiresGradForcedOnAResult(), "out = model(x).mean()\nout.requires_grad_()\n", True),
+    (RequiresGradForcedOnAResult(), "loss = 0\nloss.requires_grad_(True)\n", True),  # named like a loss
+    (RequiresGradForcedOnAResult(), "w = torch.zeros(3)\nw.requires_grad = True\n", False),  # a factory's
+    (RequiresGradForcedOnAResult(), "out = model(x)\nout.requires_grad_(False)\n", False),
+    (RequiresGradForcedOnAResult(), "out.requires_grad = True\nout = model(x)\n", False),  # bound after
+    (TensorKeptOnContext(), STATIC_FORWARD + "ctx, x):\n        ctx.x = x.t()\n        return x\n", True),
+    (TensorKeptOnContext(), STATIC_FORWARD + "c, x):\n        y = x.exp()\n        c.y = y\n        return x\n", True),
+    (TensorKeptOnContext(), STATIC_FORWARD + "ctx, x, p):\n        ctx.p = 1 / (1 - p)\n        return x\n", False),
+    (TensorKeptOnContext(), "class F(Function):\n    def forward(ctx, x):\n        ctx.x = x\n", False),  # not static
     (Text("no_grad") & BACKWARD, "with torch.no_grad():\n    loss.backward()\n", True),
     (Text("no_grad") & BACKWARD, "loss.backward()\n", False),
     (Text("no_grad") | BACKWARD, "loss.backward()\n", True),
@@ -145,10 +171,16 @@ def test_a_discarded_call_is_a_statement_of_its_own(source, found):
     assert Call("compile", discarded=True).found_in(index(source)) is found
 
 
+def test_a_target_torch_version_is_asked_of_the_index():
+    source = "import torch\nstate = torch.load(f)\n"
+    assert TorchBefore((2, 6)).found_in(TreeIndex(ast.parse(source), source, target_torch=(2, 4)))
+    assert not TorchBefore((2, 6)).found_in(TreeIndex(ast.parse(source), source, target_torch=(2, 6)))
+
+
 # The rules whose question of the tree no declared shape says yet: each writes its ``gate``
 # and its ``needs_tree`` by hand. A new rule declares ``needs`` (a new shape in needs.py
 # rather than a new hand-written question); this list only shrinks.
-HAND_WRITTEN_GATES = {"TL101", "TL103", "TL205", "TL301", "TL401", "TL403", "TL504", "TL507"}
+HAND_WRITTEN_GATES = {"TL101", "TL103", "TL205", "TL301", "TL401"}
 
 
 def test_every_other_rule_declares_what_it_needs():

@@ -1,18 +1,15 @@
 """TL403: forcing ``requires_grad`` on a computed loss or model output hides a broken graph."""
 from __future__ import annotations
 
-import ast
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Iterator, Tuple
 
 import libcst as cst
 
-from torchlint.tree_gate import TreeIndex
 from torchlint.model import FileModel
-from torchlint import tree_gate
-from torchlint.model.ast_reading import flat_targets
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.leaves import is_leaf_factory, produced_by_graph_call, reaching_value, wants_its_gradient
-from torchlint.model.vocab import LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES, is_model_name, tokens
+from torchlint.model.vocab import is_model_name, tokens
+from torchlint.needs import RequiresGradForcedOnAResult
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
@@ -50,60 +47,6 @@ def _forced_on(node: cst.CSTNode) -> cst.BaseExpression | None:
     return None
 
 
-# -- the same question of the stdlib ast, for the tree gate: it may say yes more often
-
-_NO_GRAPH_CALLS = TENSOR_FACTORIES | LEAF_WRAPPERS
-
-
-def _forced_in_tree(node: ast.AST) -> Optional[ast.expr]:
-    """The tensor of ``t.requires_grad = True`` or ``t.requires_grad_()``/``(True)``, else None."""
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
-        for target in node.targets:
-            if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
-                return target.value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
-        flag = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
-        if flag is None or (isinstance(flag, ast.Constant) and flag.value is True):
-            return node.func.value
-    return None
-
-
-def _computed_in_tree(nodes: list) -> Callable[..., Any]:
-    """Whether a forced tensor may be computed: bound in ``nodes`` (its scope) from a call
-    before it is forced (``reaching_value`` reads the last binding before; any earlier one
-    from a call is enough here), named like a loss and bound before, or a call itself."""
-    bindings: Dict[Optional[str], List[Tuple[Tuple[int, int], bool]]] = {}  # path -> [(position, may be computed)]
-    for node in nodes:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            computes = _may_compute(node.value) or (
-                isinstance(node.value, (ast.Tuple, ast.List)) and any(map(_may_compute, node.value.elts)))
-            for target in getattr(node, "targets", [getattr(node, "target", None)]):
-                for t in flat_targets(target):
-                    bindings.setdefault(tree_gate.dotted(t), []).append((_position(node), computes))
-
-    def computed(forcing: Union[ast.stmt, ast.expr], target: ast.expr) -> bool:
-        path = tree_gate.dotted(target)
-        if path is None:
-            return _may_compute(target)
-        loss_named = "loss" in path.lower()
-        at = _position(forcing)
-        return any(where < at and (computes or loss_named) for where, computes in bindings.get(path, ()))
-    return computed
-
-
-def _position(node: Union[ast.stmt, ast.expr]) -> Tuple[int, int]:
-    return node.lineno, node.col_offset
-
-
-def _may_compute(expr: ast.expr) -> bool:
-    """Could ``expr`` be a forward pass or a loss call, maybe reduced or moved, as
-    ``produced_by_graph_call`` accepts: a call with an input, not a tensor factory
-    (``torch.zeros(n)``) or leaf wrapper, before shape methods only."""
-    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in SHAPE_METHODS:
-        expr = expr.func.value
-    return isinstance(expr, ast.Call) and bool(expr.args) and tree_gate.called_name(expr) not in _NO_GRAPH_CALLS
-
-
 class ForcedRequiresGrad(Rule):
     code = "TL403"
     name = "forced-requires-grad"
@@ -112,21 +55,7 @@ class ForcedRequiresGrad(Rule):
         "trains; remove it and find where the graph is cut (detach, item, numpy, no_grad)"
     )
     torch_programs_only = True
-    # Only forcing counts: ``requires_grad = True``, ``requires_grad_()`` or ``requires_grad_(True)``.
-    gate = (r"requires_grad\s*=\s*True|requires_grad_\(\s*(?:(?:requires_grad\s*=\s*)?True\s*)?\)",)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """``x.requires_grad = True`` / ``x.requires_grad_()`` where ``x`` is a call's result:
-        bound earlier in the same function from a call, or named like a loss, or the call itself."""
-        for body in tree_index.bodies_mentioning("requires_grad"):
-            nodes = tree_index.nodes_of(body)
-            forced = [(node, target) for node in nodes for target in (_forced_in_tree(node),) if target is not None]
-            if forced:
-                computed = _computed_in_tree(nodes)
-                if any(computed(node, target) for node, target in forced):
-                    return True
-        return False
+    needs = RequiresGradForcedOnAResult()
 
     docs = """
 ## What it does

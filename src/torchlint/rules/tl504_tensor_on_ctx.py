@@ -1,24 +1,15 @@
 """TL504: a custom autograd.Function keeps tensors as ``ctx.attr`` instead of ``save_for_backward``."""
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING, Iterator, Tuple
 
 import libcst as cst
 
-from torchlint import tree_gate
 from torchlint.model import FileModel
 from torchlint.model.expr import dotted
-from torchlint.model.tensors import (
-    TENSOR_ATTRS,
-    TENSOR_ONLY_ATTRS,
-    TENSOR_ONLY_METHODS,
-    VIEW_METHODS,
-    TensorNames,
-    returns_no_tensor,
-)
+from torchlint.model.tensors import TensorNames
+from torchlint.needs import TensorKeptOnContext
 from torchlint.rule import Rule
-from torchlint.tree_gate import TreeIndex
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, Scope
@@ -83,13 +74,8 @@ class TensorOnCtx(Rule):
         "stays in memory from forward to backward; save it with ctx.save_for_backward and read "
         "ctx.saved_tensors"
     )
-    gate = (r"Function", r"ctx\.\w+\s*(:[^=]*)?=[^=]")
+    needs = TensorKeptOnContext()
 
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """A static ``forward`` that stores on its first argument something that may be an
-        argument, a view of one, an output, or a tensor computed from them."""
-        return any(_may_store_a_tensor(tree_index, function) for function in tree_index.definitions.get("forward", ()))
     docs = """
 ## What it does
 Finds `ctx.attr = tensor` in the `forward` of a custom
@@ -354,117 +340,6 @@ class GatedScale(Function):
         return grad * ctx.scale * gate * (1 + ctx.clipped * (1 - gate)) * ctx.positive, None
 """,
     )
-
-
-def _may_store_a_tensor(tree_index: TreeIndex, function: ast.FunctionDef) -> bool:
-    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    arguments = function.args
-    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
-    if not positional or not any(tree_gate.dotted(d) == "staticmethod" for d in function.decorator_list):
-        return False
-    ctx, *params = positional
-    params += [a.arg for a in (*arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a is not None]
-    nodes = tree_index.nodes_of(function.body)
-    names = set(params) | {n.id for r in nodes if isinstance(r, ast.Return) and r.value is not None
-                           for n in (r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value])
-                           if isinstance(n, ast.Name)}
-    maybe_tensors = None
-    for node in nodes:
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, ast.AnnAssign):
-            targets = [node.target]
-        else:
-            continue
-        if not any(_on(t, ctx) for t in targets) or node.value is None:
-            continue
-        if _views(node.value, names):
-            return True
-        if maybe_tensors is None:
-            maybe_tensors = _maybe_tensor_names(function, params, nodes)
-        if _may_compute_a_tensor(node.value, maybe_tensors):
-            return True
-    return False
-
-
-def _maybe_tensor_names(function: ast.FunctionDef, params: list, nodes: list) -> set:
-    """Every name ``TensorNames`` may take for a tensor, and more: each name the forward
-    binds, and each argument it uses as ``TensorNames`` looks for (its evidence, widened:
-    any annotation, any argument of any call, ``@``, a tensor-only method or attribute)."""
-    bound = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    evidence = set()
-    arguments = function.args
-    for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
-        if a.annotation is not None:
-            evidence.add(a.arg)
-    for node in ast.walk(function):  # TensorNames reads nested bodies for attributes
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
-                node.attr in TENSOR_ONLY_METHODS or node.attr in TENSOR_ONLY_ATTRS):
-            evidence.add(node.value.id)
-        elif isinstance(node, ast.Call):
-            evidence.update(a.id for a in node.args if isinstance(a, ast.Name))
-            evidence.update(a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name))
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
-            evidence.update(n.id for n in (node.left, node.right) if isinstance(n, ast.Name))
-    return bound | (evidence & set(params))
-
-
-_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
-
-
-def _may_compute_a_tensor(value: ast.expr, names: set) -> bool:
-    """What ``TensorNames.is_tensor`` may call a tensor, and more: a torch operation is any
-    call with an argument that may be a tensor."""
-    if isinstance(value, ast.Name):
-        return value.id in names
-    if isinstance(value, ast.Attribute):
-        return value.attr in TENSOR_ATTRS and _may_compute_a_tensor(value.value, names)
-    if isinstance(value, ast.Subscript):
-        return _may_compute_a_tensor(value.value, names)
-    if isinstance(value, ast.Call):
-        func = value.func
-        if isinstance(func, ast.Attribute) and not returns_no_tensor(func.attr) and _may_compute_a_tensor(
-                func.value, names):
-            return True
-        return any(_may_compute_a_tensor(a.value if isinstance(a, ast.Starred) else a, names) for a in value.args) or any(
-            _may_compute_a_tensor(k.value, names) for k in value.keywords)
-    if isinstance(value, ast.BinOp):
-        return _may_compute_a_tensor(value.left, names) or _may_compute_a_tensor(value.right, names)
-    if isinstance(value, ast.UnaryOp):
-        return not isinstance(value.op, ast.Not) and _may_compute_a_tensor(value.operand, names)
-    if isinstance(value, ast.Compare):
-        return all(isinstance(op, _COMPARISONS) for op in value.ops) and any(
-            _may_compute_a_tensor(v, names) for v in (value.left, *value.comparators))
-    if isinstance(value, (ast.Tuple, ast.List)):
-        return any(_may_compute_a_tensor(v.value if isinstance(v, ast.Starred) else v, names) for v in value.elts)
-    if isinstance(value, ast.IfExp):
-        return _may_compute_a_tensor(value.body, names) or _may_compute_a_tensor(value.orelse, names)
-    return False
-
-
-def _on(target: ast.expr, ctx: str) -> bool:
-    """``ctx.x``, or a tuple or list of targets with one."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_on(t, ctx) for t in target.elts)
-    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == ctx
-
-
-def _views(value: ast.expr, names: set) -> bool:
-    """Is ``value`` one of ``names`` (the arguments and returned names) or a view of one
-    (``x.t()``, ``x[0]``, one in a tuple)? What ``TensorNames.views_param`` and ``is_output``
-    need, and more."""
-    while True:
-        if isinstance(value, ast.Name):
-            return value.id in names
-        if isinstance(value, (ast.Tuple, ast.List)):
-            return any(_views(v, names) for v in value.elts)
-        if isinstance(value, ast.Attribute) and value.attr in TENSOR_ATTRS or isinstance(value, ast.Subscript):
-            value = value.value
-        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in VIEW_METHODS:
-            value = value.func.value
-        else:
-            return False
 
 
 def _pairs(a: Assignment) -> Iterator[Tuple[cst.Attribute, cst.BaseExpression]]:

@@ -2,25 +2,25 @@
 or that loads a whole pickled object which torch 2.6's weights-only default refuses."""
 from __future__ import annotations
 
-import ast
-from typing import Iterator, Optional, Set
+from functools import partial
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchlint.edits import with_keyword
 from torchlint.model import CallSite, FileModel
-from torchlint.model.ast_reading import assignment_targets
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
-from torchlint.model.loaded_objects import OBJECT_METHODS, SAME_VALUE_METHODS, pickled_object_use
+from torchlint.model.loaded_objects import pickled_object_use
+from torchlint.needs import Call, ResultUsedAsObject, Text, TorchBefore
 from torchlint.rule import Finding, Fix, Rule
-from torchlint import tree_gate
-from torchlint.tree_gate import TreeIndex
 
 _LOADS = frozenset({"torch.load", "torch.serialization.load"})
 _SAVES = frozenset({"torch.save", "torch.serialization.save"})
 # torch.load grew ``weights_only`` in 1.13; its default became True in 2.6.
 _WEIGHTS_ONLY_SINCE = (1, 13)
 _SAFE_DEFAULT_SINCE = (2, 6)
+# ``torch.load`` however the file names it (``from torch import load as tl``, ``T.load``)
+_load = partial(Call, "load", aliases=True)
 
 _EXPLICIT_MESSAGE = (
     "torch.load(..., weights_only=False) unpickles arbitrary objects, so loading an untrusted file runs "
@@ -57,35 +57,6 @@ def _round_trip(file_model: FileModel, load: CallSite) -> bool:
     )
 
 
-def _may_use_as_object(nodes: list, loads: list) -> bool:
-    """What ``pickled_object_use`` needs, asked of Python's tree (never no where it says yes): a
-    call of a name bound to one of ``loads`` or to an entry of one, or of a load itself; a
-    method call that only modules have; a ``from_numpy`` call."""
-    bindings = [(assignment_targets(node), node.value)
-                for node in nodes if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None]
-    held: Set[str] = set()
-    grown = True
-    while grown:  # names bound to a load, to an entry of a held name, or to a held name moved
-        grown = False
-        for targets, value in bindings:
-            source = value.value if isinstance(value, ast.Subscript) else (
-                value.func.value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
-                and value.func.attr in SAME_VALUE_METHODS else None)
-            if any(value is load for load in loads) or (isinstance(source, ast.Name) and source.id in held):
-                new = {t.id for t in targets if isinstance(t, ast.Name)} - held
-                held |= new
-                grown = grown or bool(new)
-    for node in nodes:
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in held or any(func is load for load in loads):
-            return True
-        if tree_gate.called_name(node) in OBJECT_METHODS or tree_gate.called_name(node) == "from_numpy":
-            return True
-    return False
-
-
 class UnsafeTorchLoad(Rule):
     code = "TL507"
     name = "unsafe-torch-load"
@@ -95,28 +66,11 @@ class UnsafeTorchLoad(Rule):
     )
     fix_safety = "unsafe"
     torch_programs_only = True
-    gate = (r"torch", r"\bload\b")
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """A ``load(...)`` call with ``weights_only`` False, or without it (below torch 2.6, or
-        where the file may use what it loads as a pickled object: ``model/loaded_objects.py``)."""
-        lenient = tree_index.target_torch < _SAFE_DEFAULT_SINCE
-        names = {"load"} | {a.asname for n in tree_index.imports if isinstance(n, ast.ImportFrom)
-                            for a in n.names if a.name == "load" and a.asname}
-        # Only the statements that spell ``weights_only`` or a load's name can hold such a call.
-        bare_loads = []
-        for node in tree_index.statements_spelling(["weights_only", *names], headers=True):
-            if not isinstance(node, ast.Call):
-                continue
-            flag = next((k.value for k in node.keywords if k.arg == "weights_only"), None)
-            if isinstance(flag, ast.Constant) and flag.value in (False, 0):
-                return True
-            if flag is None and tree_gate.called_name(node) in names:
-                if lenient:
-                    return True
-                bare_loads.append(node)
-        return bool(bare_loads) and _may_use_as_object(tree_index.module_nodes(), bare_loads)
+    # ``weights_only=False``; or no ``weights_only`` where the default unpickles, or where the code
+    # may use what it loads as an object (which 2.6's weights-only default refuses).
+    needs = Text("torch") & (_load(passes=("weights_only", False))
+                             | TorchBefore(_SAFE_DEFAULT_SINCE) & _load(omits="weights_only")
+                             | ResultUsedAsObject(_load(omits="weights_only")))
     docs = """
 ## What it does
 Finds `torch.load` calls that unpickle arbitrary Python objects:

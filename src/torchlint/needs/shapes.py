@@ -1,32 +1,8 @@
-"""What a rule's findings need a file to hold, declared once; both gates are read off it.
-
-A rule that sets ``needs`` writes no gate of its own: its text gate (``Rule.gate``,
-the regexes the runner's light path and ``catalogue.GATES`` read) and its tree gate
-(``Rule.needs_tree``) are both computed from the one declaration, so the two cannot
-disagree and no test has to keep them in step. A declaration is built from a few
-shapes, each of which knows how it is spelled (the text gate: a regex every file
-holding it matches) and how it is found in Python's ``ast`` (``tree_gate.TreeIndex``):
-
-* ``Call("zero_grad")``: a call of that name, ``f(...)`` or ``x.f(...)``; ``method=True``
-  for ``x.f(...)`` only, ``aliases=True`` under the names the file gives it too
-  (``from torch import compile as tc``), ``discarded=True`` as a statement of its own;
-* ``Defines("training_step")``: a function of that name, at any depth;
-* ``LoopOver(is_loader_name)`` / ``LoopBinds(is_state_name)``: a loop over, or binding,
-  a name the predicate accepts (the model's own name readers, from ``vocab``);
-* ``ImportTimeCall("numpy")``: code run at import calls one of the names or a function
-  of the file;
-* ``Text(regex)``: the code (docstrings blanked) matches: a marker the rule reads in
-  more ways than a call (``no_grad`` as a call, a decorator or an import);
-* ``ActivationReachesLoss("cross_entropy", SOFTMAX)``: a softmax's (sigmoid's) output may
-  reach such a loss;
-
-combined with ``&`` (all) and ``|`` (any). A declaration must be sound as a gate: a
-file the rule can find something in holds it (tests lint every fixture, inline
-example and corpus file with the gates on and off).
-"""
+"""The shapes a declaration is built from, and what several rules need."""
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import re
 from dataclasses import dataclass
@@ -121,26 +97,32 @@ class Text(Need):
 class Call(Need):
     """A call of one of ``names``: ``f(...)`` or ``x.f(...)`` (only the latter with ``method``).
     With ``aliases``, also under the names the file gives it (``from torch import compile as
-    tc``, ``c = torch.compile``), and a bare ``f(...)`` only where the file binds ``f`` (not
-    Python's builtin ``compile``); ``not_on``: modules whose ``x.f`` is another function
-    (``re.compile``); ``discarded``: the call is a statement of its own, its value unused."""
+    tc``, ``c = torch.compile``), and a bare ``f(...)`` of one of Python's builtins
+    (``compile``) only where the file binds it; ``not_on``: modules whose ``x.f`` is another
+    function (``re.compile``); ``discarded``: the call is a statement of its own, its value
+    unused; ``passes=(keyword, value)``: the call passes that literal (``weights_only=False``,
+    or ``0``, which Python takes for ``False``); ``omits``: it passes no such keyword (nor ``**``)."""
 
     names: Tuple[str, ...]
     method: bool = False
     aliases: bool = False
     not_on: FrozenSet[str] = frozenset()
     discarded: bool = False
+    passes: Optional[Tuple[str, object]] = None
+    omits: Optional[str] = None
 
-    def __init__(self, *names: str, method: bool = False, aliases: bool = False,
-                 not_on: Iterable[str] = (), discarded: bool = False) -> None:
+    def __init__(self, *names: str, method: bool = False, aliases: bool = False, not_on: Iterable[str] = (),
+                 discarded: bool = False, passes: Optional[Tuple[str, object]] = None,
+                 omits: Optional[str] = None) -> None:
         for field, value in (("names", names), ("method", method), ("aliases", aliases),
-                             ("not_on", frozenset(not_on)), ("discarded", discarded)):
+                             ("not_on", frozenset(not_on)), ("discarded", discarded), ("passes", passes),
+                             ("omits", omits)):
             object.__setattr__(self, field, value)
 
     def text(self) -> Tuple[str, ...]:
-        if self.aliases:  # an alias is called by another name, but named where it is bound
-            return (r"\b" + one_of(self.names) + r"\b",)
-        return (call_spelling(self.names, self.method),)
+        # an alias is called by another name, but named where it is bound
+        called = r"\b" + one_of(self.names) + r"\b" if self.aliases else call_spelling(self.names, self.method)
+        return (called,) + ((r"\b" + re.escape(self.passes[0]) + r"\b",) if self.passes else ())
 
     def found_in(self, index: TreeIndex) -> bool:
         return bool(index.derived(self.calls))
@@ -151,15 +133,25 @@ class Call(Need):
         nodes = list(index.statements_spelling(self.names, headers=True))
         bare = set(self.names)
         if self.aliases:
-            bare = self._aliases(index, nodes)
+            bare = self._aliases(index, nodes) | {name for name in self.names if not hasattr(builtins, name)}
             if bare - set(self.names):
                 nodes = list(index.statements_spelling({*self.names, *bare}, headers=True))
-        found = [node for node in nodes if isinstance(node, ast.Call) and self._is_one(node.func, bare)]
+        found = [node for node in nodes if isinstance(node, ast.Call) and self._is_one(node.func, bare)
+                 and self._keywords_fit(node)]
         if self.discarded:
             calls = {id(call) for call in found}
             found = [n.value for n in nodes if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
                      and id(n.value) in calls]
         return found
+
+    def _keywords_fit(self, call: ast.Call) -> bool:
+        if self.omits is not None and any(k.arg in (self.omits, None) for k in call.keywords):
+            return False
+        if self.passes is None:
+            return True
+        name, literal = self.passes
+        given = next((k.value for k in call.keywords if k.arg == name), None)
+        return isinstance(given, ast.Constant) and type(given.value) in (bool, int) and given.value == literal
 
     def _is_one(self, func: ast.expr, bare: Set[str]) -> bool:
         if isinstance(func, ast.Attribute):
@@ -309,6 +301,20 @@ class ActivationReachesLoss(Need):
 
     def found_in(self, index: TreeIndex) -> bool:
         return activation_may_reach_loss(index, self.loss, self.activation)
+
+
+@dataclass(frozen=True)
+class TorchBefore(Need):
+    """The project's target torch (``target-torch-version``, or its dependencies' lower bound)
+    is older than ``version``: a default that changed there still applies."""
+
+    version: Tuple[int, ...]
+
+    def text(self) -> Tuple[str, ...]:
+        return ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return index.target_torch < self.version
 
 
 # -- what several rules need ------------------------------------------------------

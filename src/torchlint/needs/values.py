@@ -1,0 +1,259 @@
+"""Shapes whose tree question follows values through a scope: what a call's result is used
+as, whether a tensor is computed. Each reads Python's tree the way a fact of the model reads
+libcst's (named in its docstring), and may say yes more often, never less."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Set, Tuple, Union
+
+from torchlint.model.ast_reading import assignment_targets, ast_dotted, flat_targets
+from torchlint.model.loaded_objects import OBJECT_METHODS, SAME_VALUE_METHODS
+from torchlint.model.tensors import TENSOR_ATTRS, TENSOR_ONLY_ATTRS, TENSOR_ONLY_METHODS, VIEW_METHODS
+from torchlint.model.tensors import returns_no_tensor
+from torchlint.model.vocab import LEAF_WRAPPERS, SHAPE_METHODS, TENSOR_FACTORIES
+from torchlint.needs.shapes import Call, Need
+from torchlint.tree_gate import TreeIndex, called_name
+
+
+@dataclass(frozen=True)
+class ResultUsedAsObject(Need):
+    """The result of one of ``call``'s calls may be used as a whole pickled object (a module, an
+    optimizer, an array): ``loaded_objects.pickled_object_use``'s evidence, asked of Python's tree,
+    where it may say yes more often. Called, directly or through a name bound to the result, to an
+    entry of it or to it moved (``.to(device)``); or some call of the file is a method only
+    modules have (``.eval()``) or a ``from_numpy``."""
+
+    call: Call
+
+    def text(self) -> Tuple[str, ...]:
+        return self.call.text()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        results = self.call.calls(index)
+        return bool(results) and _used_as_object(index.module_nodes(), results)
+
+
+def _used_as_object(nodes: List[ast.AST], results: List[ast.Call]) -> bool:
+    bindings = [(assignment_targets(node), node.value)
+                for node in nodes if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None]
+    held: Set[str] = set()
+    grown = True
+    while grown:  # names bound to a result, to an entry of a held name, or to a held name moved
+        grown = False
+        for targets, value in bindings:
+            source = value.value if isinstance(value, ast.Subscript) else (
+                value.func.value if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in SAME_VALUE_METHODS else None)
+            if any(value is result for result in results) or (isinstance(source, ast.Name) and source.id in held):
+                new = {t.id for t in targets if isinstance(t, ast.Name)} - held
+                held |= new
+                grown = grown or bool(new)
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in held or any(func is result for result in results):
+            return True
+        if called_name(node) in OBJECT_METHODS or called_name(node) == "from_numpy":
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class RequiresGradForcedOnAResult(Need):
+    """``t.requires_grad = True`` or ``t.requires_grad_()`` (``(True)``) where ``t`` may be a call's
+    result: bound earlier in the same scope from a call with an input (not a tensor factory,
+    ``torch.zeros(n)``), named like a loss and bound earlier, or the call itself. The tree
+    reading of ``model/leaves.py``'s ``produced_by_graph_call``, which may say yes more often."""
+
+    def text(self) -> Tuple[str, ...]:
+        return (r"requires_grad\s*=\s*True|requires_grad_\(\s*(?:(?:requires_grad\s*=\s*)?True\s*)?\)",)
+
+    def found_in(self, index: TreeIndex) -> bool:
+        for body in index.bodies_mentioning("requires_grad"):
+            nodes = index.nodes_of(body)
+            forced = [(node, target) for node in nodes for target in (_forced(node),) if target is not None]
+            if forced:
+                computed = _computed_before(nodes)
+                if any(computed(node, target) for node, target in forced):
+                    return True
+        return False
+
+
+def _forced(node: ast.AST) -> Optional[ast.expr]:
+    """The tensor of ``t.requires_grad = True`` or ``t.requires_grad_()``/``(True)``, else None."""
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is True:
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+                return target.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
+        flag = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "requires_grad"), None)
+        if flag is None or (isinstance(flag, ast.Constant) and flag.value is True):
+            return node.func.value
+    return None
+
+
+def _computed_before(nodes: List[ast.AST]) -> Callable[[ast.AST, ast.expr], bool]:
+    """Whether a forced tensor may be computed: bound in ``nodes`` (its scope) from a call
+    before it is forced (``reaching_value`` reads the last binding before; any earlier one
+    from a call is enough here), named like a loss and bound before, or a call itself."""
+    bindings: Dict[Optional[str], List[Tuple[Tuple[int, int], bool]]] = {}  # path -> [(position, may be computed)]
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            computes = _may_compute(node.value) or (
+                isinstance(node.value, (ast.Tuple, ast.List)) and any(map(_may_compute, node.value.elts)))
+            for target in assignment_targets(node):
+                for t in flat_targets(target):
+                    bindings.setdefault(ast_dotted(t), []).append((_position(node), computes))
+
+    def computed(forcing: ast.AST, target: ast.expr) -> bool:
+        path = ast_dotted(target)
+        if path is None:
+            return _may_compute(target)
+        loss_named = "loss" in path.lower()
+        at = _position(forcing)
+        return any(where < at and (computes or loss_named) for where, computes in bindings.get(path, ()))
+    return computed
+
+
+def _position(node: ast.AST) -> Tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]  # a statement or an expression
+
+
+_NO_GRAPH_CALLS = TENSOR_FACTORIES | LEAF_WRAPPERS
+
+
+def _may_compute(expr: ast.expr) -> bool:
+    """Could ``expr`` be a forward pass or a loss call, maybe reduced or moved, as
+    ``produced_by_graph_call`` accepts: a call with an input, not a tensor factory
+    (``torch.zeros(n)``) or leaf wrapper, before shape methods only."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in SHAPE_METHODS:
+        expr = expr.func.value
+    return isinstance(expr, ast.Call) and bool(expr.args) and called_name(expr) not in _NO_GRAPH_CALLS
+
+
+@dataclass(frozen=True)
+class TensorKeptOnContext(Need):
+    """A static ``forward`` (a custom ``autograd.Function``'s) that stores on its first argument
+    something that may be an argument, a view of one, an output, or a tensor computed from
+    them: ``model/tensors.py``'s ``TensorNames`` asked of Python's tree, where it may say yes
+    more often. The text asks for ``ctx.x =`` or for a ``forward`` whose first argument has
+    another name (``self`` aside: a module's)."""
+
+    def text(self) -> Tuple[str, ...]:
+        return (r"Function", r"ctx\.\w+\s*(:[^=]*)?=[^=]|def\s+forward\s*\(\s*(?!ctx\b|self\b)\w")
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return any(_stores_a_tensor_on_its_context(index, f) for f in index.definitions.get("forward", ()))
+
+
+def _stores_a_tensor_on_its_context(index: TreeIndex, function: ast.AST) -> bool:
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = function.args
+    positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+    if not positional or not any(ast_dotted(d) == "staticmethod" for d in function.decorator_list):
+        return False
+    ctx, *params = positional
+    params += [a.arg for a in (*arguments.kwonlyargs, arguments.vararg, arguments.kwarg) if a is not None]
+    nodes = index.nodes_of(function.body)
+    names = set(params) | {n.id for r in nodes if isinstance(r, ast.Return) and r.value is not None
+                           for n in (r.value.elts if isinstance(r.value, (ast.Tuple, ast.List)) else [r.value])
+                           if isinstance(n, ast.Name)}
+    maybe_tensors = None
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        if not any(_on(t, ctx) for t in targets) or node.value is None:
+            continue
+        if _views(node.value, names):
+            return True
+        if maybe_tensors is None:
+            maybe_tensors = _maybe_tensor_names(function, params, nodes)
+        if _may_compute_a_tensor(node.value, maybe_tensors):
+            return True
+    return False
+
+
+def _maybe_tensor_names(function: Union[ast.FunctionDef, ast.AsyncFunctionDef], params: list, nodes: list) -> set:
+    """Every name ``TensorNames`` may take for a tensor, and more: each name the forward
+    binds, and each argument it uses as ``TensorNames`` looks for (its evidence, widened:
+    any annotation, any argument of any call, ``@``, a tensor-only method or attribute)."""
+    bound = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    evidence = set()
+    arguments = function.args
+    for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        if a.annotation is not None:
+            evidence.add(a.arg)
+    for node in ast.walk(function):  # TensorNames reads nested bodies for attributes
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
+                node.attr in TENSOR_ONLY_METHODS or node.attr in TENSOR_ONLY_ATTRS):
+            evidence.add(node.value.id)
+        elif isinstance(node, ast.Call):
+            evidence.update(a.id for a in node.args if isinstance(a, ast.Name))
+            evidence.update(a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name))
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            evidence.update(n.id for n in (node.left, node.right) if isinstance(n, ast.Name))
+    return bound | (evidence & set(params))
+
+
+_COMPARISONS = (ast.Lt, ast.Gt, ast.LtE, ast.GtE, ast.Eq, ast.NotEq)
+
+
+def _may_compute_a_tensor(value: ast.expr, names: set) -> bool:
+    """What ``TensorNames.is_tensor`` may call a tensor, and more: a torch operation is any
+    call with an argument that may be a tensor."""
+    if isinstance(value, ast.Name):
+        return value.id in names
+    if isinstance(value, ast.Attribute):
+        return value.attr in TENSOR_ATTRS and _may_compute_a_tensor(value.value, names)
+    if isinstance(value, ast.Subscript):
+        return _may_compute_a_tensor(value.value, names)
+    if isinstance(value, ast.Call):
+        func = value.func
+        if isinstance(func, ast.Attribute) and not returns_no_tensor(func.attr) and _may_compute_a_tensor(
+                func.value, names):
+            return True
+        return any(_may_compute_a_tensor(a.value if isinstance(a, ast.Starred) else a, names) for a in value.args) or any(
+            _may_compute_a_tensor(k.value, names) for k in value.keywords)
+    if isinstance(value, ast.BinOp):
+        return _may_compute_a_tensor(value.left, names) or _may_compute_a_tensor(value.right, names)
+    if isinstance(value, ast.UnaryOp):
+        return not isinstance(value.op, ast.Not) and _may_compute_a_tensor(value.operand, names)
+    if isinstance(value, ast.Compare):
+        return all(isinstance(op, _COMPARISONS) for op in value.ops) and any(
+            _may_compute_a_tensor(v, names) for v in (value.left, *value.comparators))
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return any(_may_compute_a_tensor(v.value if isinstance(v, ast.Starred) else v, names) for v in value.elts)
+    if isinstance(value, ast.IfExp):
+        return _may_compute_a_tensor(value.body, names) or _may_compute_a_tensor(value.orelse, names)
+    return False
+
+
+def _on(target: ast.expr, ctx: str) -> bool:
+    """``ctx.x``, or a tuple or list of targets with one."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_on(t, ctx) for t in target.elts)
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == ctx
+
+
+def _views(value: ast.expr, names: set) -> bool:
+    """Is ``value`` one of ``names`` (the arguments and returned names) or a view of one
+    (``x.t()``, ``x[0]``, one in a tuple)? What ``TensorNames.views_param`` and ``is_output``
+    need, and more."""
+    while True:
+        if isinstance(value, ast.Name):
+            return value.id in names
+        if isinstance(value, (ast.Tuple, ast.List)):
+            return any(_views(v, names) for v in value.elts)
+        if isinstance(value, ast.Attribute) and value.attr in TENSOR_ATTRS or isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in VIEW_METHODS:
+            value = value.func.value
+        else:
+            return False
