@@ -29,11 +29,13 @@ from torchlint.needs.shapes import (
     ActivationReachesLoss, AllOf, AnyOf, Call, Defines, ImportTimeCall, Indexed, LoopBinds, LoopCallsImported,
     LoopOver, Need, Text, TorchBefore,
 )
-from torchlint.needs.values import RequiresGradForcedOnAResult, ResultUsedAsObject, TensorKeptOnContext
+from torchlint.needs.values import (
+    ParametersHandedToAWalker, RequiresGradForcedOnAResult, ResultUsedAsObject, TensorKeptOnContext,
+)
 
 __all__ = [
     "BACKWARD", "COMPUTES_GRADIENTS", "STEP", "TORCH_COMPILE", "TORCH_COMPILE_DISCARDED", "TRAINING_STEP", "TRAINS",
     "ActivationReachesLoss", "AllOf", "AnyOf", "Call", "Defines", "ImportTimeCall", "Indexed", "LoopBinds",
-    "LoopCallsImported", "LoopOver", "Need", "RequiresGradForcedOnAResult", "ResultUsedAsObject",
-    "TensorKeptOnContext", "Text", "TorchBefore",
+    "LoopCallsImported", "LoopOver", "Need", "ParametersHandedToAWalker", "RequiresGradForcedOnAResult",
+    "ResultUsedAsObject", "TensorKeptOnContext", "Text", "TorchBefore",
 ]

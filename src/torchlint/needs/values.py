@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assignment_targets, ast_dotted, flat_targets
+from torchlint.model.function_summaries import summarize_function
 from torchlint.model.loaded_objects import OBJECT_METHODS, SAME_VALUE_METHODS
 from torchlint.model.tensors import TENSOR_ATTRS, TENSOR_ONLY_ATTRS, TENSOR_ONLY_METHODS, VIEW_METHODS
 from torchlint.model.tensors import returns_no_tensor
@@ -195,8 +196,8 @@ def _maybe_tensor_names(function: Union[ast.FunctionDef, ast.AsyncFunctionDef], 
                 node.attr in TENSOR_ONLY_METHODS or node.attr in TENSOR_ONLY_ATTRS):
             evidence.add(node.value.id)
         elif isinstance(node, ast.Call):
-            evidence.update(a.id for a in node.args if isinstance(a, ast.Name))
-            evidence.update(a.value.id for a in node.args if isinstance(a, ast.Starred) and isinstance(a.value, ast.Name))
+            given = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
+            evidence.update(a.id for a in given if isinstance(a, ast.Name))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             evidence.update(n.id for n in (node.left, node.right) if isinstance(n, ast.Name))
     return bound | (evidence & set(params))
@@ -219,8 +220,8 @@ def _may_compute_a_tensor(value: ast.expr, names: set) -> bool:
         if isinstance(func, ast.Attribute) and not returns_no_tensor(func.attr) and _may_compute_a_tensor(
                 func.value, names):
             return True
-        return any(_may_compute_a_tensor(a.value if isinstance(a, ast.Starred) else a, names) for a in value.args) or any(
-            _may_compute_a_tensor(k.value, names) for k in value.keywords)
+        given = [a.value if isinstance(a, ast.Starred) else a for a in value.args]
+        return any(_may_compute_a_tensor(v, names) for v in (*given, *(k.value for k in value.keywords)))
     if isinstance(value, ast.BinOp):
         return _may_compute_a_tensor(value.left, names) or _may_compute_a_tensor(value.right, names)
     if isinstance(value, ast.UnaryOp):
@@ -257,3 +258,55 @@ def _views(value: ast.expr, names: set) -> bool:
             value = value.func.value
         else:
             return False
+
+
+@dataclass(frozen=True)
+class ParametersHandedToAWalker(Need):
+    """A call hands something built from ``parameters()`` (or a name once bound to it) to a
+    function of the file that walks a parameter twice (the summary's ``rewalked``: a helper
+    that clips by hand and sees nothing the second time), or to a name from the project's own
+    modules: ``grad_flow.rewalking_helper``'s candidates, asked of Python's tree."""
+
+    def text(self) -> Tuple[str, ...]:
+        return (r"parameters\s*\(",)
+
+    def found_in(self, index: TreeIndex) -> bool:
+        # Only statements that spell ``parameters`` can call it, and only the names bound to
+        # such a call (and those statements) can hand one on: two walks of a few statements.
+        nodes = list(index.statements_spelling(["parameters"], headers=True))
+        # Lines holding a ``parameters()`` call: a node off them cannot hold one, and is not walked.
+        lines = {n.lineno for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "parameters"}
+        if not lines:
+            return False
+
+        def mentions(node: ast.AST) -> bool:
+            first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+            return any(first <= line <= last for line in lines) and _calls_parameters(node)
+
+        stored = {t.id for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+                  and n.value is not None and mentions(n.value)
+                  for t in assignment_targets(n) if isinstance(t, ast.Name)}
+        if stored:
+            nodes = list(index.statements_spelling(["parameters", *stored], headers=True))
+        calls = [n for n in nodes if isinstance(n, ast.Call) and any(
+            (isinstance(v, ast.Name) and v.id in stored) or mentions(v)
+            for v in (*n.args, *(k.value for k in n.keywords)))]
+        return bool(calls) and (_to_the_project(index, calls) or _to_a_rewalking_function(index, calls))
+
+
+def _calls_parameters(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "parameters"
+               for n in ast.walk(node))
+
+
+def _to_the_project(index: TreeIndex, calls: List[ast.Call]) -> bool:
+    imported, star = index.names_from_project()
+    return any((ast_dotted(c.func) or "").split(".", 1)[0] in imported or (star and isinstance(c.func, ast.Name))
+               for c in calls)
+
+
+def _to_a_rewalking_function(index: TreeIndex, calls: List[ast.Call]) -> bool:
+    called = {called_name(c) for c in calls}
+    return any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and summarize_function(f).rewalked
+               for name in called & index.function_names for f in index.definitions.get(name, ()))

@@ -1,7 +1,6 @@
 """TL205: a gradient clip that runs where it cannot change what the optimizer applies."""
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING, Iterator, Optional, Tuple, Union
 
 import libcst as cst
@@ -10,16 +9,14 @@ from torchlint.edits import (
     enclosing_statement, insert_after, insert_before, lone_call_statement, parent_map, shadowed, source_of,
 )
 from torchlint.model import FileModel
-from torchlint.model.ast_reading import assignment_targets, ast_dotted
 from torchlint.model.expr import bound_paths, referenced_paths
-from torchlint.model.function_summaries import summarize_function
 from torchlint.model.grad_flow import (
     between, clip_kind, iteration_events, iteration_of, last_before, measures_only,
     parameters_generator_binding, rewalking_helper, spent_generator, stepped_optimizers, unconditional,
 )
 from torchlint.model.records import Loop
+from torchlint.needs import ParametersHandedToAWalker, Text
 from torchlint.rule import Fix, Rule
-from torchlint.tree_gate import TreeIndex, called_name
 
 if TYPE_CHECKING:
     from torchlint.model.grad_flow import GradEvent
@@ -95,11 +92,6 @@ def _move_fix(file_model: FileModel, clip: CallSite, anchor: CallSite, after: bo
     return Fix(f"move `{code}` {where}", ((anchor_stmt, moved), (clip_stmt, cst.RemoveFromParent())))
 
 
-def _mentions_parameters(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "parameters"
-               for n in ast.walk(node))
-
-
 def _list_fix(file_model: FileModel, clip: CallSite) -> Optional[Fix]:
     """``params = list(model.parameters())``: a list every use can read."""
     binding = parameters_generator_binding(file_model, clip)
@@ -120,45 +112,7 @@ class IneffectiveGradClipping(Rule):
     fix_safety = "unsafe"
     torch_programs_only = True
     # A clip, or a ``parameters()`` generator handed to a helper that clips by hand.
-    gate = (r"clip_grad|parameters\s*\(",)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """A clip (what the text gate asked before helpers counted), or a call that hands
-        something built from ``parameters()`` (or a name once bound to it) to a function of
-        this file that walks a parameter twice, or to a name from the project's own modules."""
-        if "clip_grad" in tree_index.source:
-            return True
-        # Only statements that spell ``parameters`` can call it, and only the names bound to
-        # such a call (and those statements) can hand one on: two walks of a few statements.
-        nodes = list(tree_index.statements_spelling(["parameters"], headers=True))
-        # Lines holding a ``parameters()`` call: a node off them cannot hold one, and is not walked.
-        lines = {n.lineno for n in nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr == "parameters"}
-        if not lines:
-            return False
-
-        def mentions(node: ast.AST) -> bool:
-            first, last = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-            return any(first <= line <= last for line in lines) and _mentions_parameters(node)
-
-        stored = {t.id for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
-                  and n.value is not None and mentions(n.value)
-                  for t in assignment_targets(n) if isinstance(t, ast.Name)}
-        if stored:
-            nodes = list(tree_index.statements_spelling(["parameters", *stored], headers=True))
-        calls = [n for n in nodes if isinstance(n, ast.Call) and any(
-            (isinstance(v, ast.Name) and v.id in stored) or mentions(v)
-            for v in (*n.args, *(k.value for k in n.keywords)))]
-        if not calls:
-            return False
-        imported, star = tree_index.names_from_project()
-        if any((ast_dotted(c.func) or "").split(".", 1)[0] in imported or (star and isinstance(c.func, ast.Name))
-               for c in calls):
-            return True
-        called = {called_name(c) for c in calls}
-        return any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and summarize_function(f).rewalked
-                   for name in called & tree_index.function_names for f in tree_index.definitions.get(name, ()))
+    needs = Text("clip_grad") | ParametersHandedToAWalker()
 
     docs = """
 ## What it does
