@@ -26,8 +26,8 @@ example and corpus file with the gates on and off).
 """
 from torchlint.needs.shapes import (
     BACKWARD, COMPUTES_GRADIENTS, STEP, TORCH_COMPILE, TORCH_COMPILE_DISCARDED, TRAINING_STEP, TRAINS,
-    ActivationReachesLoss, AllOf, AnyOf, Call, Defines, ImportTimeCall, Indexed, LoopBinds, LoopCallsImported,
-    LoopOver, Need, Text, TorchBefore,
+    ActivationReachesLoss, AllOf, AnyOf, Call, CallsItsOwn, Defines, EvaluationLoop, ImportTimeCall,
+    ImportTimeForward, Indexed, LoopBinds, LoopCallsImported, LoopOver, Need, SwitchesToTraining, Text, TorchBefore,
 )
 from torchlint.needs.values import (
     ParametersHandedToAWalker, RequiresGradForcedOnAResult, ResultUsedAsObject, TensorKeptOnContext,
@@ -35,7 +35,8 @@ from torchlint.needs.values import (
 
 __all__ = [
     "BACKWARD", "COMPUTES_GRADIENTS", "STEP", "TORCH_COMPILE", "TORCH_COMPILE_DISCARDED", "TRAINING_STEP", "TRAINS",
-    "ActivationReachesLoss", "AllOf", "AnyOf", "Call", "Defines", "ImportTimeCall", "Indexed", "LoopBinds",
+    "ActivationReachesLoss", "AllOf", "AnyOf", "Call", "CallsItsOwn", "Defines", "EvaluationLoop", "ImportTimeCall",
+    "ImportTimeForward", "Indexed", "LoopBinds", "SwitchesToTraining",
     "LoopCallsImported", "LoopOver", "Need", "ParametersHandedToAWalker", "RequiresGradForcedOnAResult",
     "ResultUsedAsObject", "TensorKeptOnContext", "Text", "TorchBefore",
 ]

@@ -5,6 +5,7 @@ import ast
 import builtins
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, FrozenSet, Iterable, List, Optional, Set, Tuple
 
@@ -12,6 +13,7 @@ from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_na
 from torchlint.model.vocab import last_name
 from torchlint.text_gate import BACKWARD_METHODS, GRADIENT_CODE, call_spelling, compile_gate, gate_matches, one_of
 from torchlint.tree_gate import TreeIndex, activation_may_reach_loss, called_name, iterable_names, loop_statements
+from torchlint.tree_gate import may_be_forward, names_in, train_mode_flags
 
 
 _MAX_PICKS = 8  # regexes an alternative's text may become
@@ -315,6 +317,78 @@ class TorchBefore(Need):
 
     def found_in(self, index: TreeIndex) -> bool:
         return index.target_torch < self.version
+
+
+@dataclass(frozen=True)
+class EvaluationLoop(Need):
+    """A loop that runs a model (a model-named call, or a name built by a constructor) over
+    evaluation data or in a function named like evaluation (``TreeIndex.evaluation_loops``)."""
+
+    def text(self) -> Tuple[str, ...]:
+        return ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return index.evaluation_loops()
+
+
+@dataclass(frozen=True)
+class CallsItsOwn(Need):
+    """A function of the file whose name ``accepts`` takes (``evaluate``) is called here: its name
+    stands before a parenthesis more often than it is defined. One nobody here calls is for
+    callers elsewhere (a library's ``test_*`` model builders)."""
+
+    accepts: Callable[[str], bool]
+
+    def text(self) -> Tuple[str, ...]:
+        return ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        names = {name for name in index.function_names if self.accepts(name)}
+        if not names:
+            return False
+        # Every name before a parenthesis, kept when it is one of ours: one alternative per
+        # name would make ``re`` try them all at every position (quadratic in a big file).
+        seen = Counter(name for name in _CALLED_NAME.findall(index.code_text()) if name in names)
+        return any(seen[name] > len(index.definitions[name]) for name in names)
+
+
+_CALLED_NAME = re.compile(r"\b(\w+)\s*\(")
+
+
+@dataclass(frozen=True)
+class ImportTimeForward(Need):
+    """Code that runs at import (a script's) calls what may be a forward pass on an argument
+    naming something ``reads`` accepts (``model(X_test)``)."""
+
+    reads: Callable[[str], bool]
+
+    def text(self) -> Tuple[str, ...]:
+        return ()
+
+    def found_in(self, index: TreeIndex) -> bool:
+        return any(isinstance(n, ast.Call) and may_be_forward(n)
+                   and any(self.reads(name) for arg in n.args for name in names_in(arg))
+                   for n in index.import_time_nodes())
+
+
+@dataclass(frozen=True)
+class SwitchesToTraining(Need):
+    """``m.train()``, ``m.train(True)``, ``m.train(mode=1)``: a switch ``modes.mode_switch`` may
+    read as to training. Not ``self.head.train(self.training)``, which passes a mode on (a
+    model library's ``train`` override), nor ``train(False)``."""
+
+    def text(self) -> Tuple[str, ...]:
+        return (call_spelling(("train",), method=True),)
+
+    def found_in(self, index: TreeIndex) -> bool:
+        for node in index.statements_spelling(["train"], headers=True):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train" \
+                    and len(node.args) <= 1:
+                flags = train_mode_flags(node)
+                flag = flags[0] if flags else None
+                if flag is None or (isinstance(flag, ast.Constant) and (flag.value is True or type(flag.value) is int)):
+                    return True
+        return False
 
 
 # -- what several rules need ------------------------------------------------------

@@ -1,14 +1,10 @@
 """TL103: evaluation under no_grad with the model still in training mode."""
 from __future__ import annotations
 
-import ast
-import re
-from collections import Counter
 from typing import TYPE_CHECKING, Iterator, List, Optional, Set
 
 import libcst as cst
 
-from torchlint.tree_gate import TreeIndex, may_be_forward, names_in, train_mode_flags
 from torchlint.model import FileModel, GradMode
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, positional, referenced_paths
@@ -18,12 +14,18 @@ from torchlint.model.modes import EVAL_WORDS, is_mode_helper, model_key, mode_sw
 from torchlint.model.vocab import (
     FORWARD_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name, last_name, tokens,
 )
-from torchlint.needs import COMPUTES_GRADIENTS
+from torchlint.needs import (
+    COMPUTES_GRADIENTS, CallsItsOwn, EvaluationLoop, ImportTimeForward, SwitchesToTraining, Text,
+)
 from torchlint.rule import Rule
 
 if TYPE_CHECKING:
     from torchlint.model.records import CallSite, Scope
     from torchlint.rule import Finding
+
+
+def _eval_data_name(name: str) -> bool:
+    return is_eval_data_name(name) and "train" not in tokens(name)
 
 
 class NoGradEvalInTrainMode(Rule):
@@ -34,20 +36,12 @@ class NoGradEvalInTrainMode(Rule):
         "still act as in training; call model.eval() before evaluating (and model.train() after)"
     )
     torch_programs_only = True
-    # A call: "backward compatible" in a docstring trains nothing. ``load_state_dict(``: an
+    # Evaluation code in a file that trains (a backward, ``autograd.grad``, a switch to training
+    # mode); or weights loaded and grad turned off somewhere, what ``_inference_only`` needs: an
     # inference script's model, built here in training mode and given trained weights.
-    gate = (r"\.train\(|backward\(|load_state_dict\(",)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """An evaluation loop, a function named like evaluation or prediction that the file
-        calls, or a script's forward over evaluation data (``model(X_test)``); and a model
-        the file trains (``_FileModes.trained``): a backward, or a switch to training mode."""
-        evaluates = (_calls_an_evaluation_function(tree_index) or tree_index.evaluation_loops()
-                     or any(isinstance(n, ast.Call) and may_be_forward(n) and _reads_eval_data_ast(n)
-                            for n in tree_index.import_time_nodes()))
-        return (evaluates and (COMPUTES_GRADIENTS.found_in(tree_index) or _switches_to_training(tree_index))
-                or _predicts_without_grad_after_loading(tree_index))
+    needs = ((CallsItsOwn(is_eval_function_name) | EvaluationLoop() | ImportTimeForward(_eval_data_name))
+             & (COMPUTES_GRADIENTS | SwitchesToTraining())
+             | Text(r"load_state_dict\(") & Text(r"no_grad|inference_mode|set_grad_enabled"))
 
     docs = """
 ## What it does
@@ -391,51 +385,6 @@ def _inference_only(file_model: FileModel, context: "_FileModes", call: CallSite
     return loaded_in_training_mode(file_model, target)
 
 
-_WEIGHTS_LOADED = re.compile(r"load_state_dict\(")
-_GRAD_OFF = re.compile(r"no_grad|inference_mode|set_grad_enabled")
-
-
-def _predicts_without_grad_after_loading(tree_index: TreeIndex) -> bool:
-    """Weights loaded into a model (``load_state_dict(``) and grad turned off somewhere:
-    what ``_inference_only`` needs, read off the text."""
-    text = tree_index.code_text()
-    return bool(_WEIGHTS_LOADED.search(text) and _GRAD_OFF.search(text))
-
-
-def _calls_an_evaluation_function(tree_index: TreeIndex) -> bool:
-    """Some ``predict(...)``/``evaluate(...)`` of this file is called here: its name stands
-    before a parenthesis more often than it is defined. One nobody here calls is a
-    library's (timm's ``test_*`` model builders): its callers are elsewhere."""
-    names = {name for name in tree_index.function_names if is_eval_function_name(name)}
-    if not names:
-        return False
-    # Every name before a parenthesis, kept when it is one of ours: one alternative per
-    # name would make ``re`` try them all at every position (quadratic in a big file).
-    seen = Counter(name for name in _CALLED_NAME.findall(tree_index.code_text()) if name in names)
-    return any(seen[name] > len(tree_index.definitions[name]) for name in names)
-
-
-_CALLED_NAME = re.compile(r"\b(\w+)\s*\(")
-
-
-def _switches_to_training(tree_index: TreeIndex) -> bool:
-    """``m.train()``, ``m.train(True)``, ``m.train(mode=1)``: a switch ``modes.mode_switch``
-    may read as to training. Not ``self.head.train(self.training)``, which passes a mode
-    on (a model library's ``train`` override), nor ``train(False)``."""
-    for node in tree_index.module_nodes():
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train" \
-                and len(node.args) <= 1:
-            flags = train_mode_flags(node)
-            flag = flags[0] if flags else None
-            if flag is None or (isinstance(flag, ast.Constant) and (flag.value is True or type(flag.value) is int)):
-                return True
-    return False
-
-
-def _reads_eval_data_ast(call: ast.Call) -> bool:
-    return any(_eval_data_name(name) for arg in call.args for name in names_in(arg))
-
-
 class _FileModes:
     """How the file handles module modes, read once."""
 
@@ -578,9 +527,6 @@ def _reads_eval_data(call: CallSite) -> bool:
     ``train_valid_iter``, training data named after the split it merges)."""
     return any(_eval_data_name(last_name(p)) for arg in call.node.args for p in referenced_paths(arg.value))
 
-
-def _eval_data_name(name: str) -> bool:
-    return is_eval_data_name(name) and "train" not in tokens(name)
 
 
 def _feeds_backward(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
