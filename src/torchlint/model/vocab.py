@@ -182,6 +182,9 @@ PARAMETER_ITERATORS = frozenset(("parameters", "named_parameters"))
 
 # List and deque methods that keep a value, each with the position of the kept argument.
 STORE_METHODS = MappingProxyType({"append": 0, "appendleft": 0, "extend": 0, "insert": 1})
+# Wherever a value may be kept (for text gates): a store method's call, ``+=``, an item set
+# (``d[k] = v``), a sum bound again (``total = total + v``).
+STORE_SPELLING = r"\.(?:%s)\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+" % "|".join(sorted(STORE_METHODS))
 # Methods that put values into any container: lists, deques, sets, dicts.
 CONTAINER_METHODS = frozenset(STORE_METHODS) | frozenset(("add", "update", "setdefault"))
 # Methods named as in-place writes (a trailing underscore) that change no tensor's values: on a
@@ -361,6 +364,10 @@ def is_transform_name(path: str) -> bool:
 
 def is_eval_function_name(name: str) -> bool:
     return any(t in _EVAL_FUNC_TOKENS for t in tokens(name))
+
+
+# Wherever a function ``is_eval_function_name`` takes is defined (for text gates).
+EVAL_FUNCTION_DEF = r"def\s+\w*(?:" + token_spelling(_EVAL_FUNC_TOKENS) + ")"
 
 
 def is_generation_function_name(name: str) -> bool:

@@ -30,13 +30,14 @@ from torchlint.needs.shapes import (
     ImportTimeForward, Indexed, LoopBinds, LoopCallsImported, LoopOver, Need, SwitchesToTraining, Text, TorchBefore,
 )
 from torchlint.needs.values import (
-    ParametersHandedToAWalker, RequiresGradForcedOnAResult, ResultUsedAsObject, TensorKeptOnContext,
+    ForwardAddsToSelf, ParametersHandedToAWalker, RequiresGradForcedOnAResult, ResultUsedAsObject,
+    StoresInAnIteration, TensorKeptOnContext,
 )
 
 __all__ = [
     "BACKWARD", "COMPUTES_GRADIENTS", "STEP", "TORCH_COMPILE", "TORCH_COMPILE_DISCARDED", "TRAINING_STEP", "TRAINS",
-    "ActivationReachesLoss", "AllOf", "AnyOf", "Call", "CallsItsOwn", "Defines", "EvaluationLoop", "ImportTimeCall",
-    "ImportTimeForward", "Indexed", "LoopBinds", "SwitchesToTraining",
-    "LoopCallsImported", "LoopOver", "Need", "ParametersHandedToAWalker", "RequiresGradForcedOnAResult",
-    "ResultUsedAsObject", "TensorKeptOnContext", "Text", "TorchBefore",
+    "ActivationReachesLoss", "AllOf", "AnyOf", "Call", "CallsItsOwn", "Defines", "EvaluationLoop",
+    "ForwardAddsToSelf", "ImportTimeCall", "ImportTimeForward", "Indexed", "LoopBinds", "LoopCallsImported",
+    "LoopOver", "Need", "ParametersHandedToAWalker", "RequiresGradForcedOnAResult", "ResultUsedAsObject",
+    "StoresInAnIteration", "SwitchesToTraining", "TensorKeptOnContext", "Text", "TorchBefore",
 ]

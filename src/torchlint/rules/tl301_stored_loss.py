@@ -1,123 +1,25 @@
 """TL301: a tensor that carries a graph is kept across iterations."""
 from __future__ import annotations
 
-import ast
-from typing import TYPE_CHECKING, Container, Dict, Iterator, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterator, Optional, Tuple, Union
 
 import libcst as cst
 
 from torchlint.edits import method_call, source_of
 from torchlint.model import FileModel, Loop
-from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.expr import bound_paths, dotted
-from torchlint.model.module_state import LOSS_BASES, graph_kept_in_module_state
+from torchlint.model.module_state import graph_kept_in_module_state
 from torchlint.model.stores import self_sum, stores
-from torchlint.model.vocab import FORWARD_METHODS, STORE_METHODS, is_eval_function_name, is_loader_name
-from torchlint.model.vocab import is_loss_name, last_name
-from torchlint.needs import TRAINING_STEP, TRAINS
+from torchlint.model.vocab import STORE_SPELLING, is_eval_function_name
+from torchlint.needs import TRAINING_STEP, ForwardAddsToSelf, StoresInAnIteration, Text
 from torchlint.rule import Fix, Rule
-from torchlint import tree_gate
-from torchlint.tree_gate import TreeIndex, iterable_names, loop_nodes
 
 if TYPE_CHECKING:
     from torchlint.model.records import Scope
     from torchlint.rule import Finding
 
 _RESETS = frozenset(("clear",))
-
-
-_STORES = (ast.Call, ast.AugAssign, ast.Assign)  # the statements ``_stores_into_self`` reads
-
-
-def _self_sum(target: ast.AST, value: ast.AST) -> bool:
-    """``self.total = self.total + v``: ``stores.self_sum`` on the ast."""
-    path = ast_dotted(target)
-    return (path is not None and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
-            and path in (ast_dotted(value.left), ast_dotted(value.right)))
-
-
-def _stores_into_self(node: ast.AST) -> bool:
-    """For the tree gate: ``self.total += v``, ``self.losses[k] += v``, ``self.history.append(v)``,
-    ``self.total = self.total + v``: what a forward call may add to its module's state."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS:
-        target: ast.AST = node.func.value
-    elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
-        target = node.target
-    elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_sum(node.targets[0], node.value):
-        target = node.targets[0]
-    else:
-        return False
-    while isinstance(target, (ast.Attribute, ast.Subscript)):
-        target = target.value
-    return isinstance(target, ast.Name) and target.id == "self"
-
-
-def _criterion(cls: ast.ClassDef) -> bool:
-    """Named as a loss, or a ``_Loss`` subclass: ``module_state._about_losses``'s class test."""
-    return is_loss_name(cls.name) or any(last_name(ast_dotted(base) or "") in LOSS_BASES for base in cls.bases)
-
-
-def _names_a_loss(node: ast.AST) -> bool:
-    return any(map(is_loss_name, tree_gate.names_in(node)))
-
-
-def _hands_to_self(call: ast.Call, keepers: Container[str]) -> bool:
-    """``self._track(v)``, ``self.meter.update(v)``: a value handed to a method of ``self`` or of
-    one of its attributes, which ``module_state`` follows into that method when it is one of
-    the file's ``keepers`` (methods that store into their ``self``)."""
-    return isinstance(call.func, ast.Attribute) and call.func.attr in keepers and bool(call.args or call.keywords) \
-        and (ast_dotted(call.func.value) or "").split(".", 1)[0] == "self"
-
-
-def _may_store(node: ast.AST) -> bool:
-    """For the tree gate: ``xs.append(v)``, ``total += v``, ``d[k] = v``, ``total = total + v``."""
-    if isinstance(node, ast.Call):
-        return isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS
-    if isinstance(node, ast.AugAssign):
-        return True
-    if isinstance(node, ast.Assign):
-        return any(isinstance(t, ast.Subscript) for t in node.targets) or isinstance(node.value, ast.BinOp)
-    if isinstance(node, ast.AnnAssign):
-        return isinstance(node.target, ast.Subscript) or isinstance(node.value, ast.BinOp)
-    return False
-
-
-# Every name ``is_loss_name`` takes spells one: its tokens are ``[A-Z]?[a-z]+`` or capitals only.
-_LOSS_SPELLINGS = ("loss", "Loss", "LOSS", "crit", "Crit", "CRIT")
-
-
-class _Keepers:
-    """For the tree gate: which statements of the file's methods keep a value in ``self``, a
-    store (``_stores_into_self``) or a value handed to a method of the file that stores into its
-    ``self`` (``_hands_to_self``); each method asked at most once."""
-
-    def __init__(self, tree_index: TreeIndex, methods: list) -> None:
-        self.tree_index = tree_index
-        self.methods: Dict[str, list] = {}
-        for _, method in methods:
-            self.methods.setdefault(method.name, []).append(method)
-        self._storing: Dict[str, bool] = {}
-
-    def keeps(self, node: ast.AST) -> bool:
-        return (isinstance(node, _STORES) and _stores_into_self(node)
-                or isinstance(node, ast.Call) and _hands_to_self(node, self))
-
-    def __contains__(self, name: object) -> bool:
-        """Whether a method of this name stores into its ``self`` (``keepers`` of ``_hands_to_self``)."""
-        if not isinstance(name, str):
-            return False
-        found = self._storing.get(name)
-        if found is None:
-            found = self._storing[name] = any(
-                isinstance(node, _STORES) and _stores_into_self(node)
-                for method in self.methods.get(name, ()) for node in tree_gate.all_nodes(method))
-        return found
-
-    def loss_named_keeping(self) -> bool:
-        """Whether any statement naming a loss keeps a value in ``self``: with no criterion class
-        in the file, what a forward may add to its state must name a loss (``_names_a_loss``)."""
-        return any(map(self.keeps, self.tree_index.statements_spelling(_LOSS_SPELLINGS, headers=True)))
 
 
 class StoredLoss(Rule):
@@ -129,61 +31,10 @@ class StoredLoss(Rule):
     )
     fix_safety = "unsafe"
     torch_programs_only = True
-    gate = (
-        r"\.(?:%s)\(|\+=|\]\s*=[^=]|=\s*[\w.]+\s*\+" % "|".join(sorted(STORE_METHODS)),
-        # An iteration: training, a loop over loader-named data, or evaluation code.
-        r"backward|\.step\(|training_step|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
-        r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
-        # A forward call, once per step: a criterion adding its losses to its own state.
-        r"def (?:_?forward|__call__)\b",
-    )
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """Could some loop be a training, data or evaluation iteration that stores values?"""
-        trains = TRAINS.found_in(tree_index)
-        for function, loop in tree_index.loops:
-            if function in FORWARD_METHODS:
-                continue
-            iteration = trains or is_eval_function_name(function) or any(map(is_loader_name, iterable_names(loop)))
-            if iteration and any(_may_store(n) for n in loop_nodes(loop)):
-                return True
-        return TRAINING_STEP.found_in(tree_index) or cls._forward_may_add_to_self(tree_index)
-
-    @staticmethod
-    def _forward_may_add_to_self(tree_index: TreeIndex) -> bool:
-        """A forward runs a method that may add a loss to ``self``: ``module_state.py``'s question,
-        asked of methods (functions right in a class body) as the model asks it. The method's
-        class is a criterion, or a loss is named where it is kept (``self.losses[k] += v``) or
-        handed on to a method of ``self`` (``self.meter.update(loss)``, ``self.loss_meter.update(v)``)."""
-        functions = {name: [d for d in defs if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]
-                     for name, defs in tree_index.definitions.items()}
-        todo = [name for name in FORWARD_METHODS if functions.get(name)]
-        if not todo:
-            return False
-        methods = [(cls, stmt) for defs in tree_index.definitions.values() for cls in defs
-                   if isinstance(cls, ast.ClassDef) for stmt in cls.body
-                   if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        criteria = {id(method): _criterion(cls) for cls, method in methods}
-        keepers = _Keepers(tree_index, methods)
-        if not any(criteria.values()) and not keepers.loss_named_keeping():
-            return False
-        # What a forward runs, at any depth: calls matched to the file's functions by their last
-        # name (more than ``FileModel.part_of_forward`` resolves, never less). An ``__init__``
-        # that appends layers to ``self`` is not reached, so model files stay out.
-        reached = set(todo)
-        while todo:
-            for function in functions[todo.pop()]:
-                criterion = criteria.get(id(function))  # None: no method
-                for node in tree_index.nodes_of(function.body):
-                    if criterion is not None and keepers.keeps(node) and (criterion or _names_a_loss(node)):
-                        return True
-                    if isinstance(node, ast.Call):
-                        name = tree_gate.called_name(node)
-                        if name is not None and name not in reached and functions.get(name):
-                            reached.add(name)
-                            todo.append(name)
-        return False
+    # A store (``xs.append(v)``, ``total += v``, ``d[k] = v``) in an iteration: a loop of code that
+    # trains, of a function named like evaluation or over loader-named data; Lightning's
+    # training step; or a forward call, once per step (a criterion adding its losses to its state).
+    needs = Text(STORE_SPELLING) & (StoresInAnIteration() | TRAINING_STEP | ForwardAddsToSelf())
 
     docs = """
 ## What it does
