@@ -193,7 +193,7 @@ METER = "class Meter:\n    def update(self, val):\n        self.sum += val\n\n\n
     ("TL401", "def _blocks(d):\n    out = []\n    for i in range(d):\n        out += [i]\n    mat = np.zeros(4)\n"
               "    mat[0] = 1\n    return out\ncfgs = _blocks(3)\n", False),
     ("TL401", "def _init():\n    w = torch.zeros(3, requires_grad=True)\n    w += 1\nweights = _init()\n", True),
-    ("TL401", "def _init(w=None):\n    w += 1\nweights = _init()\n", True),
+    ("TL401", "def _init(w=None):\n    w += 1\nweights = _init()\nweights.requires_grad = True\n", True),
     ("TL401", "def _init():\n    lin = nn.Linear(2, 2)\n    lin.weight.add_(1)\nlayer = _init()\n", True),
     ("TL401", "def _init(m):\n    p = []\n    for p in m.parameters():\n        p.add_(1)\nlayer = _init(net)\n",
      True),
@@ -204,11 +204,12 @@ METER = "class Meter:\n    def update(self, val):\n        self.sum += val\n\n\n
     ("TL401", "class Net(nn.Module):\n    def __init__(self):\n        self.gain = nn.Parameter(t)\n"
               "model = Net()\nmodel.gain[0] = 1\n", True),
     ("TL401", "head = nn.Linear(4, 2)\nstats.count += 1\n", False),
-    # Net's __init__ calls a function that writes, or its base's does: building Net runs it
-    ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    def __init__(self):\n        fill_(self.w)\n"
-              "net = Net()\n", True),
-    ("TL401", "class Base:\n    def __init__(self):\n        self.w.zero_()\nclass Net(Base):\n    pass\n"
-              "net = Net()\n", True),
+    # Net's __init__ calls a function that writes, or its base's does: building Net runs it (the
+    # Parameter is the leaf the text asks to see spelled)
+    ("TL401", "def fill_(t):\n    t[0] = 0\nclass Net:\n    def __init__(self):\n        self.w = Parameter(t)\n"
+              "        fill_(self.w)\nnet = Net()\n", True),
+    ("TL401", "class Base:\n    def __init__(self):\n        self.w = Parameter(t)\n        self.w.zero_()\n"
+              "class Net(Base):\n    pass\nnet = Net()\n", True),
     # under no_grad, harmless by name (detach_), or a backward only in a docstring's example
     ("TL401", "class Net(nn.Module):\n    def forward(self, x):\n        with torch.no_grad():\n"
               "            self.fc.weight.mul_(2)\n", False),

@@ -29,6 +29,9 @@ from torchlint.needs.shapes import (
     ActivationReachesLoss, AllOf, AnyOf, Call, CallsItsOwn, Defines, EvaluationLoop, ImportTimeCall,
     ImportTimeForward, Indexed, LoopBinds, LoopCallsImported, LoopOver, Need, SwitchesToTraining, Text, TorchBefore,
 )
+from torchlint.needs.leaves import (
+    ForwardWritesSelfParameter, ImportTimeCodeWrites, ImportTimeLeafWrite, LeafHandedToAProjectWriter,
+)
 from torchlint.needs.values import (
     ForwardAddsToSelf, ParametersHandedToAWalker, RequiresGradForcedOnAResult, ResultUsedAsObject,
     StoresInAnIteration, TensorKeptOnContext,
@@ -37,7 +40,8 @@ from torchlint.needs.values import (
 __all__ = [
     "BACKWARD", "COMPUTES_GRADIENTS", "STEP", "TORCH_COMPILE", "TORCH_COMPILE_DISCARDED", "TRAINING_STEP", "TRAINS",
     "ActivationReachesLoss", "AllOf", "AnyOf", "Call", "CallsItsOwn", "Defines", "EvaluationLoop",
-    "ForwardAddsToSelf", "ImportTimeCall", "ImportTimeForward", "Indexed", "LoopBinds", "LoopCallsImported",
+    "ForwardAddsToSelf", "ForwardWritesSelfParameter", "ImportTimeCodeWrites", "ImportTimeLeafWrite",
+    "LeafHandedToAProjectWriter", "ImportTimeCall", "ImportTimeForward", "Indexed", "LoopBinds", "LoopCallsImported",
     "LoopOver", "Need", "ParametersHandedToAWalker", "RequiresGradForcedOnAResult", "ResultUsedAsObject",
     "StoresInAnIteration", "SwitchesToTraining", "TensorKeptOnContext", "Text", "TorchBefore",
 ]
