@@ -32,6 +32,7 @@ def test_the_catalogue_carries_every_rules_text_gate():
 
 NEW_RULE = '''\
 """TL799: a rule just added, before the docs (and the generated catalogue) are regenerated."""
+from torchlint.needs import Text
 from torchlint.rule import Rule
 
 
@@ -40,7 +41,7 @@ class BareVariable(Rule):
     name = "bare-variable"
     message = "Variable(x) does nothing since PyTorch 0.4; use the tensor itself"
     default = False
-    gate = (r"Variable",)
+    needs = Text(r"Variable")
 
     def check(self, file_model):
         for call in file_model.calls:

@@ -169,20 +169,25 @@ def test_what_a_declaration_finds_in_the_tree_its_text_admits(rule):
     assert checked, "no file holds what the rule needs: the check above checked nothing"
 
 
-def test_a_rule_declares_its_needs_or_writes_its_gates_not_both():
-    with pytest.raises(TypeError, match="declares `needs`"):
+def test_a_rule_declares_its_needs_and_writes_no_gate():
+    with pytest.raises(TypeError, match="writes a gate"):
         class Both(Rule):  # noqa: F841 - defining it is the test
             code = "TL999"
             needs = BACKWARD
             gate = ("backward",)
-    with pytest.raises(TypeError, match="declares `needs`"):
+    with pytest.raises(TypeError, match="writes a gate"):
         class Written(Rule):  # noqa: F841
             code = "TL999"
-            needs = BACKWARD
 
             @classmethod
             def needs_tree(cls, tree_index):
                 return True
+
+    class Declared(Rule):
+        code = "TL999"
+        needs = BACKWARD
+
+    assert Declared.gate == BACKWARD.text() and Declared.needs_tree(index("loss.backward()\n"))
 
 
 @pytest.mark.parametrize("source, found", [
@@ -213,16 +218,12 @@ def test_a_target_torch_version_is_asked_of_the_index():
     assert not TorchBefore((2, 6)).found_in(TreeIndex(ast.parse(source), source, target_torch=(2, 6)))
 
 
-# The rules whose question of the tree no declared shape says yet: each writes its ``gate``
-# and its ``needs_tree`` by hand. A new rule declares ``needs`` (a new shape in needs.py
-# rather than a new hand-written question); this list only shrinks.
-HAND_WRITTEN_GATES = {"TL101"}
-
-
-def test_every_other_rule_declares_what_it_needs():
-    written = {rule.code for rule in ALL_RULES if rule.needs is None and rule.code != "TL107"}
-    assert written == HAND_WRITTEN_GATES
-    assert RULES_BY_CODE["TL107"].needs_tree.__func__ is RULES_BY_CODE["TL101"].needs_tree.__func__  # its twin
+def test_every_rule_declares_what_it_needs():
+    """No rule writes a gate of its own: each text gate and tree question is computed from a
+    declaration (a new question is a new shape in ``needs/``)."""
+    assert [rule.code for rule in ALL_RULES if rule.needs is None] == []
+    assert not [rule.code for rule in ALL_RULES if "needs_tree" in vars(rule)]
+    assert RULES_BY_CODE["TL107"].needs is RULES_BY_CODE["TL101"].needs  # its opt-in twin
 
 
 def _bench_gates():

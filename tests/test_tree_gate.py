@@ -355,7 +355,7 @@ MAKEMORE_HEAD = ("import torch\n"
      "for _ in range(20):\n    ix = torch.multinomial(C[ix], 1).item()\n", False),
 ])
 def test_sampling_with_raw_parameters_needs_a_loop_that_computes_with_them(source, expected):
-    from torchlint.rules.tl101_eval_without_no_grad import _samples_with_raw_parameters
+    from torchlint.needs.evaluation import _samples_with_raw_parameters
 
     assert _samples_with_raw_parameters(facts(source)) is expected
 
@@ -373,7 +373,7 @@ def test_sampling_with_raw_parameters_needs_a_loop_that_computes_with_them(sourc
      "        for _ in range(9):\n            h = self.module.layer(h)\n        return h\n", False),
 ])
 def test_stepping_a_part_of_a_switched_model(source, expected):
-    from torchlint.rules.tl101_eval_without_no_grad import _switches_and_runs
+    from torchlint.needs.evaluation import _switches_and_runs
 
     assert _switches_and_runs(facts(source)) is expected
 
@@ -614,6 +614,6 @@ def test_the_last_binding_before_the_read_decides(body, reaches):
      "W = P(t)\ndef net(x):\n    return W[x]\nfor p in points:\n    print(net(p))\n", True),
 ])
 def test_hand_written_forwards_need_a_function_over_trained_tensors(source, expected):
-    from torchlint.rules.tl101_eval_without_no_grad import _calls_hand_written_forward
+    from torchlint.needs.evaluation import _calls_hand_written_forward
 
     assert _calls_hand_written_forward(facts(source)) is expected

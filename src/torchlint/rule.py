@@ -52,13 +52,12 @@ class Rule:
     # What the rule's docs promise of its fixes: none | safe | unsafe. A Fix that
     # does not say otherwise gets this applicability ("none" with a fix: unsafe).
     fix_safety: ClassVar[str] = "none"
-    # What the rule's findings need a file to hold (``needs.py``: calls, definitions,
-    # loops, markers, ``&``/``|``): both gates are computed from it, ``gate`` and
-    # ``needs_tree``. The few rules whose question no declared shape says yet
-    # (tests/test_needs.py lists them) write the two themselves.
+    # What the rule's findings need a file to hold (``needs/``: calls, definitions, loops,
+    # markers, questions of values, ``&``/``|``): both gates are computed from it, ``gate``
+    # and ``needs_tree``; a rule writes neither. None: every file may hold a finding.
     needs: ClassVar[Optional[Need]] = None
-    # Regular expressions that must all match the source for the rule to have
-    # anything to find. Cheap, and lets most files skip parsing entirely.
+    # Computed from ``needs``: regular expressions that must all match the source for the
+    # rule to have anything to find. Cheap, and lets most files skip parsing entirely.
     gate: ClassVar[Tuple[str, ...]] = ()
     # A function of ``torchlint.text_checks`` asked once the regexes match: a question
     # the text alone answers exactly, so that files it turns down skip Python's parser.
@@ -85,10 +84,11 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
+        if "gate" in cls.__dict__ or "needs_tree" in cls.__dict__:
+            raise TypeError(f"{cls.__name__} writes a gate: declare `needs` (torchlint.needs), from which "
+                            "its gates are computed")
         needs = cls.__dict__.get("needs")
         if needs is not None:
-            if "gate" in cls.__dict__ or "needs_tree" in cls.__dict__:
-                raise TypeError(f"{cls.__name__} declares `needs`: its gates are computed, not written")
             cls.gate = needs.text()
 
     @classmethod

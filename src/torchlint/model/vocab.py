@@ -129,6 +129,8 @@ GRAD_FREE_HOOKS = frozenset(
 # Their callers decide grad mode and own the graph (a model's forward, a
 # pipeline's _forward).
 FORWARD_METHODS = frozenset(("forward", "_forward", "__call__"))
+# Methods a server or a user calls once per request to get predictions (TL101's serving entry points).
+SERVING_METHODS = frozenset("predict predict_proba infer inference handle serve classify".split())
 
 # Library objects whose __call__ runs inference under its own no_grad or
 # inference_mode (ultralytics models, transformers pipelines, sentence encoders).

@@ -29,6 +29,11 @@ from torchlint.needs.shapes import (
     ActivationReachesLoss, AllOf, AnyOf, Call, CallsItsOwn, Defines, EvaluationLoop, ImportTimeCall,
     ImportTimeForward, Indexed, LoopBinds, LoopCallsImported, LoopOver, Need, SwitchesToTraining, Text, TorchBefore,
 )
+from torchlint.needs.evaluation import (
+    BindsThenReadsNumbersInALoop, CallsAHandWrittenForward, GeneratesInALoop, GuardsABackward, HandsAModelToAnImport,
+    HeldOutDataInALoop, InferenceWithoutBackward, ReadsNumbersOffAForward, SamplesWithRawParameters, ServesAfterEval,
+    SwitchesToEvalAndRuns,
+)
 from torchlint.needs.leaves import (
     ForwardWritesSelfParameter, ImportTimeCodeWrites, ImportTimeLeafWrite, LeafHandedToAProjectWriter,
 )
@@ -39,9 +44,12 @@ from torchlint.needs.values import (
 
 __all__ = [
     "BACKWARD", "COMPUTES_GRADIENTS", "STEP", "TORCH_COMPILE", "TORCH_COMPILE_DISCARDED", "TRAINING_STEP", "TRAINS",
-    "ActivationReachesLoss", "AllOf", "AnyOf", "Call", "CallsItsOwn", "Defines", "EvaluationLoop",
-    "ForwardAddsToSelf", "ForwardWritesSelfParameter", "ImportTimeCodeWrites", "ImportTimeLeafWrite",
-    "LeafHandedToAProjectWriter", "ImportTimeCall", "ImportTimeForward", "Indexed", "LoopBinds", "LoopCallsImported",
-    "LoopOver", "Need", "ParametersHandedToAWalker", "RequiresGradForcedOnAResult", "ResultUsedAsObject",
-    "StoresInAnIteration", "SwitchesToTraining", "TensorKeptOnContext", "Text", "TorchBefore",
+    "ActivationReachesLoss", "AllOf", "AnyOf", "BindsThenReadsNumbersInALoop", "Call", "CallsAHandWrittenForward",
+    "CallsItsOwn", "Defines", "EvaluationLoop", "ForwardAddsToSelf", "ForwardWritesSelfParameter", "GeneratesInALoop",
+    "GuardsABackward", "HandsAModelToAnImport", "HeldOutDataInALoop", "ImportTimeCall", "ImportTimeCodeWrites",
+    "ImportTimeForward", "ImportTimeLeafWrite", "Indexed", "InferenceWithoutBackward", "LeafHandedToAProjectWriter",
+    "LoopBinds", "LoopCallsImported", "LoopOver", "Need", "ParametersHandedToAWalker", "ReadsNumbersOffAForward",
+    "RequiresGradForcedOnAResult", "ResultUsedAsObject", "SamplesWithRawParameters", "ServesAfterEval",
+    "StoresInAnIteration", "SwitchesToEvalAndRuns", "SwitchesToTraining", "TensorKeptOnContext", "Text",
+    "TorchBefore",
 ]

@@ -1,17 +1,12 @@
 """TL101: evaluation code runs the model without no_grad, building a graph nobody uses."""
 from __future__ import annotations
 
-import ast
-import re
 from typing import TYPE_CHECKING, ClassVar, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.tree_gate import TreeIndex
-from torchlint import tree_gate
 from torchlint.edits import enclosing_statement, shadowed, suspends, torch_reference, without_volatile, wrap_in_with
 from torchlint.model import CallSite, FileModel, GradMode, Span, differentiated, modes
-from torchlint.model.ast_reading import assignment_targets, flat_targets
 from torchlint.model.backprop import consumed_by_backward
 from torchlint.model.display import runs_a_few_times, shown_only
 from torchlint.model.evaluation import (
@@ -24,12 +19,18 @@ from torchlint.model.sinks import Meters
 from torchlint.model.expr import bound_paths, bound_values, dotted, identifiers, literal_bool, read_paths
 from torchlint.model.walk import walk
 from torchlint.model.vocab import (
-    CONTAINER_METHODS, FORWARD_METHODS, NUMBER_READ_METHODS, NUMBERS_OF_AN_OUTPUT, PICKS_FROM_AN_OUTPUT, STORE_METHODS,
+    CONTAINER_METHODS, NUMBERS_OF_AN_OUTPUT, PICKS_FROM_AN_OUTPUT, STORE_METHODS,
 )
 from torchlint.model.vocab import EVAL_DATA_TOKENS, is_eval_data_name, is_eval_function_name, token_spelling
-from torchlint.model.vocab import is_eval_loader_name, is_generation_function_name, is_model_name, is_transform_name
+from torchlint.model.vocab import SERVING_METHODS, is_eval_loader_name, is_generation_function_name
+from torchlint.model.vocab import is_transform_name
+from torchlint.needs import (
+    BindsThenReadsNumbersInALoop, CallsAHandWrittenForward, EvaluationLoop, GeneratesInALoop, GuardsABackward,
+    HandsAModelToAnImport, HeldOutDataInALoop, InferenceWithoutBackward, ReadsNumbersOffAForward,
+    SamplesWithRawParameters, ServesAfterEval, SwitchesToEvalAndRuns, Text,
+)
 from torchlint.rule import Fix, Rule
-from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
+from torchlint.text_gate import EVAL_SWITCH_CALL
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, Loop, Scope
@@ -53,468 +54,20 @@ def _covers(receiver: str, target: Optional[str]) -> bool:
     return target is not None and (target == receiver or target.startswith(receiver + "."))
 
 
-_EVAL_SWITCH = text_search(EVAL_SWITCH_CALL + r"|\.training\s*=\s*False")
-
-
-def _switches_and_runs(tree_index: TreeIndex) -> bool:
-    """A function (or the module) that switches something to eval mode and calls
-    it, ``self`` or a model-named callee: the calls ``FileModel.is_forward`` takes
-    for forward passes, given the switched models."""
-    if not _EVAL_SWITCH(tree_index.code_text()):
-        return False
-    everywhere = set()
-    for owner, body in zip(tree_index.body_owners, tree_index.bodies):
-        switched: Set[str] = set()
-        calls: List[ast.Call] = []
-        grad_off: Set[int] = set()
-        for node in tree_index.nodes_of(body):
-            if isinstance(node, ast.Call):
-                receiver = _eval_switch_receiver(node)
-                if receiver is not None:
-                    switched.add(receiver)
-                elif id(node) not in grad_off:
-                    calls.append(node)
-            elif isinstance(node, ast.Assign):
-                switched.update(_training_flag_cleared(node))
-            elif isinstance(node, (ast.With, ast.AsyncWith)) and tree_gate.turns_grad_off(node):
-                # own_nodes yields a block before what it holds: its calls are known in time
-                grad_off.update(id(n) for n in tree_gate.own_nodes(node.body) if isinstance(n, ast.Call))
-        runs = [c for c in calls if switched and (
-            tree_gate.may_be_forward(c) or tree_gate.forward_callee(c) in switched
-            or (_hands_over(c, switched) and tree_gate.called_name(c) in tree_index.function_names))]
-        if runs and (owner in tree_index.repeatable_functions()
-                     or _repeats_or_reads_eval_data(tree_index.nodes_of(body), runs)):
-            return True
-        everywhere |= switched
-    return bool(everywhere) and _steps_parts_of(tree_index, everywhere)
-
-
-def _serving_method_after_eval(tree_index: TreeIndex) -> bool:
-    """What ``_serves_numbers`` needs: a method named like a serving entry point and an eval
-    switch. (How it hands back numbers has too many spellings, ``float(...)`` among them, for
-    the text to say.)"""
-    if not _EVAL_SWITCH(tree_index.code_text()):
-        return False
-    methods = tree_index.method_ids()
-    return any(id(f) in methods for name in _SERVING_METHODS for f in tree_index.definitions.get(name, ()))
-
-
-def _repeats_or_reads_eval_data(nodes: list, calls: list) -> bool:
-    """What ``check`` asks of every forward it reports, besides its function being run more
-    than once: that the call repeats in its own code (``FileModel.repeats``) or reads
-    evaluation data (``_on_eval_data``). A model library's ``self.eval()`` in ``__init__``
-    before it builds its parts is neither."""
-    repeated = tree_gate.repeated_calls(nodes)
-    return any(id(call) in repeated or any(is_eval_data_name(name) for arg in call.args
-                                           for name in tree_gate.names_in(arg)) for call in calls)
-
-
-def _steps_parts_of(tree_index: TreeIndex, switched: set) -> bool:
-    """A ``while``/``range`` loop anywhere that calls a method of a switched model
-    (``decoder.fc(h)`` in a decoding loop): ``_steps_a_part``, which takes no method of
-    ``self`` for a part (a model library's ``self.eval()`` in ``__init__`` and its
-    generation loops over ``self.layer(h)`` are no decoding of a model put in eval mode)."""
-    for _, loop in tree_index.loops:
-        if not _steps(loop):
-            continue
-        for node in tree_gate.loop_nodes(loop):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                receiver = holder = tree_gate.dotted(node.func.value) or ""
-                while holder.endswith(".module"):
-                    holder = holder.rsplit(".", 1)[0]
-                if holder != "self" and (holder in switched or receiver in switched):
-                    return True
-    return False
-
-
-def _hands_model_to_import(tree_index: TreeIndex) -> bool:
-    """``measure(net, batches)`` of ``from .metrics import measure``, handed a model (model-named,
-    or built here) after an ``eval()`` switch in the same body, or in a loop over evaluation
-    data or of a function named like evaluation: the project index may know it runs the model."""
-    def hands_model(call: ast.Call) -> bool:
-        # constructed_names walks the whole module: asked last, for the few calls that get here
-        paths = [tree_gate.dotted(a) for a in [*call.args, *(k.value for k in call.keywords)]]
-        return any(p is not None and (is_model_name(p.rsplit(".", 1)[-1]) or p in tree_index.constructed_names())
-                   for p in paths)
-
-    if _EVAL_SWITCH(tree_index.code_text()):
-        for body in tree_index.bodies:
-            calls = list(tree_index.calls_of_imports(body))
-            if calls and any(isinstance(n, ast.Call) and _eval_switch_receiver(n) for n in tree_index.nodes_of(body)):
-                if any(map(hands_model, calls)):
-                    return True
-    for function, loop in tree_index.loops:
-        if is_eval_function_name(function) or any(map(is_eval_loader_name, tree_gate.iterable_names(loop))):
-            if any(map(hands_model, tree_index.calls_of_imports(loop.body + loop.orelse))):
-                return True
-    return False
-
-
-def _generates_in_a_loop(tree_index: TreeIndex) -> bool:
-    """A function named for generating or predicting whose own loop runs something that
-    may be a forward (``sample`` with a greedy search over ``self.lstm``): what
-    ``_generates`` reports, the encoder pass before the loop included."""
-    owners = {owner for owner, _ in tree_index.loops
-              if owner and (is_generation_function_name(owner) or is_eval_function_name(owner))}
-    parts = None
-    outermost = {id(loop) for loop in tree_index.outermost_loops}
-    for owner in owners:
-        for function in tree_index.definitions.get(owner, ()):
-            if isinstance(function, ast.ClassDef) or tree_gate.runs_without_grad(function):
-                continue  # transformers' ``@torch.no_grad() def generate``
-            parts = _forward_parts(tree_index) if parts is None else parts
-            if id(function) in parts:
-                continue  # a decoder's ``decode`` that its ``forward`` calls: the check skips it
-            # ``_generates`` needs a forward in a loop of the function (``_decodes``): not
-            # bark's ``generate`` that embeds once, before handing the loop to another method.
-            loops = [n for n in tree_index.nodes_of(function.body) if id(n) in outermost]
-            if any(isinstance(n, ast.Call) and (tree_gate.may_be_forward(n)
-                                                or tree_gate.forward_callee(n) in tree_index.constructed_names())
-                   for n in tree_gate.own_nodes(loops)):
-                return True
-    return False
-
-
-def _forward_parts(tree_index: TreeIndex) -> set:
-    """The ids of the methods ``FileModel.part_of_forward`` surely takes for parts of a forward:
-    those a ``forward`` calls as ``self.name(...)``, at any remove (fewer, never more)."""
-    methods = {name: [f for f in functions if id(f) in tree_index.method_ids()]
-               for name, functions in tree_index.definitions.items()}
-    found, todo = set(), [f for name in FORWARD_METHODS for f in tree_index.definitions.get(name, ())
-                          if not isinstance(f, ast.ClassDef)]
-    while todo:
-        for node in tree_gate.own_nodes(todo.pop().body):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
-                for method in methods.get(node.func.attr, ()):
-                    if id(method) not in found:
-                        found.add(id(method))
-                        todo.append(method)
-    return found
-
-
-def _hands_over(call: ast.Call, switched: set) -> bool:
-    """``measure(model, loader)`` after ``model.eval()``: the helper may run it."""
-    values = [*call.args, *(k.value for k in call.keywords)]
-    return any(tree_gate.dotted(v) in switched for v in values)
-
-
 _CUTS = PICKS_FROM_AN_OUTPUT
 
-
-def _runs_code_of_its_own(tree_index: TreeIndex) -> bool:
-    """Module-level loops, or a bare call of a function of the file (``main()``, in a
-    ``__main__`` block too): ``_script``. Not ``default_cfgs = build_cfgs(...)``, which
-    libraries do at import."""
-    return any(not owner for owner, _ in tree_index.loops) or any(
-        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
-        and stmt.value.func.id in tree_index.function_names for stmt in tree_index.import_time)
-
-
-def _inference_without_backward(tree_index: TreeIndex) -> bool:
-    """A body that runs a model-named call and reads numbers off it (``.argmax()``,
-    ``.item()``, ``multinomial``, ``.data``), with no backward of its own, in a module that runs code
-    of its own (a script, a notebook): ``_pure_inference``."""
-    if not _runs_code_of_its_own(tree_index):
-        return False
-    for body in tree_index.bodies:
-        forward = cut = False
-        for node in tree_index.nodes_of(body):
-            if isinstance(node, ast.Call):
-                name = tree_gate.called_name(node)
-                if name == "backward":
-                    break
-                forward = forward or tree_gate.may_be_forward(node) or (
-                    tree_gate.forward_callee(node) in tree_index.constructed_names())
-                cut = cut or name in _CUTS
-            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
-                    and node.value.attr == "data":
-                cut = True  # ``q.max(1)[1].data[0]``: what ``_hands_back_numbers`` reads as a number
-        else:
-            if forward and cut:
-                return True
-    return False
-
-
-_NUMBER_BUILTINS = frozenset(("int", "float", "bool", "round"))
-
-
-def _reads_numbers_off_a_forward(tree_index: TreeIndex) -> bool:
-    """A call that may be a forward inside a number read (``.item()``, ``.tolist()``,
-    ``.numpy()``, ``int(...)``): what ``_only_numbers`` reports, read off the ast (more,
-    never fewer). Functions count in a module that runs code of its own, as
-    ``_runs_as_a_script`` asks; module-level code always."""
-    nodes = tree_index.module_nodes() if _runs_code_of_its_own(tree_index) else tree_index.import_time_nodes()
-    parameters = None
-    for node in nodes:
-        if not isinstance(node, ast.Call) or not (
-                (isinstance(node.func, ast.Attribute) and node.func.attr in NUMBER_READ_METHODS)
-                or (isinstance(node.func, ast.Name) and node.func.id in _NUMBER_BUILTINS)):
-            continue
-        for inner in ast.walk(node):
-            if inner is node or not isinstance(inner, ast.Call):
-                continue
-            callee = tree_gate.forward_callee(inner)
-            if tree_gate.may_be_forward(inner) or callee in tree_index.constructed_names():
-                return True
-            if parameters is None:  # ``def pick(f, obs)``: roles may make ``f`` a model its callers pass
-                parameters = {n.arg for n in tree_index.module_nodes() if isinstance(n, ast.arg)}
-            if callee in parameters:
-                return True
-    return False
-
-
-def _binds_then_reads_numbers_in_a_loop(tree_index: TreeIndex) -> bool:
-    """A loop that binds what may be a forward to a name (``prob = model.pi(s)``, ``a = mu(s)``)
-    and reads a number somewhere (``.item()``, ``int(...)``): what
-    ``evaluation.bound_then_read_as_numbers`` needs, in a module that runs code of its own, as
-    ``_only_numbers`` asks. A forward is a call of a model (by name, built in the file, or a
-    parameter that roles may make one) or of a method of one (``_acts_with_a_model_of_the_file``)."""
-    if not _runs_code_of_its_own(tree_index):
-        return False
-    models = tree_index.constructed_names() | {
-        n.arg for n in tree_index.module_nodes() if isinstance(n, ast.arg)}
-
-    def may_run_a_model(call: ast.Call) -> bool:
-        if tree_gate.may_be_forward(call) or tree_gate.forward_callee(call) in models:
-            return True
-        holder = tree_gate.dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
-        while holder is not None and holder.endswith(".module"):
-            holder = holder.rsplit(".", 1)[0]
-        return holder is not None and (holder in models or is_model_name(holder.rsplit(".", 1)[-1]))
-
-    for loop in tree_index.outermost_loops:
-        binds = reads = False
-        for node in tree_gate.loop_nodes(loop):
-            if isinstance(node, ast.Assign):
-                binds = binds or (len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Tuple))
-                                  and isinstance(node.value, ast.Call) and may_run_a_model(_innermost_call(node.value)))
-            elif isinstance(node, ast.Call):
-                reads = reads or (isinstance(node.func, ast.Attribute) and node.func.attr in NUMBER_READ_METHODS) \
-                    or (isinstance(node.func, ast.Name) and node.func.id in _NUMBER_BUILTINS)
-            if binds and reads:
-                return True
-    return False
-
-
-def _innermost_call(call: ast.Call) -> ast.Call:
-    """``q(s)`` of ``q(s).detach().max(1)``: the call a chain of method calls starts from."""
-    while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
-        call = call.func.value
-    return call
-
-
-# Made to require grad (``evaluation.raw_parameters``): ``requires_grad = False`` freezes, it trains
-# nothing. ``Parameter`` without its bracket: ``from torch.nn import Parameter as P`` then ``P(w)``;
-# an annotation may come first: ``w.requires_grad: bool = True``.
-_HAND_TRAINED = text_search(r"requires_grad_?\s*(?::[\s\S]*?)?[=(](?!\s*(?:False|0|None)\b)|Parameter\b")
-
-
-def _samples_with_raw_parameters(tree_index: TreeIndex) -> bool:
-    """Tensors made to require grad and a loop that reads numbers off tensors with no
-    backward in it: what ``_raw_parameter_steps`` looks for, in step loops."""
-    if not _HAND_TRAINED(tree_index.code_text()):
-        return False
-    params = None
-    for owner, loop in tree_index.loops:
-        if owner and not is_generation_function_name(owner):
-            continue  # the rule looks at module-level code and generating functions only
-        nodes = list(tree_gate.loop_nodes(loop))
-        names = {tree_gate.called_name(n) for n in nodes if isinstance(n, ast.Call)}
-        if names & _CUTS and "backward" not in names:
-            params = tree_index.derived(_raw_parameter_paths) if params is None else params
-            if any(isinstance(n, (ast.Name, ast.Attribute)) and tree_gate.dotted(n) in params for n in nodes):
-                return True
-    return False
-
-
-def _calls_hand_written_forward(tree_index: TreeIndex) -> bool:
-    """A call of a function of the file (no method) that computes with a tensor made to require
-    grad (``def net(x): return x @ W1 + b1``): what ``evaluation.hand_written_forward`` may take.
-    Asked in the order that costs least: the tensors made to require grad (off the statements
-    that spell them), the text for a call of such a function, and the called functions for the
-    shapes the rule counts as computing."""
-    if not _HAND_TRAINED(tree_index.code_text()):
-        return False
-    params = tree_index.derived(_raw_parameter_paths)
-    if not params:
-        return False
-    methods = tree_index.method_ids()
-    functions = {name: [f for f in tree_index.definitions.get(name, ())
-                        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(f) not in methods]
-                 for name in tree_index.function_names}
-    called = _called_by_name(tree_index.code_text(), [name for name, found in functions.items() if found])
-    # A function can compute with ``self.w`` only where its text spells ``w``: most need no walk.
-    names = {path.rsplit(".", 1)[-1] for path in params}
-    lines = tree_index.code_text().split("\n")
-    for f in (f for name in called for f in functions[name]):
-        text = "\n".join(lines[f.lineno - 1:f.end_lineno])
-        if any(n in text for n in names) and any(path in params for path in _computed_with(f)):
-            return True
-    return False
-
-
-def _called_by_name(code: str, names: List[str]) -> Set[str]:
-    """The ``names`` the text calls as ``name(...)`` anywhere but in their ``def`` line (more,
-    never fewer: a mention in a string counts; ``(name)(x)`` and a comment or a line break
-    before the bracket are allowed for). ``str.find`` per name: one regex of every name
-    tries each of them at every position of the file."""
-    called = set()
-    for name in names:
-        for at in tree_gate.offsets(code, name):
-            end = at + len(name)
-            before = code[at - 1] if at else " "
-            if not (before.isalnum() or before in "._") and _CALL_AFTER.match(code, end) \
-                    and (end == len(code) or not (code[end].isalnum() or code[end] == "_")) \
-                    and not _DEF_BEFORE.search(code[max(0, at - 12):at]):
-                called.add(name)
-                break
-    return called
-
-
-_CALL_AFTER = re.compile(r"(?:[\s)\\]|#[^\n]*)*\(")
-# A ``def`` spaced out wider than this window reads as a call: one more function to look at.
-_DEF_BEFORE = re.compile(r"\bdef\s+\Z")
-
-
-def _computed_with(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Iterator[str]:
-    """The paths ``evaluation.computes_with`` may count in ``function``'s own values (what it
-    assigns, loops over, enters and returns): indexed, an operand, or a call's argument."""
-    for stmt in tree_gate.own_nodes(function.body):
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)):
-            roots = [stmt.value]
-        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
-            roots = [stmt.iter]
-        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            roots = [item.context_expr for item in stmt.items]
-        else:
-            continue
-        for node in (n for root in roots if root is not None for n in tree_gate.all_nodes(root)):
-            if isinstance(node, ast.Subscript):
-                operands = [node.value]
-            elif isinstance(node, ast.BinOp):
-                operands = [node.left, node.right]
-            elif isinstance(node, ast.Call):  # libcst's arguments: starred and keyword ones too
-                operands = [a.value if isinstance(a, ast.Starred) else a for a in node.args]
-                operands += [keyword.value for keyword in node.keywords]
-            else:
-                continue
-            yield from filter(None, map(tree_gate.dotted, operands))
-
-
-def _raw_parameter_paths(tree_index: TreeIndex) -> set:
-    """Every path ``evaluation.raw_parameters`` may name, read off the tree (more, never
-    fewer): targets of ``Parameter(...)`` and of calls given ``requires_grad=True``, tensors
-    given ``requires_grad = True``/``requires_grad_()``, and, where such a tensor is the
-    variable of a loop over a name (``for p in params: p.requires_grad = True``), every name
-    in a list or tuple assigned to that name (``params = [C, W1]``). A model library's
-    ``self.weight = nn.Parameter(...)`` is not used in a sampling loop. Read once per tree
-    (``TreeIndex.derived``): two gates ask it. Only the statements that spell ``Parameter``,
-    ``requires_grad`` or a name ``Parameter`` is imported as are read, and the whole file only
-    where a loop over a list makes its elements trainable."""
-    makers = {"Parameter"} | {alias.asname for n in tree_index.imports
-                              for alias in n.names if alias.asname and alias.name.endswith("Parameter")}
-    nodes = tree_index.statements_spelling(["requires_grad", *makers], headers=True)
-    made: Set[Optional[str]] = set()
-    forced: Set[Optional[str]] = set()
-    for node in nodes:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):  # ``x.requires_grad: bool = True`` too
-            targets = assignment_targets(node)
-            if _makes_parameter(node.value, makers):
-                made.update(tree_gate.dotted(t) for target in targets for t in flat_targets(target))
-            if _may_be_true(node.value):
-                forced.update(tree_gate.dotted(t.value) for t in targets
-                              if isinstance(t, ast.Attribute) and t.attr == "requires_grad")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "requires_grad_":
-            flag = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
-            if flag is None or _may_be_true(flag):
-                forced.add(tree_gate.dotted(node.func.value))
-    forced.discard(None)
-    # ``for p in params: p.requires_grad = True`` makes trainable what ``params = [W1, b1]`` lists.
-    lists = {tree_gate.dotted(loop.iter) for _, loop in tree_index.loops if isinstance(loop, (ast.For, ast.AsyncFor))
-             and not forced.isdisjoint(map(tree_gate.dotted, flat_targets(loop.target)))}
-    lists.discard(None)
-    found = made | forced
-    if lists:
-        found.update(tree_gate.dotted(e) for n in tree_index.module_nodes() if isinstance(n, (ast.Assign, ast.AnnAssign))
-                     and n.value is not None and any(tree_gate.dotted(t) in lists for t in assignment_targets(n))
-                     for listed in tree_gate.all_nodes(n.value) if isinstance(listed, (ast.List, ast.Tuple))
-                     for e in listed.elts)
-    found.discard(None)
-    return found
-
-
-def _makes_parameter(value: Optional[ast.expr], makers: set) -> bool:
-    """``nn.Parameter(...)`` (``P(...)`` after ``import ... Parameter as P``) or a call given
-    ``requires_grad=True``: what ``evaluation._makes_parameter`` may take, whatever the callee."""
-    if not isinstance(value, ast.Call):
-        return False
-    return (tree_gate.called_name(value) in makers or (tree_gate.dotted(value.func) or "").split(".", 1)[0] in makers
-            or any(k.arg == "requires_grad" and _may_be_true(k.value) for k in value.keywords))
-
-
-def _may_be_true(node: Optional[ast.expr]) -> bool:
-    """What ``literal_bool`` may read as True: ``True`` or an integer literal (``0x0`` too)."""
-    return isinstance(node, ast.Constant) and (node.value is True or type(node.value) is int)
-
-
-def _steps(loop: ast.AST) -> bool:
-    """A ``while`` loop or a loop over ``range(...)``: ``_in_step_loop``, read off the ast."""
-    return isinstance(loop, ast.While) or (
-        isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, ast.Call)
-        and tree_gate.called_name(loop.iter) in ("range", "reversed", "enumerate"))
-
-
-_HELD_OUT = text_search(token_spelling(EVAL_DATA_TOKENS))  # every name ``is_eval_data_name`` takes
-
-
-def _held_out_data_in_a_loop(tree_index: TreeIndex) -> bool:
-    """``cnn(test_x)`` inside a loop: a forward on held-out data, every few steps."""
-    if not _HELD_OUT(tree_index.code_text()):
-        return False
-    for loop in tree_index.outermost_loops:
-        for node in tree_gate.loop_nodes(loop):
-            # Any name in an argument, as ``_runs_on_held_out_data`` reads them: ``cnn(x_test.cuda())``.
-            if isinstance(node, ast.Call) and any(
-                is_eval_data_name(name) for arg in (*node.args, *(k.value for k in node.keywords))
-                for name in tree_gate.names_in(arg)
-            ) and (tree_gate.may_be_forward(node) or tree_gate.forward_callee(node) in tree_index.constructed_names()):
-                return True
-    return False
-
-
-def _guards_a_backward(tree_index: TreeIndex) -> bool:
-    """An ``if`` around a backward: ``if train: loss.backward()``, ``if phase == "train":``."""
-    for body in tree_index.bodies_mentioning("backward"):
-        for node in tree_gate.own_statements(body):
-            if isinstance(node, ast.If) and any(
-                isinstance(n, ast.Call) and tree_gate.called_name(n) == "backward"
-                for stmt in node.body for n in tree_gate.statement_nodes(stmt)
-            ):
-                return True
-    return False
-
-
-def _training_flag_cleared(node: ast.Assign) -> list:
-    """``layer`` of ``layer.training = False``: ``evaluation.training_flag_switches``."""
-    if not (isinstance(node.value, ast.Constant) and node.value.value is False):
-        return []
-    return [path for t in node.targets if isinstance(t, ast.Attribute) and t.attr == "training"
-            for path in (tree_gate.dotted(t.value),) if path and path != "self"]
-
-
-def _eval_switch_receiver(call: ast.Call) -> Optional[str]:
-    """``m`` of ``m.eval()``, ``m.train(False)``, ``m.train(mode=0)``: ``modes.mode_switch`` to eval."""
-    func = call.func
-    if not isinstance(func, ast.Attribute) or func.attr not in ("eval", "train"):
-        return None
-    if func.attr == "eval":
-        return None if call.args or call.keywords else tree_gate.dotted(func.value)
-    flags = tree_gate.train_mode_flags(call)
-    if len(flags) != 1 or not isinstance(flags[0], ast.Constant):
-        return None
-    value = flags[0].value
-    return tree_gate.dotted(func.value) if value is False or (type(value) is int and value == 0) else None
+# What evaluation or inference code spells somewhere: an eval switch, loader-named data, a function
+# named for evaluation or generation, a training flag cleared, held-out data, a read of numbers.
+# Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
+_EVALUATION_SPELLED = (
+    EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
+    r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
+    r"def \w*(?:[Ss]ampl|SAMPL|[Gg]enerat|GENERAT|[Dd]ecod|DECOD|[Tt]ranslat|TRANSLAT|[Bb]eam|BEAM|"
+    r"[Gg]reedy|GREEDY|[Cc]aption|CAPTION)|"
+    r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
+    + token_spelling(EVAL_DATA_TOKENS) + "|"  # held-out data: ``x_test``, ``X_val``, ``dev_x``
+    r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(|\.data\["
+)
 
 
 class EvalWithoutNoGrad(Rule):
@@ -528,26 +81,11 @@ class EvalWithoutNoGrad(Rule):
     torch_programs_only = True
     # TL101 reports forwards over evaluation; TL107, its opt-in twin, the ones made for a look.
     reports_looks: ClassVar[bool] = False
-    # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
-    gate = (EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
-            r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
-            r"def \w*(?:[Ss]ampl|SAMPL|[Gg]enerat|GENERAT|[Dd]ecod|DECOD|[Tt]ranslat|TRANSLAT|[Bb]eam|BEAM|"
-            r"[Gg]reedy|GREEDY|[Cc]aption|CAPTION)|"
-            r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
-            + token_spelling(EVAL_DATA_TOKENS) + "|"  # held-out data: ``x_test``, ``X_val``, ``dev_x``
-            r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(|\.data\[",)
-
-    @classmethod
-    def needs_tree(cls, tree_index: TreeIndex) -> bool:
-        """Code that switches a model to eval mode and runs it (or hands it to a helper),
-        a loop that runs a call over evaluation data or in a function named like
-        evaluation, or a backward under an ``if`` (training guarded by a flag or phase)."""
-        return (_switches_and_runs(tree_index) or tree_index.evaluation_loops() or _hands_model_to_import(tree_index)
-                or _guards_a_backward(tree_index) or _held_out_data_in_a_loop(tree_index)
-                or _inference_without_backward(tree_index) or _samples_with_raw_parameters(tree_index)
-                or _generates_in_a_loop(tree_index) or _reads_numbers_off_a_forward(tree_index)
-                or _calls_hand_written_forward(tree_index) or _binds_then_reads_numbers_in_a_loop(tree_index)
-                or _serving_method_after_eval(tree_index))
+    needs = Text(_EVALUATION_SPELLED) & (
+        SwitchesToEvalAndRuns() | EvaluationLoop() | HandsAModelToAnImport() | GuardsABackward()
+        | HeldOutDataInALoop() | InferenceWithoutBackward() | SamplesWithRawParameters() | GeneratesInALoop()
+        | ReadsNumbersOffAForward() | CallsAHandWrittenForward() | BindsThenReadsNumbersInALoop()
+        | ServesAfterEval())
 
     docs = """
 ## What it does
@@ -1764,14 +1302,13 @@ def _before_guarded_backward(file_model: FileModel, scope: Scope, call: CallSite
 
 # Methods a server or a user calls once per request (Lightning's ``predict_step`` runs without grad;
 # ``__call__`` is a forward of its own, whose graph the caller may want).
-_SERVING_METHODS = frozenset("predict predict_proba infer inference handle serve classify".split())
 
 
 def _serves_numbers(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """``def predict(self, x): self.eval(); return self(x).argmax(-1).tolist()``, or a handler
     whose ``__init__`` put ``self.model`` in eval mode: a method called once per request that
     hands back numbers and computes no gradient. Every call records a graph nobody can use."""
-    if scope.class_name is None or scope.name not in _SERVING_METHODS:
+    if scope.class_name is None or scope.name not in SERVING_METHODS:
         return False
     if not (read_as_numbers(file_model, call) or _hands_back_numbers(file_model, scope)):
         return False
