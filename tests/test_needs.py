@@ -1,4 +1,4 @@
-"""Declared needs (``needs.py``): both gates of a rule come from one declaration."""
+"""Declared needs (``torchlint.needs``): both gates of a rule come from one declaration."""
 from __future__ import annotations
 
 import ast

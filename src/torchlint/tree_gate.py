@@ -14,10 +14,10 @@ matter: inside loops, in loop headers and in code that runs at import time.
 What the text can answer (is ``backward`` called at all?) is answered there.
 flake8 hands its plugins the ast tree it already built, so there it is free.
 
-A rule declares what its findings need (``needs.py``: calls, definitions, loops,
-markers), and its text gate and its question of this tree are both computed from
-the declaration. Rules whose question no declared shape says yet write it in their
-module from the indexes and node readers here; what lives here serves any rule.
+A rule declares what its findings need (``needs/``: calls, definitions, loops,
+markers, questions of values), and its text gate and its question of this tree are
+both computed from the declaration; the shapes read the indexes and node readers
+here, which serve any shape.
 """
 from __future__ import annotations
 
@@ -282,7 +282,7 @@ class TreeIndex:
                 yield from statement_nodes(stmt)
                 todo.extend(_child_blocks(stmt))
 
-    # -- questions several rules ask (the shapes any rule may declare are ``needs.py``'s) --
+    # -- questions several rules ask (the shapes any rule may declare are in ``needs/``) --
     def evaluation_loops(self) -> bool:
         """A loop that runs a model-named call, or a name built by a constructor
         (``learner = Net()``), over evaluation data or in a function named like evaluation."""

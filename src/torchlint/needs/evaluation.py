@@ -1,34 +1,27 @@
 """Shapes of evaluation and inference code (TL101's and TL107's): where a forward may run over
 held-out data, after an eval switch, in a sampling or decoding loop, or only to read numbers
-off. Each reads Python's tree the way ``model/evaluation.py`` and the rule read libcst's, and
+off. Each reads Python's tree the way ``model/evaluation.py`` and TL101 read libcst's, and
 may say yes more often, never less."""
 from __future__ import annotations
 
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Set, Tuple, Union
+from typing import Iterator, List, Optional, Set, Union
 
 from torchlint.model.ast_reading import assignment_targets, flat_targets
 from torchlint.model.vocab import EVAL_DATA_TOKENS, FORWARD_METHODS, NUMBER_READ_METHODS, PICKS_FROM_AN_OUTPUT
 from torchlint.model.vocab import SERVING_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
 from torchlint.model.vocab import is_generation_function_name, is_model_name, token_spelling
-from torchlint.needs.shapes import Need
+from torchlint.needs.shapes import Unspelled
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, dotted, forward_callee, iterable_names
 from torchlint.tree_gate import loop_nodes, may_be_forward, offsets, own_nodes, own_statements, runs_without_grad
 from torchlint.tree_gate import names_in, repeated_calls, statement_nodes, train_mode_flags, turns_grad_off
 
 
-class _OfTheTree(Need):
-    """A question only the tree answers: the rule's text marker says what the file must spell."""
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
-
-
 @dataclass(frozen=True)
-class SwitchesToEvalAndRuns(_OfTheTree):
+class SwitchesToEvalAndRuns(Unspelled):
     """A body switches something to eval mode and runs it (or hands it to a helper of the file)."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -36,7 +29,7 @@ class SwitchesToEvalAndRuns(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class HandsAModelToAnImport(_OfTheTree):
+class HandsAModelToAnImport(Unspelled):
     """A model handed to a helper the file imports from its project, after an eval switch or in evaluation."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -44,7 +37,7 @@ class HandsAModelToAnImport(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class GuardsABackward(_OfTheTree):
+class GuardsABackward(Unspelled):
     """A backward under an ``if``: training guarded by a flag or a phase."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -52,7 +45,7 @@ class GuardsABackward(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class HeldOutDataInALoop(_OfTheTree):
+class HeldOutDataInALoop(Unspelled):
     """A forward over held-out data (``cnn(test_x)``) in a loop."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -60,7 +53,7 @@ class HeldOutDataInALoop(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class InferenceWithoutBackward(_OfTheTree):
+class InferenceWithoutBackward(Unspelled):
     """A script's body runs a model and reads numbers off it, with no backward."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -68,7 +61,7 @@ class InferenceWithoutBackward(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class SamplesWithRawParameters(_OfTheTree):
+class SamplesWithRawParameters(Unspelled):
     """Tensors trained by hand, read in a loop that only reads numbers."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -76,7 +69,7 @@ class SamplesWithRawParameters(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class GeneratesInALoop(_OfTheTree):
+class GeneratesInALoop(Unspelled):
     """A generating or predicting function runs a forward in its own loop."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -84,7 +77,7 @@ class GeneratesInALoop(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class ReadsNumbersOffAForward(_OfTheTree):
+class ReadsNumbersOffAForward(Unspelled):
     """A forward inside a number read (``model(x).item()``)."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -92,7 +85,7 @@ class ReadsNumbersOffAForward(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class CallsAHandWrittenForward(_OfTheTree):
+class CallsAHandWrittenForward(Unspelled):
     """A function of the file computing with hand-trained tensors is called."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -100,7 +93,7 @@ class CallsAHandWrittenForward(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class BindsThenReadsNumbersInALoop(_OfTheTree):
+class BindsThenReadsNumbersInALoop(Unspelled):
     """A loop binds a forward's result and reads numbers."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -108,7 +101,7 @@ class BindsThenReadsNumbersInALoop(_OfTheTree):
 
 
 @dataclass(frozen=True)
-class ServesAfterEval(_OfTheTree):
+class ServesAfterEval(Unspelled):
     """A serving method (``predict``) in a file that switches to eval mode."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -380,7 +373,7 @@ def _samples_with_raw_parameters(index: TreeIndex) -> bool:
     params = None
     for owner, loop in index.loops:
         if owner and not is_generation_function_name(owner):
-            continue  # the rule looks at module-level code and generating functions only
+            continue  # TL101 looks at module-level code and generating functions only
         nodes = list(loop_nodes(loop))
         names = {called_name(n) for n in nodes if isinstance(n, ast.Call)}
         if names & PICKS_FROM_AN_OUTPUT and "backward" not in names:
@@ -395,7 +388,7 @@ def _calls_hand_written_forward(index: TreeIndex) -> bool:
     grad (``def net(x): return x @ W1 + b1``): what ``evaluation.hand_written_forward`` may take.
     Asked in the order that costs least: the tensors made to require grad (off the statements
     that spell them), the text for a call of such a function, and the called functions for the
-    shapes the rule counts as computing."""
+    shapes TL101 counts as computing."""
     if not _HAND_TRAINED(index.code_text()):
         return False
     params = index.derived(_raw_parameter_paths)

@@ -12,7 +12,7 @@ from torchlint.model.ast_reading import InPlaceWrite, assignment_targets, ast_do
 from torchlint.model.ast_reading import in_place_write, written_by
 from torchlint.model.parameters import LAYER_PARAMETERS, PARAMETER_ATTRS
 from torchlint.model.vocab import PARAMETER_ITERATORS
-from torchlint.needs.shapes import COMPUTES_GRADIENTS, Need
+from torchlint.needs.shapes import COMPUTES_GRADIENTS, Unspelled
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, own_nodes
 
 if TYPE_CHECKING:
@@ -20,56 +20,44 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class ImportTimeLeafWrite(Need):
+class ImportTimeLeafWrite(Unspelled):
     """Code run at import (a script's, a notebook's) makes a leaf and writes in place, or writes
     to what may be a parameter of a model built elsewhere (``model.fc.weight.mul_(0.5)``)."""
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         return _import_time_leaf_writes(index)
 
 
 @dataclass(frozen=True)
-class ImportTimeCodeWrites(Need):
+class ImportTimeCodeWrites(Unspelled):
     """Import-time code builds a class of the file or calls one of its functions (``model =
     Net()``), and what that runs writes in place to something not plainly a local list."""
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         return _import_time_construction(index)
 
 
 @dataclass(frozen=True)
-class ForwardWritesSelfParameter(Need):
+class ForwardWritesSelfParameter(Unspelled):
     """A file with a ``forward`` writes in place to a parameter of ``self`` (``self.w.clamp_()``), or
     a function writes to an argument some call hands such a parameter (``clip_(self.w)``)."""
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         return _forward_writes_self(index)
 
 
 @dataclass(frozen=True)
-class LeafHandedToAProjectWriter(Need):
+class LeafHandedToAProjectWriter(Unspelled):
     """A function of another module of the project, handed what may be a leaf, writes that
     parameter in place (its summary's ``writes_in_place``), called from module-level code or in a
     file that backpropagates."""
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         return _hands_to_a_project_writer(index)
 
 
 def _import_time_leaf_writes(index: TreeIndex) -> bool:
-    """For the tree gate: a leaf made and written in place when the module runs (scripts,
+    """A leaf made and written in place when the module runs (scripts,
     notebooks), or a write there to what may be a parameter of a model built elsewhere
     (``model.fc.weight.mul_(0.5)``, ``model.scale.clamp_(0)``: an attribute named as a layer's
     ``weight``/``bias`` or as an ``nn.Parameter`` the file binds)."""

@@ -37,6 +37,14 @@ class Need:
         return AnyOf(self, other)
 
 
+class Unspelled(Need):
+    """A shape the text cannot tell: the tree alone answers (a rule's ``Text`` marker, where it has
+    one, says what a file must spell)."""
+
+    def text(self) -> Tuple[str, ...]:
+        return ()
+
+
 @dataclass(frozen=True)
 class _Combined(Need):
     """Needs combined one way; a part combined the same way is spread into this one's parts."""
@@ -208,13 +216,10 @@ class LoopOver(Need):
 
 
 @dataclass(frozen=True)
-class LoopBinds(Need):
+class LoopBinds(Unspelled):
     """A loop body that binds a name (``h`` of ``self.h``) ``accepts`` takes."""
 
     accepts: Callable[[str], bool]
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         for _, loop in index.loops:
@@ -290,7 +295,7 @@ class Indexed(Need):
 
 
 @dataclass(frozen=True)
-class ActivationReachesLoss(Need):
+class ActivationReachesLoss(Unspelled):
     """A value that went through ``activation`` last (``SOFTMAX``) may reach a loss of kind
     ``loss`` (``"cross_entropy"``): ``tree_gate.activation_may_reach_loss``, the ast reading of
     ``model/activations.py``."""
@@ -298,49 +303,37 @@ class ActivationReachesLoss(Need):
     loss: str
     activation: str
 
-    def text(self) -> Tuple[str, ...]:
-        return ()
-
     def found_in(self, index: TreeIndex) -> bool:
         return activation_may_reach_loss(index, self.loss, self.activation)
 
 
 @dataclass(frozen=True)
-class TorchBefore(Need):
+class TorchBefore(Unspelled):
     """The project's target torch (``target-torch-version``, or its dependencies' lower bound)
     is older than ``version``: a default that changed there still applies."""
 
     version: Tuple[int, ...]
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         return index.target_torch < self.version
 
 
 @dataclass(frozen=True)
-class EvaluationLoop(Need):
+class EvaluationLoop(Unspelled):
     """A loop that runs a model (a model-named call, or a name built by a constructor) over
     evaluation data or in a function named like evaluation (``TreeIndex.evaluation_loops``)."""
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         return index.evaluation_loops()
 
 
 @dataclass(frozen=True)
-class CallsItsOwn(Need):
+class CallsItsOwn(Unspelled):
     """A function of the file whose name ``accepts`` takes (``evaluate``) is called here: its name
     stands before a parenthesis more often than it is defined. One nobody here calls is for
     callers elsewhere (a library's ``test_*`` model builders)."""
 
     accepts: Callable[[str], bool]
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         names = {name for name in index.function_names if self.accepts(name)}
@@ -356,14 +349,11 @@ _CALLED_NAME = re.compile(r"\b(\w+)\s*\(")
 
 
 @dataclass(frozen=True)
-class ImportTimeForward(Need):
+class ImportTimeForward(Unspelled):
     """Code that runs at import (a script's) calls what may be a forward pass on an argument
     naming something ``reads`` accepts (``model(X_test)``)."""
 
     reads: Callable[[str], bool]
-
-    def text(self) -> Tuple[str, ...]:
-        return ()
 
     def found_in(self, index: TreeIndex) -> bool:
         return any(isinstance(n, ast.Call) and may_be_forward(n)

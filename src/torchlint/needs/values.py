@@ -387,7 +387,7 @@ def _self_sum(target: ast.AST, value: ast.AST) -> bool:
 
 
 def _stores_into_self(node: ast.AST) -> bool:
-    """For the tree gate: ``self.total += v``, ``self.losses[k] += v``, ``self.history.append(v)``,
+    """``self.total += v``, ``self.losses[k] += v``, ``self.history.append(v)``,
     ``self.total = self.total + v``: what a forward call may add to its module's state."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS:
         target: ast.AST = node.func.value
@@ -420,7 +420,7 @@ def _hands_to_self(call: ast.Call, keepers: Container[str]) -> bool:
 
 
 def _may_store(node: ast.AST) -> bool:
-    """For the tree gate: ``xs.append(v)``, ``total += v``, ``d[k] = v``, ``total = total + v``."""
+    """``xs.append(v)``, ``total += v``, ``d[k] = v``, ``total = total + v``."""
     if isinstance(node, ast.Call):
         return isinstance(node.func, ast.Attribute) and node.func.attr in STORE_METHODS
     if isinstance(node, ast.AugAssign):
@@ -437,7 +437,7 @@ _LOSS_SPELLINGS = ("loss", "Loss", "LOSS", "crit", "Crit", "CRIT")
 
 
 class _Keepers:
-    """For the tree gate: which statements of the file's methods keep a value in ``self``, a
+    """Which statements of the file's methods keep a value in ``self``, a
     store (``_stores_into_self``) or a value handed to a method of the file that stores into its
     ``self`` (``_hands_to_self``); each method asked at most once."""
 
