@@ -212,6 +212,15 @@ def test_a_discarded_call_is_a_statement_of_its_own(source, found):
     assert Call("compile", discarded=True).found_in(index(source)) is found
 
 
+def test_a_name_bound_to_what_a_call_returns_is_no_alias():
+    """``model = torch.compile(model)`` binds the compiled model, not the function: ``model(x)``
+    is no call of ``compile``; ``c = torch.compile if fast else f`` binds the function."""
+    source = "import torch\nmodel = torch.compile(model)\nmodel(x)\n"
+    assert not Call("compile", aliases=True, discarded=True).found_in(index(source))
+    source = "import torch\nc = torch.compile if fast else f\nc(model)\n"
+    assert Call("compile", aliases=True, discarded=True).found_in(index(source))
+
+
 def test_a_target_torch_version_is_asked_of_the_index():
     source = "import torch\nstate = torch.load(f)\n"
     assert TorchBefore((2, 6)).found_in(TreeIndex(ast.parse(source), source, target_torch=(2, 4)))

@@ -139,15 +139,9 @@ class Call(Need):
 
     def calls(self, index: TreeIndex) -> List[ast.Call]:
         """The calls of ``index``'s tree that may be this one."""
-        # Only the statements that spell a name (or an alias) can call it.
-        nodes = list(index.statements_spelling(self.names, headers=True))
-        bare = set(self.names)
-        if self.aliases:
-            bare = self._aliases(index, nodes) | {name for name in self.names if not hasattr(builtins, name)}
-            if bare - set(self.names):
-                nodes = list(index.statements_spelling({*self.names, *bare}, headers=True))
-        found = [node for node in nodes if isinstance(node, ast.Call) and self._is_one(node.func, bare)
-                 and self._keywords_fit(node)]
+        # The calls of the names are found once per tree, whatever keywords each asks of them.
+        named, nodes = index.derived(_CallsNamed(self.names, self.method, self.aliases, self.not_on))
+        found = [call for call in named if self._keywords_fit(call)]
         if self.discarded:
             calls = {id(call) for call in found}
             found = [n.value for n in nodes if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
@@ -163,6 +157,30 @@ class Call(Need):
         given = next((k.value for k in call.keywords if k.arg == name), None)
         return isinstance(given, ast.Constant) and type(given.value) in (bool, int) and given.value == literal
 
+
+
+@dataclass(frozen=True)
+class _CallsNamed:
+    """The calls of one of ``names`` (``Call``'s question short of keywords), with the nodes of
+    the statements read for them."""
+
+    names: Tuple[str, ...]
+    method: bool
+    aliases: bool
+    not_on: FrozenSet[str]
+
+    def __call__(self, index: TreeIndex) -> Tuple[List[ast.Call], List[ast.AST]]:
+        # Called by ``index.derived``, which keeps the answer under this value: every ``Call`` of
+        # the same names shares it (a bound method would be a key of its own per instance).
+        # Only the statements that spell a name (or an alias) can call it.
+        nodes = list(index.statements_spelling(self.names, headers=True))
+        bare = set(self.names)
+        if self.aliases:
+            bare = self._aliases(index, nodes) | {name for name in self.names if not hasattr(builtins, name)}
+            if bare - set(self.names):
+                nodes = list(index.statements_spelling({*self.names, *bare}, headers=True))
+        return [node for node in nodes if isinstance(node, ast.Call) and self._is_one(node.func, bare)], nodes
+
     def _is_one(self, func: ast.expr, bare: Set[str]) -> bool:
         if isinstance(func, ast.Attribute):
             return func.attr in self.names and not (isinstance(func.value, ast.Name) and func.value.id in self.not_on)
@@ -170,12 +188,19 @@ class Call(Need):
 
     def _aliases(self, index: TreeIndex, nodes: List[ast.AST]) -> Set[str]:
         """The local names bound to one of ``names``: by an import from a module, or by an
-        assignment from an attribute of that name."""
+        assignment of an attribute of that name, not called (``c = torch.compile``, also in a
+        conditional; not ``state = torch.load(f)``, which binds what the call returns)."""
         bound = {alias.asname or alias.name for stmt in index.imports if isinstance(stmt, ast.ImportFrom)
                  for alias in stmt.names if alias.name in self.names}
-        bound.update(name for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
-                     and any(isinstance(v, ast.Attribute) and v.attr in self.names for v in ast.walk(n.value))
-                     for target in assignment_targets(n) for name in bound_names(target))
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        if not any(isinstance(n, ast.Attribute) and n.attr in self.names and id(n) not in called for n in nodes):
+            return bound  # every ``x.name`` here is called: no assignment binds the function itself
+        for node in nodes:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                inside = list(ast.walk(node.value))
+                called = {id(n.func) for n in inside if isinstance(n, ast.Call)}
+                if any(isinstance(v, ast.Attribute) and v.attr in self.names and id(v) not in called for v in inside):
+                    bound.update(name for target in assignment_targets(node) for name in bound_names(target))
         return bound
 
 
