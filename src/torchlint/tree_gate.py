@@ -222,6 +222,12 @@ class TreeIndex:
         lines = self._lines_with(text)
         return (body for body in self.bodies if _spans_any(body, lines))
 
+    def bodies_spelling(self, spelling: Iterable[str]) -> Iterator[Tuple[str, list]]:
+        """``(owner, body)`` for the bodies whose own statements span a line of the code where
+        one of the words of ``spelling`` occurs (``lines_spelling``)."""
+        lines = self.lines_spelling(spelling)
+        return ((owner, body) for owner, body in zip(self.body_owners, self.bodies) if _spans_any(body, lines))
+
     def _lines_with(self, text: str) -> List[int]:
         """The (1-based, sorted) numbers of the lines where ``text`` occurs."""
         return self._line_numbers(self.source, offsets(self.source, text))

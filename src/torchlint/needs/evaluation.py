@@ -118,7 +118,8 @@ def _switches_and_runs(index: TreeIndex) -> bool:
     if not _EVAL_SWITCH(index.code_text()):
         return False
     everywhere = set()
-    for owner, body in zip(index.body_owners, index.bodies):
+    # A switch names ``eval``, ``train`` or ``training``: only bodies that spell one can switch.
+    for owner, body in index.bodies_spelling(("eval", "train", "training")):
         switched: Set[str] = set()
         calls: List[ast.Call] = []
         grad_off: Set[int] = set()
