@@ -376,6 +376,10 @@ def is_generation_function_name(name: str) -> bool:
     return any(t in _GENERATION_FUNC_TOKENS for t in tokens(name))
 
 
+# Wherever a function ``is_generation_function_name`` takes is defined (for text gates).
+GENERATION_FUNCTION_DEF = r"def\s+\w*(?:" + token_spelling(_GENERATION_FUNC_TOKENS) + ")"
+
+
 
 
 # -- train/eval mode ------------------------------------------------------------

@@ -21,7 +21,8 @@ from torchlint.model.walk import walk
 from torchlint.model.vocab import (
     CONTAINER_METHODS, NUMBERS_OF_AN_OUTPUT, PICKS_FROM_AN_OUTPUT, STORE_METHODS,
 )
-from torchlint.model.vocab import EVAL_DATA_TOKENS, is_eval_data_name, is_eval_function_name, token_spelling
+from torchlint.model.vocab import EVAL_DATA_TOKENS, EVAL_FUNCTION_DEF, GENERATION_FUNCTION_DEF, LOADER_SPELLING
+from torchlint.model.vocab import is_eval_data_name, is_eval_function_name, token_spelling
 from torchlint.model.vocab import SERVING_METHODS, is_eval_loader_name, is_generation_function_name
 from torchlint.model.vocab import is_transform_name
 from torchlint.needs import (
@@ -59,15 +60,12 @@ _CUTS = PICKS_FROM_AN_OUTPUT
 # What evaluation or inference code spells somewhere: an eval switch, loader-named data, a function
 # named for evaluation or generation, a training flag cleared, held-out data, a read of numbers.
 # Spelled out rather than (?i:...): a case-insensitive group makes the scan several times slower.
-_EVALUATION_SPELLED = (
-    EVAL_SWITCH_CALL + r"|[Ll]oader|LOADER|[Bb]atches|[Ii]terator|[Dd]l\b|"
-    r"def \w*(?:[Ee]val|EVAL|[Vv]al|VAL|[Tt]est|TEST|[Pp]redict|[Ii]nfer)|"
-    r"def \w*(?:[Ss]ampl|SAMPL|[Gg]enerat|GENERAT|[Dd]ecod|DECOD|[Tt]ranslat|TRANSLAT|[Bb]eam|BEAM|"
-    r"[Gg]reedy|GREEDY|[Cc]aption|CAPTION)|"
-    r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']|"
-    + token_spelling(EVAL_DATA_TOKENS) + "|"  # held-out data: ``x_test``, ``X_val``, ``dev_x``
-    r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(|\.data\["
-)
+_EVALUATION_SPELLED = "|".join((
+    EVAL_SWITCH_CALL, LOADER_SPELLING, EVAL_FUNCTION_DEF, GENERATION_FUNCTION_DEF,
+    r"[Tt]rain\w*\s*=\s*(?:False|0\b)|[\"'](?:val|valid|test|eval)[\"']",
+    token_spelling(EVAL_DATA_TOKENS),  # held-out data: ``x_test``, ``X_val``, ``dev_x``
+    r"argmax|argmin|multinomial|topk|\.item\(|\.tolist\(|\.numpy\(|\.data\[",
+))
 
 
 class EvalWithoutNoGrad(Rule):
