@@ -125,34 +125,124 @@ _LAYOUT_SOURCES = [
     "x = 1\n\\\ny = 2\nz = 3; \\\n  w = 4\n",  # a backslash line before a statement
     "a = 1;\nif a: b = 2\n@d\n\n# c\n@e\nclass C: pass\n\r\nq = 1\rr = 2\n",
 ]
+# Simple statement lines deep in compound statements, each generated alone under its
+# block's indentation: continuation lines libcst indents (inside brackets, comments in
+# them) and ones it prints as read (under the block's indentation, after a backslash, in
+# a string), ``;`` parts, comments before a block's first statement, every kind of block.
+_NESTED_SOURCES = [
+    "def train(model, loader):\n    # before the first statement\n\n        # deeper comment\n"
+    "    for x, y in loader:\n        loss = criterion(model(x),\n                         y)\n"
+    "        grads = [p.grad for p in\n    model.parameters()]\n        out = f(a,\n  # inside\n"
+    "                b); n = g(\n        c)\n        total = loss + \\\n            loss\n"
+    "        s = '''é\n  é'''; é = h(é)\n    else:\n        pass\n",
+    "class A:\n\tdef g(self):\n\t\twhile x:\n\t\t\ty = [i for i in\n\t\t\t\tz]\n\t\telse:\n\t\t\tq = 1\n"
+    "\t\twith a as b, c:\n\t\t\tr = (1,\n\t\t\t     2)\n",
+    "if a:\r\n    x = f(1,\r\n          2)\r\nelif b:\r\n    y = 2\r\nelif c: z = 3\r\nelse:\r\n"
+    "    if d:\r\n        w = 4\r\n",
+    "try:\n  a = 1\nexcept E as e:\n  b = f(e,\n        2)\nexcept (F, G):\n  pass\nelse:\n  c = 3\n"
+    "finally:\n  d = [4,\n       5]\n",
+    "for i in r:\n    @dec(i)\n    def g(a,\n          b):\n        return a\n    if i: j = 1; k = 2\n"
+    "    t = g(i)  # trailing comment",  # no newline at the end
+    "def f():\r    x = 1\r    if x:\r        y = (x,\r             x)\r",
+    "def f():\n\f    x = 1\n    y = 2\n\n\n\t\n    z = 3\n",
+]
+if sys.version_info >= (3, 10):
+    _NESTED_SOURCES.append("match m:\n  case 1:\n    x = f(1,\n          2)\n  case [a, *_]:\n\t# c\n"
+                           "    y = a\n  case _:\n    if z:\n        w = 3\n")
 
 
-def test_positions_statement_by_statement_are_libcst_positions():
+def _syntax_nodes_and_parents(module):
+    """The module's syntax nodes, the module itself left out (it takes the whole-module
+    path), and their parents (the model's map)."""
+    from torchlint.model.walk import walk
+
+    nodes, parents, open_nodes = [], {}, []
+
+    def enter(node):
+        if open_nodes:
+            parents[id(node)] = open_nodes[-1]
+        open_nodes.append(node)
+        nodes.append(node)
+
+    walk(module, enter, lambda node: open_nodes.pop())
+    return nodes[1:], parents
+
+
+def test_positions_statement_by_statement_are_libcst_positions(monkeypatch):
     """positions.node_positions gives every node the range PositionProvider gives it over
     the whole module, on every fixture, every corpus file and layout oddities."""
     import libcst as cst
     from libcst.metadata import MetadataWrapper, PositionProvider
 
     from conftest import CORPUS
-    from torchlint.positions import node_positions, statement_starts
-    from torchlint.model.walk import walk
+    from torchlint import positions
+    from torchlint.positions import RangeMemo, node_positions, statement_starts
 
+    lines_alone = []
+    real_line_ranges = positions._line_ranges
+    monkeypatch.setattr(positions, "_line_ranges", lambda *a: lines_alone.append(1) or real_line_ranges(*a))
     texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*/*.py"))
-             + sorted(CORPUS.glob("*/*.py"))] + _LAYOUT_SOURCES
+             + sorted(CORPUS.glob("*/*.py"))] + _LAYOUT_SOURCES + _NESTED_SOURCES
     checked = 0
     for text in texts:
         module = cst.parse_module(text)
-        nodes = []
-        walk(module, nodes.append, lambda node: None)
-        nodes = nodes[1:]  # the module itself takes the whole-module path
+        nodes, parents = _syntax_nodes_and_parents(module)
         whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        expected = [whole[n] for n in nodes]
         got = node_positions(module, nodes)
-        assert [got[id(n)] for n in nodes] == [whole[n] for n in nodes]
+        assert [got[id(n)] for n in nodes] == expected
         # the same with the lines read off Python's own tree
-        got = node_positions(module, nodes, statement_starts(ast.parse(text), text))
-        assert [got[id(n)] for n in nodes] == [whole[n] for n in nodes]
+        starts = statement_starts(ast.parse(text), text)
+        got = node_positions(module, nodes, starts)
+        assert [got[id(n)] for n in nodes] == expected
+        # and with the parents, as the engine asks: nested simple statement lines alone,
+        # kept in a memo and taken from it the second time
+        memo = RangeMemo()
+        for _ in range(2):
+            got = node_positions(module, nodes, starts, memo, parents)
+            assert [got[id(n)] for n in nodes] == expected
         checked += len(nodes)
     assert checked > 10_000
+    assert len(lines_alone) > 1000
+
+
+def test_positions_of_a_few_nodes_at_a_time_are_libcst_positions():
+    """As the engine asks: a few nodes, lines and statements that hold one or several."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from torchlint.positions import node_positions, statement_starts
+
+    for text in _LAYOUT_SOURCES + _NESTED_SOURCES:
+        module = cst.parse_module(text)
+        nodes, parents = _syntax_nodes_and_parents(module)
+        whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        starts = statement_starts(ast.parse(text), text)
+        for few in range(0, len(nodes), 7):
+            some = nodes[few:few + 7:2]
+            got = node_positions(module, some, starts, None, parents)
+            assert [got[id(n)] for n in some] == [whole[n] for n in some]
+
+
+def test_a_line_of_only_a_backslash_keeps_positions_as_they_were():
+    """libcst leaves a line that is only a backslash continuation out of its tree (its
+    lines after it are one fewer than Python's): nested lines then take their top-level
+    statement's ranges, as every node did before lines were generated alone."""
+    import libcst as cst
+
+    from torchlint import positions
+    from torchlint.positions import node_positions, statement_starts
+
+    text = "def f():\n    x = 1\n    \\\n    y = g(x)\nz = 3\nfor i in r:\n    w = h(i)\n"
+    module = cst.parse_module(text)
+    assert module.code != text
+    nodes, parents = _syntax_nodes_and_parents(module)
+    starts = statement_starts(ast.parse(text), text)
+    assert starts is not None and starts.lines is None
+    by_top_level = node_positions(module, nodes, starts)
+    assert node_positions(module, nodes, starts, None, parents) == by_top_level
+    # a backslash after code continues a statement: libcst keeps it
+    assert not positions._drops_a_line("def f():\n    x = 1 + \\\n        2\n    # c \\\n    y = 3\n")
 
 
 def _edits_of(text: str):

@@ -18,7 +18,7 @@ from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResul
 from torchlint.model import FileModel
 from torchlint.noqa import answered_codes, comment_texts, file_exemption, suppressed, unused_codes
 from torchlint.noqa import with_codes_replaced, without_codes
-from torchlint.positions import RangeMemo, node_positions, statement_starts
+from torchlint.positions import RangeMemo, StatementStarts, node_positions, statement_starts
 from torchlint.rule import Finding, Fix, Rule
 from torchlint.source import byte_position, decode, python_parse
 from torchlint.torch_version import TorchVersion
@@ -252,7 +252,7 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
                 apply_noqa: bool = True, keep_edits: bool = False, noqa_checks: frozenset = frozenset(),
                 target_torch: Optional[TorchVersion] = None,
                 dependencies: Optional[dict] = None,
-                statement_starts: Optional[List[int]] = None, ranges: Optional[RangeMemo] = None,
+                statement_starts: Optional[StatementStarts] = None, ranges: Optional[RangeMemo] = None,
                 cancelled: Optional[Callable[[], bool]] = None) -> Tuple[List[Diagnostic], List[FileError]]:
     """The rules' sorted findings on a parsed module, and the errors met on the way.
 
@@ -493,7 +493,7 @@ def _no_cyclic_gc():
 
 
 def _positioned(module: cst.Module, path: str, findings: Iterable, keep_edits: bool = False,
-                starts: Optional[List[int]] = None, ranges: Optional[RangeMemo] = None,
+                starts: Optional[StatementStarts] = None, ranges: Optional[RangeMemo] = None,
                 parents: Optional[dict] = None) -> Iterator[Diagnostic]:
     """Diagnostics for ``findings``, in the order given, duplicates dropped."""
     findings = list(findings)
