@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_robustness import SIBLING, STORED, _tree
+from test_robustness import SIBLING, _tree
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="FIFOs and /dev/zero")
 
