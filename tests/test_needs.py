@@ -227,6 +227,20 @@ def test_a_target_torch_version_is_asked_of_the_index():
     assert not TorchBefore((2, 6)).found_in(TreeIndex(ast.parse(source), source, target_torch=(2, 6)))
 
 
+def test_no_rule_reads_pythons_tree():
+    """Rules read the libcst model; what Python's ``ast`` is asked lives in the shapes."""
+    from conftest import ROOT
+
+    for path in sorted((ROOT / "src" / "torchlint" / "rules").glob("tl*.py")):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):  # ``from torchlint import tree_gate`` too
+                imported.update({node.module, *(f"{node.module}.{alias.name}" for alias in node.names)})
+        assert not imported & {"ast", "torchlint.tree_gate"}, path.name
+
+
 def test_every_rule_declares_what_it_needs():
     """No rule writes a gate of its own: each text gate and tree question is computed from a
     declaration (a new question is a new shape in ``needs/``)."""
