@@ -368,18 +368,20 @@ def is_eval_function_name(name: str) -> bool:
     return any(t in _EVAL_FUNC_TOKENS for t in tokens(name))
 
 
-# Wherever a function ``is_eval_function_name`` takes is defined (for text gates).
-EVAL_FUNCTION_DEF = r"def\s+\w*(?:" + token_spelling(_EVAL_FUNC_TOKENS) + ")"
+def definition_spelling(words: Iterable[str]) -> str:
+    """A regex matching wherever a function one of whose tokens is in ``words`` is defined
+    (``def run_validation``): for text gates, more than ``tokens`` finds, never less."""
+    return r"def\s+\w*(?:" + token_spelling(words) + ")"
+
+
+EVAL_FUNCTION_DEF = definition_spelling(_EVAL_FUNC_TOKENS)  # where ``is_eval_function_name``'s are defined
 
 
 def is_generation_function_name(name: str) -> bool:
     return any(t in _GENERATION_FUNC_TOKENS for t in tokens(name))
 
 
-# Wherever a function ``is_generation_function_name`` takes is defined (for text gates).
-GENERATION_FUNCTION_DEF = r"def\s+\w*(?:" + token_spelling(_GENERATION_FUNC_TOKENS) + ")"
-
-
+GENERATION_FUNCTION_DEF = definition_spelling(_GENERATION_FUNC_TOKENS)  # ``is_generation_function_name``'s
 
 
 # -- train/eval mode ------------------------------------------------------------
