@@ -135,7 +135,7 @@ class Call(Need):
         return (called,) + ((r"\b" + re.escape(self.passes[0]) + r"\b",) if self.passes else ())
 
     def found_in(self, index: TreeIndex) -> bool:
-        return bool(index.derived(self.calls))
+        return bool(self.calls(index))
 
     def calls(self, index: TreeIndex) -> List[ast.Call]:
         """The calls of ``index``'s tree that may be this one."""
@@ -156,7 +156,6 @@ class Call(Need):
         name, literal = self.passes
         given = next((k.value for k in call.keywords if k.arg == name), None)
         return isinstance(given, ast.Constant) and type(given.value) in (bool, int) and given.value == literal
-
 
 
 @dataclass(frozen=True)
