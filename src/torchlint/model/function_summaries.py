@@ -18,7 +18,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assigned_names, assignment_targets, ast_dotted, in_place_write, written_by
 from torchlint.model.vocab import (
-    LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, is_eval_function_name, is_loss_name, is_optimizer_name, last_name,
+    GRADIENT_CLIPS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, is_eval_function_name, is_loss_name, is_optimizer_name, last_name,
 )
 
 _GRAD_OFF = frozenset(("no_grad", "inference_mode"))
@@ -55,13 +55,13 @@ class FunctionSummary:
     # The parameters whose graph that last retained backward differentiates when the caller
     # hands it in (``def step(loss, opt): loss.backward(retain_graph=True)``): read at the call.
     retained_params: frozenset = frozenset()
-    # Parameters it walks to the end and then walks again to change their gradients (a norm
-    # summed over ``parameters``, then ``p.grad.mul_(coef)`` for each): given a generator, the
-    # second walk sees nothing.
-    rewalked: frozenset = frozenset()
-    # Parameters it writes in place with grad on (``t.add_(1)``, ``t -= g``, ``t[0] = 0``), never
-    # binding the name to anything else: handed a leaf that requires grad, the call raises.
-    writes_in_place: frozenset = frozenset()
+    # Admissions, not facts: the syntax a fact of ``function_effects`` needs to see, so that the
+    # module's libcst model is built only for a call that may need the answer.
+    # It changes gradients (a clip, a ``.grad`` write) and has parameters: ``rewalked`` may say some.
+    may_rewalk: bool = False
+    # It writes one of its parameters in place (``t.add_(1)``, ``t -= g``, ``t[0] = 0``) outside
+    # ``no_grad``, whatever binds the name later: ``written_in_place`` may say some.
+    may_write_in_place: bool = False
 
     def argument_for(self, call_args: list, param: str) -> Optional[int]:
         """Index into ``call_args`` ((keyword or None) list) of the argument bound to ``param``."""
@@ -124,8 +124,8 @@ def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> Fu
         steps=facts.steps,
         seeds=facts.seeds,
         retained_params=frozenset(retained & names),
-        rewalked=_rewalked(func, params),
-        writes_in_place=frozenset(facts.written - facts.rebound),
+        may_rewalk=may_rewalk(func),
+        may_write_in_place=bool(facts.written),
     )
 
 
@@ -140,8 +140,7 @@ class _Facts:
         # (targets, value, grad off, augmented)
         self.assignments: List[Tuple[Sequence[ast.expr], ast.expr, bool, bool]] = []
         self.returns: List[Tuple[ast.expr, bool]] = []  # (value, grad off)
-        self.written: Set[str] = set()  # parameters written in place with grad on
-        self.rebound: Set[str] = set()  # names bound again anywhere in the function
+        self.written: Set[str] = set()  # parameters written in place outside ``no_grad``
 
     def add_write(self, node: ast.AST, names: set, off: bool) -> None:
         if in_place_write(node):
@@ -150,18 +149,6 @@ class _Facts:
                 target = target.value
             if isinstance(target, ast.Name) and target.id in names and not off:
                 self.written.add(target.id)
-        targets: Sequence[Optional[ast.expr]] = ()
-        if isinstance(node, (ast.Assign, ast.Delete)):
-            targets = node.targets
-        elif isinstance(node, (ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)):
-            targets = [node.target]
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            targets = [item.optional_vars for item in node.items]
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            self.rebound.update(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            self.rebound.add(node.name)
-        self.rebound.update(name for target in targets if target is not None for name in assigned_names(target))
 
     def add_call(self, node: ast.Call, names: set, off: bool, in_loop: bool) -> None:
         called = last_name(ast_dotted(node.func) or "").lower()
@@ -360,108 +347,16 @@ def _retained_last(backwards: list, params: set, assignments: list) -> set:
     return roots if roots <= local | params else set()
 
 
-def _names_bound_by(node: ast.AST) -> Set[str]:
-    """The names a node other than ``=``/``+=`` binds: loop and ``with`` targets, ``del``,
-    annotated assignments, walrus, ``import``, nested ``def``/``class``."""
-    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-        return set(assigned_names(node.target))
-    if isinstance(node, (ast.With, ast.AsyncWith)):
-        return {n for item in node.items if item.optional_vars is not None for n in assigned_names(item.optional_vars)}
-    if isinstance(node, ast.ExceptHandler):
-        return {node.name} if node.name else set()
-    if isinstance(node, ast.Delete):
-        return {n for t in node.targets for n in assigned_names(t)}
-    if isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
-        return set(assigned_names(node.target))
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in node.names}
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    return set()
-
-
-def _names_bound_in(statement: ast.stmt) -> Set[str]:
-    found: Set[str] = set()
-    for node in ast.walk(statement):
-        if isinstance(node, ast.Assign):
-            found.update(n for t in node.targets for n in assigned_names(t))
-        elif isinstance(node, ast.AugAssign):
-            found.update(assigned_names(node.target))
-        else:
-            found |= _names_bound_by(node)
-    return found
-
-
 # -- parameters walked twice --------------------------------------------------
-# Calls that read an iterable to its end (``any``/``all`` may stop early).
-_EXHAUSTING_CALLS = frozenset("list tuple set sorted sum min max".split())
-_CLIP_CALLS = frozenset(("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"))
+def may_rewalk(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> bool:
+    """Has parameters and changes gradients (a clip, a ``.grad`` write): the syntax
+    ``function_effects.rewalked`` needs to find a parameter walked twice."""
+    return bool(func.args.posonlyargs or func.args.args) and any(
+        _clips(n) or _writes_grad(n) for n in ast.walk(func))
 
 
-def _rewalked(func: Union[ast.FunctionDef, ast.AsyncFunctionDef], params: Tuple[str, ...]) -> frozenset:
-    """The parameters ``func`` walks to the end in a statement of its own body that always
-    runs (a loop without ``break``, a comprehension, ``sum``/``list`` of it, a clip), and
-    walks again after that to change gradients: a loop over it that writes ``.grad`` in
-    place, or a clip of it. A parameter the function rebinds (``parameters = list(parameters)``)
-    is left out."""
-    if not params or not any(_clip_of_any(n) or _writes_grad(n) for n in ast.walk(func)):
-        return frozenset()  # nothing changes gradients: most functions, asked once
-    rebound = set().union(*map(_names_bound_in, func.body))
-    out = set()
-    for param in params:
-        if param in rebound:
-            continue
-        first = next((i for i, statement in enumerate(func.body) if _exhausts(statement, param)), None)
-        if first is not None and any(_changes_gradients_of(statement, param) for statement in func.body[first + 1:]):
-            out.add(param)
-    return frozenset(out)
-
-
-def _is_name(node: Optional[ast.AST], name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _clip_of_any(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and last_name(ast_dotted(node.func) or "") in _CLIP_CALLS
-
-
-def _clip_of(node: ast.AST, name: str) -> bool:
-    if not isinstance(node, ast.Call) or not _clip_of_any(node):
-        return False
-    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "parameters"), None)
-    return _is_name(given, name)
-
-
-def _exhausts(statement: ast.stmt, name: str) -> bool:
-    """Does the statement, whenever it runs, walk ``name`` to its end? A loop over it with no
-    ``break``, a ``with`` block one of whose statements does, a simple statement with a
-    comprehension over it or ``sum``/``list`` of it; not a statement of an ``if`` or a loop
-    over something else, which may not run."""
-    if isinstance(statement, (ast.For, ast.AsyncFor)) and _is_name(statement.iter, name):
-        return not any(isinstance(n, ast.Break) for body in statement.body for n, _o, _l in _node_and_children(body, False, False))
-    if isinstance(statement, (ast.With, ast.AsyncWith)):
-        return any(_exhausts(inner, name) for inner in statement.body)
-    if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return)):
-        return False
-    for node, _off, _loop in _node_and_children(statement, False, False):
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
-                and _is_name(node.generators[0].iter, name):
-            return True
-        if isinstance(node, ast.Call) and (_clip_of(node, name) or (
-                isinstance(node.func, ast.Name) and node.func.id in _EXHAUSTING_CALLS
-                and any(_is_name(a, name) for a in node.args))):
-            return True
-    return False
-
-
-def _changes_gradients_of(statement: ast.stmt, name: str) -> bool:
-    for node, _off, _loop in _node_and_children(statement, False, False):
-        if _clip_of(node, name):
-            return True
-        if isinstance(node, (ast.For, ast.AsyncFor)) and _is_name(node.iter, name) \
-                and any(_writes_grad(n) for body in node.body for n, _o, _l in _node_and_children(body, False, False)):
-            return True
-    return False
+def _clips(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and last_name(ast_dotted(node.func) or "") in GRADIENT_CLIPS
 
 
 def _writes_grad(node: ast.AST) -> bool:

@@ -14,17 +14,15 @@ GradScaler, so the extra walk over a scope's statements is paid rarely.
 """
 from __future__ import annotations
 
-import ast
-import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
 from torchlint.model import vocab
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
-from torchlint.model.function_summaries import FunctionSummary, summarize_function
-from torchlint.model.project_calls import project_function
+from torchlint.model.function_effects import positional_and_keyword_params, rewalked
+from torchlint.model.project_calls import project_callee
 from torchlint.model.records import CallSite, Loop, Scope
 
 if TYPE_CHECKING:
@@ -34,9 +32,8 @@ if TYPE_CHECKING:
 # torch's in-place gradient clips, by qualified name (``clip_grad_norm`` is the
 # deprecated spelling of ``clip_grad_norm_``; ``clip_grads_with_norm_`` is 2.6's
 # second half of a split clip).
-_CLIP_NAMES = frozenset(("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_"))
 TORCH_CLIPS = frozenset(
-    f"{module}.{name}" for module in ("torch.nn.utils", "torch.nn.utils.clip_grad") for name in _CLIP_NAMES
+    f"{module}.{name}" for module in ("torch.nn.utils", "torch.nn.utils.clip_grad") for name in vocab.GRADIENT_CLIPS
 )
 # Calls that read their argument to the end; a generator passed to one is spent.
 _CONSUMERS = frozenset("list tuple set sorted sum min max any all enumerate zip".split())
@@ -500,19 +497,21 @@ def rewalking_helper(file_model: FileModel, call: CallSite) -> Optional[str]:
         return None  # most calls: nothing here is a parameters generator
     target = file_model.resolve(call)
     if target is not None:
-        summary = file_model.derived(_summary_of_local, target)
-        if summary is None or not summary.rewalked:
-            return None
-        names = summary.params[1:] if target.class_name is not None and call.callee.startswith(("self.", "cls.")) \
-            else summary.params
+        walked = file_model.derived(rewalked, target)
+        names = positional_and_keyword_params(target)[0]
+        if target.class_name is not None and call.callee.startswith(("self.", "cls.")):
+            names = names[1:]
     else:
-        summary = project_function(file_model, call)
-        if summary is None or not summary.rewalked:
-            return None
-        names = summary.params
+        callee = project_callee(file_model, call)
+        if callee is None or not callee.summary.may_rewalk:
+            return None  # the cheap summary of its module: no loop of it changes gradients
+        walked = callee.ask(rewalked) or frozenset()
+        names = callee.summary.params
+    if not walked:
+        return None
     for arg in given:
         param = arg.keyword.value if arg.keyword is not None else _positional_name(args, arg, names)
-        if param in summary.rewalked:
+        if param in walked:
             return call.callee
     return None
 
@@ -533,18 +532,3 @@ def _one_shot_parameters(file_model: FileModel, call: CallSite, value: cst.BaseE
         return False
     bindings = [a for a in call.scope.assignments if a.order < call.order and value.value in map(dotted, a.targets)]
     return bool(bindings) and _is_parameters_generator(file_model, bindings[-1])
-
-
-def _summary_of_local(file_model: FileModel, scope: Scope) -> Optional[FunctionSummary]:
-    """The summary ``function_summaries`` gives a function of this file: its own text read
-    with the stdlib ``ast``, as a function of another module would be."""
-    if not isinstance(scope.node, cst.FunctionDef):
-        return None
-    try:
-        tree = ast.parse(textwrap.dedent(file_model.module.code_for_node(scope.node)))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # a multi-line string less indented than the method, say
-    found: Dict[str, FunctionSummary] = {
-        node.name: summarize_function(node) for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    }
-    return found.get(scope.name)

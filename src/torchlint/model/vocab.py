@@ -168,6 +168,8 @@ SHAPE_METHODS = frozenset(
 FRESH_METHODS = frozenset(("detach", "detach_", "clone", "data"))
 # Tensor methods that hand the values to Python: a number, a list, a NumPy array.
 NUMBER_READ_METHODS = frozenset(("item", "tolist", "numpy"))
+# torch's gradient clips, by last name (``torch.nn.utils.clip_grad_norm_``, its old spelling, ...).
+GRADIENT_CLIPS = frozenset(("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_"))
 # What ends a forward's output as numbers read off it (TL101): the reads above, an index
 # picked by ``argmax``/``argmin``, ``int(...)``/``float(...)`` of it.
 NUMBERS_OF_AN_OUTPUT = NUMBER_READ_METHODS | frozenset(("argmax", "argmin", "int", "float"))

@@ -49,7 +49,7 @@ class ForwardWritesSelfParameter(Unspelled):
 @dataclass(frozen=True)
 class LeafHandedToAProjectWriter(Unspelled):
     """A function of another module of the project, handed what may be a leaf, writes that
-    parameter in place (its summary's ``writes_in_place``), called from module-level code or in a
+    parameter in place (its summary's ``may_write_in_place``), called from module-level code or in a
     file that backpropagates."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -164,7 +164,7 @@ def _writes_in_place_in_the_project(index: TreeIndex, project: ProjectView, call
         summary = project.star_imported_function(stars, callee)
     else:
         return False
-    return summary is not None and bool(summary.writes_in_place)
+    return summary is not None and summary.may_write_in_place
 
 
 def _leaf_spellings(index: TreeIndex) -> Tuple[Set[str], Set[str]]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Callable, Container, Dict, List, Optional, Set, Tuple, Union
 
 from torchlint.model.ast_reading import assignment_targets, ast_dotted, flat_targets
-from torchlint.model.function_summaries import summarize_function
+from torchlint.model.function_summaries import may_rewalk
 from torchlint.model.loaded_objects import OBJECT_METHODS, SAME_VALUE_METHODS
 from torchlint.model.tensors import TENSOR_ATTRS, TENSOR_ONLY_ATTRS, TENSOR_ONLY_METHODS, VIEW_METHODS
 from torchlint.model.tensors import returns_no_tensor
@@ -311,7 +311,7 @@ def _to_the_project(index: TreeIndex, calls: List[ast.Call]) -> bool:
 
 def _to_a_rewalking_function(index: TreeIndex, calls: List[ast.Call]) -> bool:
     called = {called_name(c) for c in calls}
-    return any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and summarize_function(f).rewalked
+    return any(isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and may_rewalk(f)
                for name in called & index.function_names for f in index.definitions.get(name, ()))
 
 

@@ -13,7 +13,8 @@ from torchlint.model.leaves import (
     reads_module_binding,
 )
 from torchlint.model.parameters import layer_parameter
-from torchlint.model.project_calls import argument, project_function
+from torchlint.model.function_effects import written_in_place
+from torchlint.model.project_calls import argument, project_callee
 from torchlint.model.shapes import bound_around
 from torchlint.model.vocab import writes_in_place
 from torchlint.needs import (
@@ -303,17 +304,17 @@ for x, y in data:
 
     def _handed_to_the_project(self, file_model: FileModel, scope: Scope, leaves: _Leaves) -> Iterator[Finding]:
         """``init_(w)`` where ``init_``, a function of another module of the project, writes that
-        parameter in place (``function_summaries.FunctionSummary.writes_in_place``): reported at
-        the call, which is where the leaf is handed over and where the fix goes. In module-level
-        code and in files that backpropagate (scripts and training code)."""
+        parameter in place (``function_effects.written_in_place``, asked of that module's model):
+        reported at the call, which is where the leaf is handed over and where the fix goes. In
+        module-level code and in files that backpropagate (scripts and training code)."""
         if not (scope.is_module or file_model.derived(_backpropagates)):
             return  # library code hands its own tensors to its helpers: only scripts and training code
         for call in scope.calls:
-            summary = project_function(file_model, call)
-            if summary is None or not summary.writes_in_place or file_model.grad_at(call.site) is not GradMode.GRAD:
+            callee = project_callee(file_model, call)
+            if callee is None or not callee.summary.may_write_in_place or file_model.grad_at(call.site) is not GradMode.GRAD:
                 continue
-            for param in sorted(summary.writes_in_place):
-                value = argument(call, summary, param)
+            for param in sorted(callee.ask(written_in_place) or ()):
+                value = argument(call, callee.summary, param)
                 path = dotted(value) if value is not None else None
                 # A leaf made, built or iterated here, not one a caller hands this function: that
                 # is what the tree gate reads (``_hands_to_a_project_writer``).
