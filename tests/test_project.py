@@ -16,17 +16,22 @@ import libcst as cst
 
 from torchlint.engine import lint_source
 from torchlint.model import FileModel
-from torchlint.model.function_effects import rewalked, written_in_place
+from torchlint.model.function_effects import effects, returns_plain, rewalked, written_in_place
 from torchlint.model.project import ProjectIndex, project_root, summarize, view_for
 from torchlint.model.mode_effects import mode_free_class
 from torchlint.model.shapes import returns_zero_dim
 from torchlint.rules import ALL_RULES
 
 
-def _top_level_facts(source: str, fact) -> dict:
-    """``fact`` of each top-level function of ``source``, asked of its libcst model."""
+def _top_level_answers(source: str, fact) -> dict:
+    """``fact`` of each top-level function of ``source``, asked of its libcst model as a call
+    site in another module asks it."""
     model = FileModel(cst.parse_module(source), "helpers.py")
-    return {s.name: set(model.derived(fact, s)) for s in model.scopes if s.parent is model.module_scope}
+    return {s.name: model.derived(fact, s) for s in model.scopes if s.parent is model.module_scope}
+
+
+def _top_level_facts(source: str, fact) -> dict:
+    return {name: set(answer) for name, answer in _top_level_answers(source, fact).items()}
 
 
 MODELS = """\
@@ -404,13 +409,14 @@ def test_helpers_through_a_package_and_a_module_import(tmp_path):
     assert [(d.line, d.code) for d in result.diagnostics] == [(7, "TL101"), (8, "TL101")]
 
 
-def test_summaries_of_functions():
-    functions = summarize(HELPERS).functions
+def test_effects_of_functions():
+    functions = _top_level_answers(HELPERS, effects)
     assert functions["measure"].forwards == {"net"} and functions["measure"].forward_in_loop
     assert not functions["measure_quietly"].forwards
     assert functions["score"].evaluates_itself and functions["attack"].needs_grad
-    assert functions["batch_loss"].returns_loss and not functions["batch_loss"].returns_plain
-    assert functions["compute_loss"].returns_plain
+    plain = _top_level_answers(HELPERS, returns_plain)
+    assert functions["batch_loss"].returns_loss and not plain["batch_loss"]
+    assert plain["compute_loss"]
     assert functions["loss_and_value"].returned_elements == (frozenset({"<loss>"}), frozenset())
     assert functions["train_step"].retained_backward and functions["train_step"].steps
     assert functions["fit_head"].retained_backward
@@ -508,7 +514,7 @@ def test_a_helper_keeping_the_graph_it_is_handed_is_read_at_each_call(helpers_pr
                 opt.zero_grad()
                 step(head(features, y), opt)
         """))
-    functions = summarize((helpers_project / "pkg" / "engine.py").read_text()).functions
+    functions = _top_level_answers((helpers_project / "pkg" / "engine.py").read_text(), effects)
     assert functions["step"].retained_params == {"loss"} and not functions["step"].retained_backward
     assert functions["backward_kept"].retained_params == {"loss", "scale"}
     result = lint_source(script.read_text(), str(script), ALL_RULES)

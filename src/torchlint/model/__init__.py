@@ -335,7 +335,7 @@ class FileModel:
     @memoized
     def returns_plain(self, scope: Scope) -> bool:
         """Does the function return only Python values (``loss.item()``, ``float(x)``, numbers)?"""
-        from torchlint.model.taint import returns_plain
+        from torchlint.model.function_effects import returns_plain
 
         return returns_plain(self, scope)
 

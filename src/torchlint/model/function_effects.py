@@ -12,18 +12,22 @@ per model, as every derived analysis is).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.model.expr import bound_paths, dotted
+from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
-from torchlint.model.vocab import GRADIENT_CLIPS, last_name, writes_in_place as is_in_place_method
+from torchlint.model.vocab import (
+    GRADIENT_CLIPS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, is_eval_function_name, is_loss_name, is_optimizer_name, last_name,
+    writes_in_place as is_in_place_method,
+)
 from torchlint.model.walk import children
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
-    from torchlint.model.records import Scope
+    from torchlint.model.records import CallSite, Scope, Site
 
 # Calls that read an iterable to its end (``any``/``all`` may stop early).
 _EXHAUSTING_CALLS = frozenset("list tuple set sorted sum min max".split())
@@ -40,6 +44,11 @@ def positional_and_keyword_params(scope: Scope) -> Tuple[Tuple[str, ...], frozen
     params = node.params
     positional = tuple(p.name.value for p in (*params.posonly_params, *params.params))
     return positional, frozenset(positional) | {p.name.value for p in params.kwonly_params}
+
+
+def positional_params(file_model: FileModel, scope: Scope) -> Tuple[str, ...]:
+    """The positional parameters a call's arguments bind to, as a fact of the model (``ProjectFunction.ask``)."""
+    return positional_and_keyword_params(scope)[0]
 
 
 # -- parameters written in place ---------------------------------------------------
@@ -208,3 +217,322 @@ def _writes_grad(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.AugAssign):
         return (dotted(node.target) or "").endswith(_GRAD_PATHS)
     return False
+
+
+# -- plain returns ---------------------------------------------------------------------
+_PLAIN_NAMES = frozenset(("None", "True", "False"))
+
+
+def returns_plain(file_model: FileModel, scope: Scope) -> bool:
+    """Does every ``return`` of ``scope`` hand back Python values (``loss.item()``,
+    ``float(loss)``, ``acc.tolist()``, numbers, containers of them)?"""
+    values = [value for _, value in scope.returns]
+    return bool(values) and all(_plain(value, scope, set()) for value in values)
+
+
+def _plain(expr: Optional[cst.BaseExpression], scope: Scope, seen: set) -> bool:
+    t = type(expr)
+    e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
+    if t in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+             cst.FormattedString):
+        return True
+    if t is cst.Name:
+        return e.value in _PLAIN_NAMES or _plain_local(e.value, scope, seen)
+    if t is cst.Call:
+        func = e.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in NUMBER_READ_METHODS
+        return dotted(func) in PLAIN_BUILTINS
+    if t in (cst.Tuple, cst.List, cst.Set):
+        return all(_plain(el.value, scope, seen) for el in e.elements)
+    if t is cst.Dict:
+        return all(isinstance(el, cst.DictElement) and _plain(el.value, scope, seen) for el in e.elements)
+    if t is cst.BinaryOperation:
+        return _plain(e.left, scope, seen) and _plain(e.right, scope, seen)
+    if t is cst.UnaryOperation:
+        return _plain(e.expression, scope, seen)
+    return False
+
+
+def _plain_local(name: str, scope: Scope, seen: set) -> bool:
+    """A local name every binding of which is a plain value (``value = loss.item()``)."""
+    if name in seen:
+        return True  # ``total = total + x``: the other bindings decide
+    seen.add(name)
+    bindings = [a for a in scope.assignments if name in (p for t in a.targets for p in bound_paths(t))]
+    if not bindings or name in scope.params:
+        return False
+    for a in bindings:
+        simple = len(a.targets) == 1 and dotted(a.targets[0]) == name
+        if a.kind not in ("assign", "aug") or not simple or not _plain(a.value, scope, seen):
+            return False
+    return True
+
+
+# -- what it does with its parameters and what it returns ------------------------------
+# What wants gradients: a function doing any of this computes them, not an evaluation.
+_GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", "retain_grad", "register_hook",
+                               "enable_grad", "step"))
+# Methods whose result carries no graph (the ``.item()`` of a loss, a prediction's indices).
+_CUTS = frozenset("item tolist numpy detach argmax argmin long int bool size dim numel".split())
+_CUT_ATTRIBUTES = frozenset("data grad shape dtype device ndim".split())
+# Calls that hand on the graph of their arguments (``torch.cat(outs)``, ``sum(losses)``).
+_PROPAGATING_BUILTINS = frozenset("sum max min abs".split())
+_TORCH_ROOTS = frozenset(("torch", "F", "nn"))
+GRAPH = "<loss>"  # the label of a torch loss computed with grad on (no parameter has this name)
+
+
+@dataclass(frozen=True)
+class FunctionEffects:
+    """What a function does, in terms of its parameters: what a call of it runs and hands back."""
+
+    params: Tuple[str, ...]  # positional parameters, in order (a call's arguments bind to them)
+    forwards: frozenset  # parameters it calls (``model(x)``, ``model.forward(x)``) with grad on
+    forward_in_loop: bool  # a forward of a parameter runs in a loop of its own (over batches)
+    evaluates_itself: bool  # its own module reports its forwards (eval mode, evaluation loop)
+    needs_grad: bool  # backward, autograd.grad, an optimizer step, requires_grad: not evaluation
+    steps: bool  # steps an optimizer
+    seeds: bool  # seeds random numbers (``torch.manual_seed``, ``set_seed``, ...)
+    returns_loss: bool  # it returns a torch loss computed with grad on
+    returned_outputs: frozenset  # parameters whose call's output it returns (a model output)
+    # For a function that always returns a tuple of one length: the labels of each element
+    # (a parameter's name: that parameter's output; ``GRAPH``: a torch loss), else None.
+    returned_elements: Optional[Tuple[frozenset, ...]]
+    retained_backward: bool  # its last backward is ``backward(retain_graph=True)``, outside loops
+    # The parameters whose graph that last retained backward differentiates when the caller
+    # hands it in (``def step(loss, opt): loss.backward(retain_graph=True)``): read at the call.
+    retained_params: frozenset
+
+
+def effects(file_model: FileModel, scope: Scope) -> FunctionEffects:
+    """One function's effects: one pass over its calls, assignments and returns (its own code,
+    not a nested function's or lambda's; no flow order beyond "assigned from", no types).
+    Where it cannot tell, it says nothing, and the call site is judged as without it."""
+    params, names = positional_and_keyword_params(scope)
+    calls = _CallEffects(scope, names)
+    for call in _own_calls(file_model, scope):
+        calls.add(call)
+    if any(a.kind in ("assign", "aug") and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad"
+                                               for t in a.targets) for a in scope.assignments):
+        calls.needs_grad = True
+    assignments = [(a.targets, a.value, _off(scope, a.site)) for a in scope.assignments
+                   if a.kind in ("assign", "aug") and a.value is not None]
+    labels = _labels_of_names(assignments, names)
+    live = [value for site, value in scope.returns if not _off(scope, site)]
+    returned: Set[str] = set().union(*(_labels(v, labels, names) for v in live)) if live else set()
+    retained = _retained_last(calls.backwards, names, assignments)
+    return FunctionEffects(
+        params=params,
+        forwards=frozenset(calls.forwards),
+        forward_in_loop=calls.forward_in_loop,
+        evaluates_itself=bool(calls.forwards & calls.switched_to_eval) or (
+            is_eval_function_name(scope.name) and calls.forward_in_loop),
+        needs_grad=calls.needs_grad,
+        steps=calls.steps,
+        seeds=calls.seeds,
+        returns_loss=GRAPH in returned,
+        returned_outputs=frozenset(returned - {GRAPH}),
+        returned_elements=_returned_elements(live, labels, names),
+        retained_backward=bool(retained) and not retained & names,
+        retained_params=frozenset(retained & names),
+    )
+
+
+def _off(scope: Scope, site: Site) -> bool:
+    """Grad recording off where ``site`` stands: the innermost ``with``, else the decorator."""
+    return (site.grad or scope.decorator_grad) is GradMode.NO_GRAD
+
+
+def _own_calls(file_model: FileModel, scope: Scope) -> Iterator[CallSite]:
+    """The scope's calls outside the lambdas in it (a lambda is not run where it stands)."""
+    for call in scope.calls:
+        parent = file_model.parents.get(id(call.node))
+        while parent is not None and not isinstance(parent, (cst.Lambda, cst.FunctionDef)):
+            parent = file_model.parents.get(id(parent))
+        if not isinstance(parent, cst.Lambda):
+            yield call
+
+
+class _CallEffects:
+    """What the calls of one function do, in one walk over them."""
+
+    def __init__(self, scope: Scope, names: frozenset) -> None:
+        self.scope, self.names = scope, names
+        self.forwards: Set[str] = set()
+        self.switched_to_eval: Set[Optional[str]] = set()
+        self.forward_in_loop = self.needs_grad = self.steps = self.seeds = False
+        self.backwards: List[Tuple[CallSite, bool]] = []  # (call, in a loop)
+
+    def add(self, call: CallSite) -> None:
+        path = call.callee or ""
+        called = last_name(path).lower()
+        if "seed" in called or called == "use_deterministic_algorithms":
+            self.seeds = True  # the same words ``seeding.mentions_seeding`` reads in the caller's own file
+        param = _called_param(path, self.names)
+        in_loop = call.site.loop is not None
+        if param is not None and not _off(self.scope, call.site):
+            self.forwards.add(param)
+            self.forward_in_loop |= in_loop
+        gradient = path.endswith("autograd.grad")
+        func = call.node.func
+        if not isinstance(func, cst.Attribute):
+            if gradient:
+                self.needs_grad = True
+                self.backwards.append((call, in_loop))
+            return
+        self._method(call, func, gradient, in_loop)
+
+    def _method(self, call: CallSite, func: cst.Attribute, gradient: bool, in_loop: bool) -> None:
+        method = func.attr.value
+        receiver = _receiver_param(func.value)
+        first = positional(call.node, 0)
+        if method in ("eval", "train") and receiver in self.names:
+            if method == "eval" or _false(first):
+                self.switched_to_eval.add(receiver)
+            else:
+                self.needs_grad = True  # it puts a model into training mode: it trains
+        if method in _GRADIENT_METHODS or gradient or (method == "set_grad_enabled" and not _false(first)):
+            self.needs_grad = True
+        if method == "step" and is_optimizer_name(last_name(dotted(func.value) or "")):
+            self.steps = True
+        if method in ("backward", "manual_backward") or gradient:
+            self.backwards.append((call, in_loop))
+
+
+def _false(node: Optional[cst.BaseExpression]) -> bool:
+    return node is not None and literal_bool(node) is False
+
+
+def _receiver_param(node: cst.BaseExpression) -> Optional[str]:
+    """``model`` of ``model``, ``model.module``: the parameter a receiver starts from."""
+    path = dotted(node)
+    if path is None:
+        return None
+    while path.endswith(".module"):
+        path = path.rsplit(".", 1)[0]
+    return path if "." not in path else None
+
+
+def _called_param(path: str, names: frozenset) -> Optional[str]:
+    """``model`` for ``model(x)``, ``model.forward(x)``, ``model.module(x)``: a forward of a parameter."""
+    while path.endswith((".forward", ".module")):
+        path = path.rsplit(".", 1)[0]
+    return path if path in names else None
+
+
+_Assigned = Tuple[tuple, cst.BaseExpression, bool]  # (targets, value, grad off)
+
+
+def _labels_of_names(assignments: List[_Assigned], params: frozenset) -> Dict[str, Set[str]]:
+    """What each local name may hold: the output of a parameter's forward (its name), or a
+    torch loss (``GRAPH``). Assignments are replayed until nothing changes (loops feed back)."""
+    labels: Dict[str, Set[str]] = {}
+    for _ in range(3):
+        changed = False
+        for targets, value, off in assignments:
+            found = set() if off else _labels(value, labels, params)
+            if not found:
+                continue
+            for name in (n for target in targets for n in bound_paths(target) if "." not in n):
+                if not found <= labels.setdefault(name, set()):
+                    labels[name] |= found
+                    changed = True
+        if not changed:
+            break
+    return labels
+
+
+def _labels(node: cst.BaseExpression, labels: Dict[str, Set[str]], params: frozenset) -> Set[str]:
+    """The graphs ``node`` may carry, as labels (see ``_labels_of_names``)."""
+    if isinstance(node, cst.Name):
+        return labels.get(node.value, set())
+    if isinstance(node, cst.Attribute):
+        return set() if node.attr.value in _CUT_ATTRIBUTES else _labels(node.value, labels, params)
+    if isinstance(node, cst.Subscript):
+        return _labels(node.value, labels, params)
+    if isinstance(node, cst.BinaryOperation):
+        return _labels(node.left, labels, params) | _labels(node.right, labels, params)
+    if isinstance(node, cst.UnaryOperation):
+        return set() if isinstance(node.operator, cst.Not) else _labels(node.expression, labels, params)
+    if isinstance(node, cst.IfExp):
+        return _labels(node.body, labels, params) | _labels(node.orelse, labels, params)
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return _union(_labels(e.value, labels, params) for e in node.elements if isinstance(e, cst.Element))
+    if isinstance(node, cst.Call):
+        return _call_labels(node, labels, params)
+    return set()
+
+
+def _union(sets: Iterable[Set[str]]) -> Set[str]:
+    out: Set[str] = set()
+    for found in sets:
+        out |= found
+    return out
+
+
+def _call_labels(call: cst.Call, labels: Dict[str, Set[str]], params: frozenset) -> Set[str]:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _CUTS:
+        return set()
+    path = dotted(func) or ""
+    param = _called_param(path, params) if path else None
+    if param is not None:
+        return {param}
+    last = last_name(path)
+    if last in LOSS_FUNCTIONS or (is_loss_name(last) and "." not in path and not last[:1].isupper()):
+        return {GRAPH}  # F.cross_entropy(...), criterion(...), loss_fn(...)
+    root = path.split(".", 1)[0]
+    if isinstance(func, cst.Attribute) and root not in _TORCH_ROOTS:
+        return _labels(func.value, labels, params)  # out.mean(), (a - b).pow(2).sum()
+    if root in _TORCH_ROOTS or path in _PROPAGATING_BUILTINS:
+        return _union(_labels(a.value, labels, params) for a in call.args if a.keyword is None and not a.star)
+    return set()  # an unknown function: assumed to end the graph, as the per-file taint does
+
+
+def _returned_elements(live: List[cst.BaseExpression], labels: Dict[str, Set[str]],
+                       params: frozenset) -> Optional[Tuple[frozenset, ...]]:
+    """For a function whose every return hands back a tuple of one length: each element's labels."""
+    tuples = [v for v in live if isinstance(v, cst.Tuple)]
+    if not live or len(tuples) != len(live) or len({len(v.elements) for v in tuples}) != 1:
+        return None
+    return tuple(frozenset(_union(_labels(v.elements[i].value, labels, params) for v in tuples
+                                  if isinstance(v.elements[i], cst.Element)))
+                 for i in range(len(tuples[0].elements)))
+
+
+def _retained_last(backwards: List[Tuple[CallSite, bool]], params: frozenset,
+                   assignments: List[_Assigned]) -> Set[str]:
+    """The names the function's last backward starts from, when it keeps its graph
+    (``retain_graph=True``, no ``create_graph``), runs once per call (outside the function's
+    own loops) and differentiates a graph the function built itself or its caller handed in
+    (a parameter: the caller may share that graph, which the call site tells); else empty."""
+    if not backwards:
+        return set()
+    call, in_loop = backwards[-1]
+    func = call.node.func
+    if in_loop or not isinstance(func, cst.Attribute) or func.attr.value != "backward":
+        return set()
+    if literal_bool(keyword(call.node, "retain_graph")) is not True or not isinstance(
+            keyword(call.node, "retain_graph"), cst.Name):
+        return set()
+    create = keyword(call.node, "create_graph")
+    if create is not None and not _false(create):
+        return set()
+    roots = set(_read_names(func.value))
+    local = {n for targets, _v, _off in assignments for t in targets for n in bound_paths(t) if "." not in n}
+    return roots if roots <= local | params else set()
+
+
+def _read_names(node: cst.CSTNode) -> Iterator[str]:
+    """The plain names read in an expression: ``self`` and ``w`` in ``self.loss * w``, not ``loss``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current.value
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        elif isinstance(current, cst.Arg):
+            stack.append(current.value)
+        elif not isinstance(current, _NESTED):
+            stack.extend(children(current))

@@ -21,7 +21,7 @@ import libcst as cst
 
 from torchlint.model import vocab
 from torchlint.model.expr import dotted, keyword, literal_bool, positional
-from torchlint.model.function_effects import positional_and_keyword_params, rewalked
+from torchlint.model.function_effects import positional_and_keyword_params, positional_params, rewalked
 from torchlint.model.project_calls import project_callee
 from torchlint.model.records import CallSite, Loop, Scope
 
@@ -506,7 +506,7 @@ def rewalking_helper(file_model: FileModel, call: CallSite) -> Optional[str]:
         if callee is None or not callee.summary.may_rewalk:
             return None  # the cheap summary of its module: no loop of it changes gradients
         walked = callee.ask(rewalked) or frozenset()
-        names = callee.summary.params
+        names = callee.ask(positional_params) or ()
     if not walked:
         return None
     for arg in given:

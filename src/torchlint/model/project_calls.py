@@ -1,14 +1,14 @@
-"""Calls of the project's own functions, read through their summaries.
+"""Calls of the project's own functions, read through what they do.
 
 ``from .metrics import measure`` then ``measure(net, val_loader)`` after ``net.eval()``:
-the forward pass is in another module, the evaluation is here. The function's summary
-(``function_summaries.py``, kept by the project index) says what it does with its
-parameters; this module binds the call's arguments to them and answers the questions
-rules ask at the call: does it run a model forward in evaluation code, does the value
-it returns carry a graph, does it keep a retained graph each time a loop calls it.
-A question the summary's fields do not answer is asked of the function's own module
-(``project_callee(...).ask(fact)``: the fact as the file defines it, on that module's model).
-A file with no project, or a function the index cannot find, gets None: judged as before.
+the forward pass is in another module, the evaluation is here. What the function does with
+its parameters (``function_effects.effects``) is asked of the model of its own module, built
+as a lint of that module builds it (``project_callee(...).ask(fact)``: any fact the file
+defines, on that module's model); this module binds the call's arguments to the parameters
+and answers the questions rules ask at the call: does it run a model forward in evaluation
+code, does the value it returns carry a graph, does it keep a retained graph each time a
+loop calls it. A file with no project, or a function the index cannot find, gets None:
+judged as before.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Tuple, Union
 from torchlint.model import modes, vocab
 from torchlint.model.evaluation import evaluation_only
 from torchlint.model.expr import dotted, identifiers
-from torchlint.model.function_summaries import FunctionSummary
+from torchlint.model.function_effects import FunctionEffects, effects, returns_plain
 from torchlint.model.grad import GradMode
 from torchlint.model.records import Span
 
@@ -29,11 +29,12 @@ if TYPE_CHECKING:
     from torchlint.model.records import CallSite, Scope
 
 
-def project_function(file_model: FileModel, call: CallSite) -> Optional[FunctionSummary]:
-    """The summary of the project function ``call`` runs: ``evaluate(...)`` of ``from .metrics
-    import evaluate``, ``net.evaluate(...)`` of ``import models.net as net``."""
+def project_function(file_model: FileModel, call: CallSite) -> Optional[FunctionEffects]:
+    """What the project function ``call`` runs does (``function_effects.effects``, asked of its
+    module's model): ``evaluate(...)`` of ``from .metrics import evaluate``, ``net.evaluate(...)``
+    of ``import models.net as net``."""
     callee = project_callee(file_model, call)
-    return callee.summary if callee is not None else None
+    return callee.ask(effects) if callee is not None else None
 
 
 def project_callee(file_model: FileModel, call: CallSite) -> Optional[ProjectFunction]:
@@ -63,13 +64,20 @@ def _imported(file_model: FileModel, callee: str) -> Optional[ProjectFunction]:
     return project.function(*origin) if project is not None and origin is not None else None
 
 
-def argument(call: CallSite, summary: FunctionSummary, param: str) -> Optional[cst.BaseExpression]:
-    """The expression ``call`` passes for ``param``, or None."""
-    args = [a for a in call.node.args if a.star == ""]
-    if len(args) != len(call.node.args):
+def argument(call: CallSite, params: Tuple[str, ...], param: str) -> Optional[cst.BaseExpression]:
+    """The expression ``call`` passes for ``param`` of a function whose positional parameters
+    are ``params``, or None."""
+    args = call.node.args
+    if any(a.star for a in args):
         return None  # ``f(*args)``: which argument lands where cannot be told
-    index = summary.argument_for([a.keyword.value if a.keyword else None for a in args], param)
-    return args[index].value if index is not None else None
+    for a in args:
+        if a.keyword is not None and a.keyword.value == param:
+            return a.value
+    if param not in params:
+        return None
+    positional = [a for a in args if a.keyword is None]
+    index = params.index(param)
+    return positional[index].value if index < len(positional) else None
 
 
 def _runs_model(file_model: FileModel, expr: Optional[cst.BaseExpression], switched: frozenset = frozenset()) -> bool:
@@ -84,10 +92,11 @@ def _runs_model(file_model: FileModel, expr: Optional[cst.BaseExpression], switc
 def returned_graph(file_model: FileModel, call: CallSite) -> Union[bool, Tuple[bool, ...], None]:
     """Does the value ``call`` returns carry a graph: True, False, a tuple of answers for a
     function that returns tuples, or None where the summary cannot tell (or there is none)."""
-    summary = project_function(file_model, call)
-    if summary is None:
+    callee = project_callee(file_model, call)
+    summary = callee.ask(effects) if callee is not None else None
+    if callee is None or summary is None:
         return None
-    if summary.returns_plain:
+    if callee.ask(returns_plain):
         return False  # ``return loss.item()``: a float, whatever the name says
     if summary.returned_elements is not None:
         return tuple(_carries(file_model, call, summary, labels) for labels in summary.returned_elements)
@@ -96,12 +105,12 @@ def returned_graph(file_model: FileModel, call: CallSite) -> Union[bool, Tuple[b
     return None
 
 
-def _carries(file_model: FileModel, call: CallSite, summary: FunctionSummary, labels: Iterable[str]) -> bool:
+def _carries(file_model: FileModel, call: CallSite, summary: FunctionEffects, labels: Iterable[str]) -> bool:
     """A loss computed inside, or the output of a parameter the call binds to a model or criterion."""
     if any(label not in summary.params for label in labels):
         return True
     for param in labels:
-        expr = argument(call, summary, param)
+        expr = argument(call, summary.params, param)
         path = dotted(expr) if expr is not None else None
         if path is not None and (path in file_model.roles.criteria or _runs_model(file_model, expr)):
             return True
@@ -115,7 +124,7 @@ def evaluation_forwards(file_model: FileModel, scope: Scope) -> Iterator[CallSit
     that evaluates), where nothing in that code wants gradients. A function whose own
     module already reports its forward (it calls ``eval()`` itself, or evaluates in a
     loop under an evaluation name) is left to that report."""
-    candidates = [(call, summary) for call, summary in ((c, project_function(file_model, c)) for c in scope.calls)
+    candidates = [(call, summary) for call, summary in ((c, _forwarding(file_model, c)) for c in scope.calls)
                   if summary is not None and summary.forwards and not summary.needs_grad
                   and not summary.evaluates_itself]
     if not candidates:
@@ -125,7 +134,7 @@ def evaluation_forwards(file_model: FileModel, scope: Scope) -> Iterator[CallSit
     for call, summary in candidates:
         if file_model.grad_at(call.site) is not GradMode.GRAD:
             continue
-        models = [dotted(e) for e in (argument(call, summary, p) for p in sorted(summary.forwards))
+        models = [dotted(e) for e in (argument(call, summary.params, p) for p in sorted(summary.forwards))
                   if _runs_model(file_model, e, switched)]
         if not models:
             continue
@@ -136,6 +145,13 @@ def evaluation_forwards(file_model: FileModel, scope: Scope) -> Iterator[CallSit
         span = _evaluation_span(file_model, scope, call, models, switches)
         if span is not None and not _wants_gradients(file_model, span):
             yield call
+
+
+def _forwarding(file_model: FileModel, call: CallSite) -> Optional[FunctionEffects]:
+    """``project_function``, for a function that calls one of its parameters (its module is
+    parsed only then)."""
+    callee = project_callee(file_model, call)
+    return callee.ask(effects) if callee is not None and callee.summary.calls_a_parameter else None
 
 
 def _evaluation_span(file_model: FileModel, scope: Scope, call: CallSite, models: list,
@@ -174,8 +190,8 @@ def _wants_gradients(file_model: FileModel, span: Tuple[int, int]) -> bool:
 
 
 # -- retained graphs ----------------------------------------------------------
-def retains_graph(file_model: FileModel, call: CallSite) -> Optional[FunctionSummary]:
-    """The summary of a project function whose last backward keeps its graph
+def retains_graph(file_model: FileModel, call: CallSite) -> Optional[FunctionEffects]:
+    """The effects of a project function whose last backward keeps its graph
     (``backward(retain_graph=True)``), one it built or one the call hands it
     (``summary.retained_params``), for a call of it, else None."""
     summary = project_function(file_model, call)

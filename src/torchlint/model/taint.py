@@ -18,7 +18,7 @@ from torchlint.model.grad import GradMode
 from torchlint.model.project_calls import returned_graph
 from torchlint.model.records import CallSite
 from torchlint.model.vocab import (
-    CONTAINER_METHODS, GRAPH_FREE_FACTORIES, NUMBER_READ_METHODS, PLAIN_BUILTINS, SHAPE_METHODS, last_name, tokens,
+    CONTAINER_METHODS, GRAPH_FREE_FACTORIES, SHAPE_METHODS, last_name, tokens,
 )
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".spli
 PAIR_ALWAYS = frozenset("sort topk kthvalue mode cummax cummin".split())
 PAIR_WITH_DIM = frozenset("max min median nanmedian".split())
 # Python values of a tensor: what ``.item()``, ``.tolist()``, ``float()`` hand back.
-_PLAIN_NAMES = frozenset(("None", "True", "False"))
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign", "DivideAssign"))
 
 
@@ -355,49 +354,3 @@ def _creates_graph(expr: cst.Call) -> bool:
     gradients are themselves part of a graph. Without it they carry none."""
     flag = keyword(expr, "create_graph")
     return flag is not None and literal_bool(flag) is not False
-
-
-def returns_plain(file_model: FileModel, scope: Scope) -> bool:
-    """Does every ``return`` of ``scope`` hand back Python values (``loss.item()``,
-    ``float(loss)``, ``acc.tolist()``, numbers, containers of them)?"""
-    values = [value for _, value in scope.returns]
-    return bool(values) and all(_plain(value, scope, set()) for value in values)
-
-
-def _plain(expr: Optional[cst.BaseExpression], scope: Scope, seen: set) -> bool:
-    t = type(expr)
-    e: Any = expr  # ``t`` picks its exact type (faster than isinstance); mypy cannot follow that
-    if t in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-             cst.FormattedString):
-        return True
-    if t is cst.Name:
-        return e.value in _PLAIN_NAMES or _plain_local(e.value, scope, seen)
-    if t is cst.Call:
-        func = e.func
-        if isinstance(func, cst.Attribute):
-            return func.attr.value in NUMBER_READ_METHODS
-        return dotted(func) in PLAIN_BUILTINS
-    if t in (cst.Tuple, cst.List, cst.Set):
-        return all(_plain(el.value, scope, seen) for el in e.elements)
-    if t is cst.Dict:
-        return all(isinstance(el, cst.DictElement) and _plain(el.value, scope, seen) for el in e.elements)
-    if t is cst.BinaryOperation:
-        return _plain(e.left, scope, seen) and _plain(e.right, scope, seen)
-    if t is cst.UnaryOperation:
-        return _plain(e.expression, scope, seen)
-    return False
-
-
-def _plain_local(name: str, scope: Scope, seen: set) -> bool:
-    """A local name every binding of which is a plain value (``value = loss.item()``)."""
-    if name in seen:
-        return True  # ``total = total + x``: the other bindings decide
-    seen.add(name)
-    bindings = [a for a in scope.assignments if name in (p for t in a.targets for p in bound_paths(t))]
-    if not bindings or name in scope.params:
-        return False
-    for a in bindings:
-        simple = len(a.targets) == 1 and dotted(a.targets[0]) == name
-        if a.kind not in ("assign", "aug") or not simple or not _plain(a.value, scope, seen):
-            return False
-    return True

@@ -357,7 +357,7 @@ time".
                     file_model, call, loop):
                 continue
             if summary.retained_params:  # the graph of what the call hands it (``step(loss, opt)``)
-                handed = [argument(call, summary, p) for p in sorted(summary.retained_params)]
+                handed = [argument(call, summary.params, p) for p in sorted(summary.retained_params)]
                 if any(value is None for value in handed) or _other_gradients(file_model, call):
                     continue
                 roots = _tensor_roots_of(file_model, handed)

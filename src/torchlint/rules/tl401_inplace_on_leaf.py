@@ -13,7 +13,7 @@ from torchlint.model.leaves import (
     reads_module_binding,
 )
 from torchlint.model.parameters import layer_parameter
-from torchlint.model.function_effects import written_in_place
+from torchlint.model.function_effects import positional_params, written_in_place
 from torchlint.model.project_calls import argument, project_callee
 from torchlint.model.shapes import bound_around
 from torchlint.model.vocab import writes_in_place
@@ -313,8 +313,9 @@ for x, y in data:
             callee = project_callee(file_model, call)
             if callee is None or not callee.summary.may_write_in_place or file_model.grad_at(call.site) is not GradMode.GRAD:
                 continue
+            params = callee.ask(positional_params) or ()
             for param in sorted(callee.ask(written_in_place) or ()):
-                value = argument(call, callee.summary, param)
+                value = argument(call, params, param)
                 path = dotted(value) if value is not None else None
                 # A leaf made, built or iterated here, not one a caller hands this function: that
                 # is what the tree gate reads (``_hands_to_a_project_writer``).
