@@ -945,6 +945,33 @@ def test_a_leaf_handed_to_a_helper_of_another_module_that_writes_it_in_place(tmp
         "init_", "normalised"}
 
 
+def test_answers_outlive_the_model_and_follow_the_text(tmp_path, monkeypatch):
+    """What a call site asked of a module is kept per digest of the module's text: asked again
+    after its libcst model was let go, it is not parsed again; a new text is."""
+    from torchlint.model import project
+
+    _in_project(tmp_path, helpers=INIT_HELPERS)
+    helpers = tmp_path / "helpers.py"
+    index = ProjectIndex(tmp_path)
+    built = []
+    real = project._model_of
+    monkeypatch.setattr(project, "_model_of", lambda text, path: built.append(path) or real(text, path))
+
+    def written(name):
+        view = project.ProjectView(index, tmp_path / "init.py")
+        found = view.function("helpers", 0, name)
+        return found.ask(written_in_place), view.consulted
+
+    assert written("init_") == ({"t"}, {str(helpers): index.stamped_summary(helpers)[0]})
+    index._models.clear()  # as when eight other modules were asked since
+    assert written("init_")[0] == {"t"} and built == [helpers]
+    assert written("shrink")[0] == set() and built == [helpers, helpers]  # a new question needs the model
+    helpers.write_text(INIT_HELPERS.replace("t.mul_(scale)", "t = t * scale"))
+    stamp = helpers.stat()
+    os.utime(helpers, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000_000))
+    assert written("init_")[0] == set() and len(built) == 3
+
+
 def test_a_file_whose_helper_writes_nothing_in_place_is_not_parsed(tmp_path, monkeypatch):
     # ``normalised`` rebinds ``t`` before its write: the model's question, so it writes nothing either.
     _in_project(tmp_path, helpers=INIT_HELPERS.replace("t.mul_(scale)\n    t[0] = 0", "return t * scale")
@@ -966,3 +993,39 @@ def _without_gates_lint(source, path):
         for rule in ALL_RULES:
             patched.setattr(rule, "needs_tree", classmethod(lambda cls, tree_index: True))
         return lint_source(source, path, ALL_RULES)
+
+
+def _sources_with_functions():
+    """Every fixture and corpus file's text, and this module's project helpers."""
+    from conftest import CORPUS, FIXTURES
+
+    files = sorted(FIXTURES.glob("*/*.py")) + sorted(CORPUS.glob("*/*.py"))
+    return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in files] + [
+        (name, globals()[name]) for name in ("HELPERS", "CLIPPING", "INIT_HELPERS")]
+
+
+@pytest.mark.parametrize("fact, admission", [
+    (lambda m, s: m.derived(effects, s).forwards, "calls_a_parameter"),
+    (rewalked, "may_rewalk"),
+    (written_in_place, "may_write_in_place"),
+], ids=["forwards", "rewalked", "written_in_place"])
+def test_the_summary_admits_every_function_its_fact_finds_something_in(fact, admission):
+    """The ``ast`` summary is the gate before a module is parsed to be asked: a function it
+    does not admit must be one the fact says nothing of, on every fixture and corpus file."""
+    import ast
+
+    from torchlint.model.function_summaries import summarize_function
+
+    checked = 0
+    for path, source in _sources_with_functions():
+        try:
+            tree, module = ast.parse(source), cst.parse_module(source)
+        except (SyntaxError, ValueError, cst.ParserSyntaxError):
+            continue
+        model = FileModel(module, path)
+        found = {s.name: fact(model, s) for s in model.scopes if s.parent is model.module_scope}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and found.get(node.name):
+                checked += 1
+                assert getattr(summarize_function(node), admission), f"{path}: {node.name}"
+    assert checked >= 3  # the fact finds something somewhere: the check is not empty

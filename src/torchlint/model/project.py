@@ -24,7 +24,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Set, Tuple, TypeVar
+from typing import TYPE_CHECKING, Callable, Dict, Hashable, List, Optional, Set, Tuple, TypeVar, cast
 
 import libcst as cst
 
@@ -46,8 +46,8 @@ MODEL_BASES = frozenset(
 _MAX_SOURCE = 2_000_000  # bytes; a generated giant module is not worth reading for roles
 _MAX_HOPS = 4  # re-exports and base classes followed across modules
 T = TypeVar("T")
-S = TypeVar("S")
 _MODELS_KEPT = 8  # libcst models of other modules (about 20 KB a line each)
+_ANSWERED_KEPT = 512  # modules whose answers outlive their models (a few small values each)
 
 
 @dataclass(frozen=True)
@@ -119,6 +119,9 @@ class ProjectIndex:
         self._lock = threading.Lock()  # the language server lints on a worker thread
         # path -> (digest, model): the libcst models of a few modules, least recently used first out
         self._models: "OrderedDict[Path, Tuple[bytes, Optional[FileModel]]]" = OrderedDict()
+        # path -> (digest, {question: (answer, project files it read)}): what was asked of a module's
+        # model, kept after the model is let go, so a module is parsed once per text it has
+        self._answers: "OrderedDict[Path, Tuple[Optional[bytes], Dict[Hashable, Tuple[object, dict]]]]" = OrderedDict()
 
     def summary(self, path: Path) -> Optional[ModuleSummary]:
         return self.stamped_summary(path)[1]
@@ -175,6 +178,32 @@ class ProjectIndex:
                 self._models.popitem(last=False)
         return model
 
+    def answer(self, path: Path, question: Hashable, ask: Callable[[FileModel], Optional[T]]) -> Tuple[Optional[T], dict]:
+        """``ask(model)`` of the module at ``path`` (its ``file_model``) and the project files the
+        answer read, kept per digest of the module's text beyond the life of its model: a
+        question asked again of the same text is answered without parsing it again. None (and
+        nothing read) when the module has no model."""
+        stamp, summary = self.stamped_summary(path)
+        if stamp is None or summary is None:
+            return None, {}
+        with self._lock:
+            digest = self._summaries[path][1]
+            kept = self._answers.get(path)
+            if kept is not None and kept[0] == digest and question in kept[1]:
+                self._answers.move_to_end(path)
+                return cast("Tuple[Optional[T], dict]", kept[1][question])
+        model = self.file_model(path)
+        answer, read = (ask(model), model.consulted_files()) if model is not None else (None, {})
+        with self._lock:
+            kept = self._answers.get(path)
+            if kept is None or kept[0] != digest:
+                kept = self._answers[path] = (digest, {})
+            kept[1][question] = (answer, read)
+            self._answers.move_to_end(path)
+            while len(self._answers) > _ANSWERED_KEPT:
+                self._answers.popitem(last=False)
+        return answer, read
+
     @staticmethod
     def _text(path: Path, buffer: Optional[Tuple[Tuple[int, int], str]], key: Tuple[int, int]) -> Optional[str]:
         """The module's newest text (its buffer's, else its file's); None for one too big to be
@@ -228,18 +257,21 @@ class ProjectFunction:
 
     def ask(self, fact: Callable[[FileModel, Scope], T]) -> Optional[T]:
         """``fact(model, scope)`` for this function's scope in its module's model (memoised there,
-        as every derived analysis is); None when the module has no model."""
-        model = self.view.index.file_model(self.path)
-        scope = _top_level_function(model, self.name) if model is not None else None
-        return _asked(self.view, model, fact, scope) if model is not None and scope is not None else None
+        as every derived analysis is, and kept by the index per text of the module); None when
+        the module has no model."""
+        def on(model: FileModel) -> Optional[T]:
+            scope = _top_level_function(model, self.name)
+            return model.derived(fact, scope, while_computing=None) if scope is not None else None
+
+        return _asked(self.view, self.path, (fact, self.name), on)
 
 
-def _asked(view: ProjectView, model: FileModel, fact: Callable[[FileModel, S], T], subject: S) -> Optional[T]:
-    """``fact(model, subject)``, memoised in ``model``; None for a question that leads back to
-    itself (a class built from a class of another module built from it). What the answer read
-    in the project counts among what the asking file's result depends on."""
-    answer = model.derived(fact, subject, while_computing=None)
-    view.consulted.update(model.consulted_files())
+def _asked(view: ProjectView, path: Path, question: Hashable, ask: Callable[[FileModel], Optional[T]]) -> Optional[T]:
+    """``ask(model)`` of the module at ``path``, through the index's answers; None for a question
+    that leads back to itself (a class built from a class of another module built from it).
+    What the answer read in the project counts among what the asking file's result depends on."""
+    answer, read = view.index.answer(path, question, ask)
+    view.consulted.update(read)
     return answer
 
 
@@ -309,8 +341,9 @@ class ProjectView:
                                lambda summary, n: n in summary.class_bases or n in summary.functions)
         if found is None or found[1] not in found[0].class_bases:
             return None
-        model = self.index.file_model(found[2])
-        return _asked(self, model, fact, found[1]) if model is not None else None
+        name = found[1]
+        return _asked(self, found[2], (fact, name),
+                      lambda model: model.derived(fact, name, while_computing=None))
 
     def _defining(self, module: str, level: int, name: str, importer: Path, hops: int,
                   defines: Callable[[ModuleSummary, str], bool]) -> Optional[Tuple[ModuleSummary, str, Path, int]]:
