@@ -155,9 +155,9 @@ def test_a_module_touched_but_unchanged_keeps_its_summary(tmp_path):
     module.write_text("def loss_of(x):\n    return x\n")
     os.utime(module, ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 2_000_000_000))
     changed = index.summary(module)
-    assert first is not None and "loss_of" in first.loss_functions
+    assert first is not None and first.functions["loss_of"].may_return_loss
     assert touched is first
-    assert changed is not first and changed is not None and not changed.loss_functions
+    assert changed is not first and changed is not None and not changed.functions["loss_of"].may_return_loss
 
 
 def test_a_broken_sibling_module_is_no_crash(project):
@@ -205,8 +205,34 @@ def test_criteria_and_loss_functions_from_the_project(project):
 def test_summary_reads_classes_and_loss_functions():
     summary = summarize(MODELS)
     assert summary.class_bases["Learner"] == ("Backbone",)
-    assert summary.loss_functions == frozenset({"penalty"})
+    assert {name for name, f in summary.functions.items() if f.may_return_loss} == {"penalty"}
     assert summarize("def broken(:\n") is None
+
+
+def test_a_function_of_the_project_is_a_loss_when_its_model_says_it_returns_one(tmp_path):
+    """What a function returns is the libcst model's answer (``effects``), whatever its name;
+    a loss computed under ``no_grad`` carries no graph and makes no loss function."""
+    _in_project(tmp_path, helpers=textwrap.dedent("""\
+        import torch
+        import torch.nn.functional as F
+
+
+        def focal(out, y, gamma=2.0):
+            ce = F.cross_entropy(out, y, reduction="none")
+            return ((1 - torch.exp(-ce)) ** gamma * ce).mean()
+
+
+        @torch.no_grad()
+        def logged(out, y):
+            return F.cross_entropy(out, y)
+
+
+        def accuracy(out, y):
+            return (out.argmax(1) == y).float().mean()
+        """))
+    source = "from helpers import accuracy, focal, logged\n"
+    model = FileModel(cst.parse_module(source), str(tmp_path / "train.py"))
+    assert [n for n in ("focal", "logged", "accuracy") if model.roles.is_project_loss_function(n)] == ["focal"]
 
 
 def test_project_root_is_the_nearest_marked_folder(tmp_path):
@@ -1006,9 +1032,10 @@ def _sources_with_functions():
 
 @pytest.mark.parametrize("fact, admission", [
     (lambda m, s: m.derived(effects, s).forwards, "calls_a_parameter"),
+    (lambda m, s: m.derived(effects, s).returns_loss, "may_return_loss"),
     (rewalked, "may_rewalk"),
     (written_in_place, "may_write_in_place"),
-], ids=["forwards", "rewalked", "written_in_place"])
+], ids=["forwards", "returns_loss", "rewalked", "written_in_place"])
 def test_the_summary_admits_every_function_its_fact_finds_something_in(fact, admission):
     """The ``ast`` summary is the gate before a module is parsed to be asked: a function it
     does not admit must be one the fact says nothing of, on every fixture and corpus file."""

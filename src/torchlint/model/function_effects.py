@@ -20,7 +20,7 @@ import libcst as cst
 from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
 from torchlint.model.vocab import (
-    GRADIENT_CLIPS, LOSS_FUNCTIONS, NUMBER_READ_METHODS, PLAIN_BUILTINS, is_eval_function_name, is_loss_name, is_optimizer_name, last_name,
+    GRADIENT_CLIPS, NUMBER_READ_METHODS, PLAIN_BUILTINS, calls_a_loss, is_eval_function_name, is_optimizer_name, last_name,
     writes_in_place as is_in_place_method,
 )
 from torchlint.model.walk import children
@@ -478,8 +478,7 @@ def _call_labels(call: cst.Call, labels: Dict[str, Set[str]], params: frozenset)
     param = _called_param(path, params) if path else None
     if param is not None:
         return {param}
-    last = last_name(path)
-    if last in LOSS_FUNCTIONS or (is_loss_name(last) and "." not in path and not last[:1].isupper()):
+    if calls_a_loss(path):
         return {GRAPH}  # F.cross_entropy(...), criterion(...), loss_fn(...)
     root = path.split(".", 1)[0]
     if isinstance(func, cst.Attribute) and root not in _TORCH_ROOTS:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterator, List, Tuple, Union
 
 from torchlint.model.ast_reading import ast_dotted, in_place_write, written_by
-from torchlint.model.vocab import GRADIENT_CLIPS, last_name
+from torchlint.model.vocab import GRADIENT_CLIPS, calls_a_loss, last_name
 
 _GRAD_OFF = frozenset(("no_grad", "inference_mode"))
 
@@ -27,6 +27,9 @@ class FunctionSummary:
     # It calls one of its parameters (``model(x)``, ``model.module.forward(x)``), in any grad
     # mode: ``effects``' ``forwards`` may name some.
     calls_a_parameter: bool
+    # It calls a torch loss function or a loss-named function (``F.cross_entropy``, ``criterion``):
+    # ``effects``' ``returns_loss`` may say it returns one.
+    may_return_loss: bool
     # It changes gradients (a clip, a ``.grad`` write) and has parameters: ``rewalked`` may say some.
     may_rewalk: bool
     # It writes one of its parameters in place (``t.add_(1)``, ``t -= g``, ``t[0] = 0``) outside
@@ -42,9 +45,10 @@ def summarize_functions(tree: ast.Module) -> Dict[str, FunctionSummary]:
 def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> FunctionSummary:
     names = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
     grad_free = any(_grad_off(d) for d in func.decorator_list)
+    called = [ast_dotted(node.func) or "" for node, _ in _own_nodes(func.body, False) if isinstance(node, ast.Call)]
     return FunctionSummary(
-        calls_a_parameter=any(isinstance(node, ast.Call) and (ast_dotted(node.func) or "").split(".", 1)[0] in names
-                              for node, _ in _own_nodes(func.body, False)),
+        calls_a_parameter=any(path.split(".", 1)[0] in names for path in called),
+        may_return_loss=any(calls_a_loss(path) for path in called),
         may_rewalk=may_rewalk(func),
         may_write_in_place=any(not off and _writes_a_name_in(node, names)
                                for node, off in _own_nodes(func.body, grad_free)),

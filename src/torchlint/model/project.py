@@ -24,14 +24,15 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Hashable, List, Optional, Set, Tuple, TypeVar, cast
+from typing import TYPE_CHECKING, Callable, Dict, Hashable, List, Optional, Tuple, TypeVar, cast
 
 import libcst as cst
 
 from torchlint.buffers import buffer_of
 from torchlint.model.ast_reading import ast_dotted
+from torchlint.model.function_effects import effects
 from torchlint.model.function_summaries import FunctionSummary, summarize_functions
-from torchlint.model.vocab import LOSS_FUNCTIONS, last_name
+from torchlint.model.vocab import last_name
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -56,8 +57,7 @@ class ModuleSummary:
 
     class_bases: Dict[str, Tuple[str, ...]]  # class -> dotted base names as written
     imports: Dict[str, Tuple[str, int]]  # local name -> (qualified name, relative level)
-    loss_functions: frozenset  # functions that return a loss computed by torch
-    functions: Dict[str, FunctionSummary]  # what each top-level function does (``function_summaries``)
+    functions: Dict[str, FunctionSummary]  # the syntax each top-level function shows (``function_summaries``)
 
 
 def summarize(source: str) -> Optional[ModuleSummary]:
@@ -65,7 +65,7 @@ def summarize(source: str) -> Optional[ModuleSummary]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    bases, imports, losses = {}, {}, set()
+    bases, imports = {}, {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             bases[node.name] = tuple(filter(None, (ast_dotted(b) for b in node.bases)))
@@ -78,9 +78,7 @@ def summarize(source: str) -> Optional[ModuleSummary]:
             for alias in node.names:
                 imports[alias.asname or alias.name.split(".")[0]] = (
                     alias.name if alias.asname else alias.name.split(".")[0], 0)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _returns_loss(node):
-            losses.add(node.name)
-    return ModuleSummary(bases, imports, frozenset(losses), summarize_functions(tree))
+    return ModuleSummary(bases, imports, summarize_functions(tree))
 
 
 def _model_of(text: str, path: Path) -> Optional[FileModel]:
@@ -90,23 +88,6 @@ def _model_of(text: str, path: Path) -> Optional[FileModel]:
         return FileModel(cst.parse_module(text), str(path))
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
-
-
-def _returns_loss(func: ast.AST) -> bool:
-    """``return F.cross_entropy(...)`` or ``return loss`` after ``loss = F.mse_loss(...)``."""
-    made: Set[str] = set()
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and _is_loss_call(node.value):
-            made.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.Return) and node.value is not None:
-            value = node.value
-            if _is_loss_call(value) or (isinstance(value, ast.Name) and value.id in made):
-                return True
-    return False
-
-
-def _is_loss_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and last_name(ast_dotted(node.func) or "") in LOSS_FUNCTIONS
 
 
 class ProjectIndex:
@@ -296,11 +277,16 @@ class ProjectView:
 
     def _kind(self, module: str, level: int, name: str, importer: Path, hops: int) -> Optional[str]:
         found = self._defining(module, level, name, importer, hops,
-                               lambda summary, n: n in summary.loss_functions or n in summary.class_bases)
+                               lambda summary, n: n in summary.functions or n in summary.class_bases)
         if found is None:
             return None
         summary, name, target, hops = found
-        return "loss" if name in summary.loss_functions else self._class_kind(summary, name, target, hops)
+        if name not in summary.functions:
+            return self._class_kind(summary, name, target, hops)
+        function = ProjectFunction(summary.functions[name], target, name, self)
+        # A function that returns a torch loss (``effects``' answer, asked only of one that calls a loss)
+        returned = function.ask(effects) if function.summary.may_return_loss else None
+        return "loss" if returned is not None and returned.returns_loss else None
 
     def function_of(self, module: str, level: int, name: str) -> Optional[FunctionSummary]:
         """The summary of function ``name`` of ``module`` imported from this file, following

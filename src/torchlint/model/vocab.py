@@ -331,6 +331,14 @@ def is_loss_name(name: str) -> bool:
     return any(t in ("loss", "losses", "criterion", "crit") or t.endswith("loss") for t in toks)
 
 
+def calls_a_loss(callee: str) -> bool:
+    """A call of this dotted callee computes a loss: a torch loss function by its last name
+    (``F.cross_entropy``), or a plain loss-named function (``criterion``, ``loss_fn``; not a
+    ``Loss`` class being built)."""
+    last = last_name(callee)
+    return last in LOSS_FUNCTIONS or (is_loss_name(last) and "." not in callee and not last[:1].isupper())
+
+
 def is_loader_name(name: str) -> bool:
     toks = tokens(name)
     if toks and toks[0] in ("num", "n", "len", "count", "max", "min"):
