@@ -79,11 +79,12 @@ class EvalWithoutNoGrad(Rule):
     torch_programs_only = True
     # TL101 reports forwards over evaluation; TL107, its opt-in twin, the ones made for a look.
     reports_looks: ClassVar[bool] = False
+    # Asked in this order until one holds: the cheap questions that most training files answer
+    # yes to first (a quarter less time on the training corpus than the order of the docs).
     needs = Text(_EVALUATION_SPELLED) & (
-        SwitchesToEvalAndRuns() | EvaluationLoop() | HandsAModelToAnImport() | GuardsABackward()
-        | HeldOutDataInALoop() | InferenceWithoutBackward() | SamplesWithRawParameters() | GeneratesInALoop()
-        | ReadsNumbersOffAForward() | CallsAHandWrittenForward() | BindsThenReadsNumbersInALoop()
-        | ServesAfterEval())
+        EvaluationLoop() | GeneratesInALoop() | BindsThenReadsNumbersInALoop() | ServesAfterEval()
+        | SamplesWithRawParameters() | GuardsABackward() | HandsAModelToAnImport() | SwitchesToEvalAndRuns()
+        | InferenceWithoutBackward() | HeldOutDataInALoop() | CallsAHandWrittenForward() | ReadsNumbersOffAForward())
 
     docs = """
 ## What it does
