@@ -1,11 +1,12 @@
-"""What a function does to the values it is handed, told from the model of its own module.
+"""What a function does with the values it is handed and what it hands back, told from the
+model of its own module.
 
 One definition for every call site: a call of a function of this file asks its scope here,
 and a call of a function of another module of the project asks the same question of that
 module's model (``ProjectFunction.ask``), which a lint of that module builds the same way.
-The project index's ``ast`` summary only says which functions could have each effect
-(``FunctionSummary.may_write_in_place``, ``may_rewalk``): a module is parsed with libcst
-only when a call may need its answer.
+The project index's ``ast`` summary (``function_summaries``) only says which functions could
+have an effect (``calls_a_parameter``, ``may_return_loss``, ``may_rewalk``,
+``may_write_in_place``): a module is parsed with libcst only when a call may need its answer.
 
 Each fact is ``fact(file_model, scope)`` and is asked through ``file_model.derived`` (memoised
 per model, as every derived analysis is).

@@ -91,26 +91,26 @@ def _runs_model(file_model: FileModel, expr: Optional[cst.BaseExpression], switc
 # -- graph taint --------------------------------------------------------------
 def returned_graph(file_model: FileModel, call: CallSite) -> Union[bool, Tuple[bool, ...], None]:
     """Does the value ``call`` returns carry a graph: True, False, a tuple of answers for a
-    function that returns tuples, or None where the summary cannot tell (or there is none)."""
+    function that returns tuples, or None where that cannot be told (no project function, or no answer)."""
     callee = project_callee(file_model, call)
-    summary = callee.ask(effects) if callee is not None else None
-    if callee is None or summary is None:
+    does = callee.ask(effects) if callee is not None else None
+    if callee is None or does is None:
         return None
     if callee.ask(returns_plain):
         return False  # ``return loss.item()``: a float, whatever the name says
-    if summary.returned_elements is not None:
-        return tuple(_carries(file_model, call, summary, labels) for labels in summary.returned_elements)
-    if summary.returns_loss or _carries(file_model, call, summary, summary.returned_outputs):
+    if does.returned_elements is not None:
+        return tuple(_carries(file_model, call, does, labels) for labels in does.returned_elements)
+    if does.returns_loss or _carries(file_model, call, does, does.returned_outputs):
         return True
     return None
 
 
-def _carries(file_model: FileModel, call: CallSite, summary: FunctionEffects, labels: Iterable[str]) -> bool:
+def _carries(file_model: FileModel, call: CallSite, does: FunctionEffects, labels: Iterable[str]) -> bool:
     """A loss computed inside, or the output of a parameter the call binds to a model or criterion."""
-    if any(label not in summary.params for label in labels):
+    if any(label not in does.params for label in labels):
         return True
     for param in labels:
-        expr = argument(call, summary.params, param)
+        expr = argument(call, does.params, param)
         path = dotted(expr) if expr is not None else None
         if path is not None and (path in file_model.roles.criteria or _runs_model(file_model, expr)):
             return True
@@ -124,23 +124,23 @@ def evaluation_forwards(file_model: FileModel, scope: Scope) -> Iterator[CallSit
     that evaluates), where nothing in that code wants gradients. A function whose own
     module already reports its forward (it calls ``eval()`` itself, or evaluates in a
     loop under an evaluation name) is left to that report."""
-    candidates = [(call, summary) for call, summary in ((c, _forwarding(file_model, c)) for c in scope.calls)
-                  if summary is not None and summary.forwards and not summary.needs_grad
-                  and not summary.evaluates_itself]
+    candidates = [(call, does) for call, does in ((c, _forwarding(file_model, c)) for c in scope.calls)
+                  if does is not None and does.forwards and not does.needs_grad
+                  and not does.evaluates_itself]
     if not candidates:
         return
     switches = modes.mode_switches(file_model, scope.calls)
     switched = frozenset(modes.model_key(s.receiver) for s in switches)
-    for call, summary in candidates:
+    for call, does in candidates:
         if file_model.grad_at(call.site) is not GradMode.GRAD:
             continue
-        models = [dotted(e) for e in (argument(call, summary.params, p) for p in sorted(summary.forwards))
+        models = [dotted(e) for e in (argument(call, does.params, p) for p in sorted(does.forwards))
                   if _runs_model(file_model, e, switched)]
         if not models:
             continue
-        if not (summary.forward_in_loop or file_model.repeats(call)):
+        if not (does.forward_in_loop or file_model.repeats(call)):
             continue  # one batch run once: no evaluation over a dataset
-        if call.site.loop is None and summary.returned_outputs and file_model.flows_to_return(call):
+        if call.site.loop is None and does.returned_outputs and file_model.flows_to_return(call):
             continue  # an output handed back: the caller may want its graph
         span = _evaluation_span(file_model, scope, call, models, switches)
         if span is not None and not _wants_gradients(file_model, span):
@@ -183,8 +183,8 @@ def _wants_gradients(file_model: FileModel, span: Tuple[int, int]) -> bool:
     for call in file_model.reachable_calls(Span(*span)):
         if file_model.computes_gradients(call) or file_model.stepped_optimizer(call):
             return True
-        summary = project_function(file_model, call)
-        if summary is not None and summary.needs_grad:
+        does = project_function(file_model, call)
+        if does is not None and does.needs_grad:
             return True
     return False
 
@@ -193,6 +193,6 @@ def _wants_gradients(file_model: FileModel, span: Tuple[int, int]) -> bool:
 def retains_graph(file_model: FileModel, call: CallSite) -> Optional[FunctionEffects]:
     """The effects of a project function whose last backward keeps its graph
     (``backward(retain_graph=True)``), one it built or one the call hands it
-    (``summary.retained_params``), for a call of it, else None."""
-    summary = project_function(file_model, call)
-    return summary if summary is not None and (summary.retained_backward or summary.retained_params) else None
+    (``does.retained_params``), for a call of it, else None."""
+    does = project_function(file_model, call)
+    return does if does is not None and (does.retained_backward or does.retained_params) else None

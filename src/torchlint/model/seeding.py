@@ -49,8 +49,8 @@ def _mentions_seeding(file_model: FileModel) -> bool:
         return True
     if _SEED_COMMENT.search(file_model.module.code):  # a '#' in a string may match too: then silent
         return True
-    return any(summary is not None and summary.seeds
-               for summary in (project_function(file_model, call) for call in program_calls(file_model)))
+    return any(does is not None and does.seeds
+               for does in (project_function(file_model, call) for call in program_calls(file_model)))
 
 
 def program_calls(file_model: FileModel) -> Tuple[CallSite, ...]:

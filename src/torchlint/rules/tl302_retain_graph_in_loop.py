@@ -212,8 +212,8 @@ def _other_gradients(file_model: FileModel, call: CallSite, backward: Optional[C
             continue
         if file_model.is_backward(other) or file_model.is_autograd_grad(other):
             return True
-        summary = project_function(file_model, other)
-        if summary is not None and summary.needs_grad:
+        does = project_function(file_model, other)
+        if does is not None and does.needs_grad:
             return True
     return False
 
@@ -221,7 +221,7 @@ def _other_gradients(file_model: FileModel, call: CallSite, backward: Optional[C
 def _later_project_gradients(file_model: FileModel, call: CallSite, loop: Loop) -> bool:
     """A later call in the iteration of a project function that computes gradients: it may
     backpropagate through the graph kept for it (a GAN's generator step after the critic's)."""
-    return any((summary := project_function(file_model, later)) is not None and summary.needs_grad
+    return any((does := project_function(file_model, later)) is not None and does.needs_grad
                for later in file_model.calls_between(call.order + 1, loop.end))
 
 
@@ -352,12 +352,12 @@ time".
         its graph: the same leak, reported at the call (the fix is in that module)."""
         for call in file_model.calls:
             loop = call.site.loop
-            summary = retains_graph(file_model, call) if loop is not None else None
-            if loop is None or summary is None or _later_backward(file_model, call, loop) or _later_project_gradients(
+            does = retains_graph(file_model, call) if loop is not None else None
+            if loop is None or does is None or _later_backward(file_model, call, loop) or _later_project_gradients(
                     file_model, call, loop):
                 continue
-            if summary.retained_params:  # the graph of what the call hands it (``step(loss, opt)``)
-                handed = [argument(call, summary.params, p) for p in sorted(summary.retained_params)]
+            if does.retained_params:  # the graph of what the call hands it (``step(loss, opt)``)
+                handed = [argument(call, does.params, p) for p in sorted(does.retained_params)]
                 if any(value is None for value in handed) or _other_gradients(file_model, call):
                     continue
                 roots = _tensor_roots_of(file_model, handed)
@@ -366,7 +366,7 @@ time".
             else:
                 roots = _tensor_roots(file_model, call)
             shared, carried = _origin_of(roots, loop)
-            if shared or not (carried or summary.steps or file_model.loop_role(loop).steps):
+            if shared or not (carried or does.steps or file_model.loop_role(loop).steps):
                 continue
             yield self.report(call.node, _HELPER_MESSAGE.format(call.callee))
 
