@@ -1,9 +1,10 @@
 """What a function does with the values it is handed and what it hands back, told from the
 model of its own module.
 
-One definition for every call site: a call of a function of this file asks its scope here,
-and a call of a function of another module of the project asks the same question of that
-module's model (``ProjectFunction.ask``), which a lint of that module builds the same way.
+One definition wherever the function is: a call of another module's function asks these of
+that module's model (``ProjectFunction.ask``), which a lint of that module builds the same
+way, and ``returns_plain`` and ``rewalked`` answer for the file's own functions too (the
+calls of which the model otherwise follows into their bodies: ``reach.py``).
 The project index's ``ast`` summary (``function_summaries``) only says which functions could
 have an effect (``calls_a_parameter``, ``may_return_loss``, ``may_rewalk``,
 ``may_write_in_place``): a module is parsed with libcst only when a call may need its answer.
