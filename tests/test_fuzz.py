@@ -375,7 +375,6 @@ def test_same_results_whatever_the_hash_seed_and_jobs():
     assert len(json.loads(outputs[0])) > 20
 
 
-
 def test_regression_self_recursive_function_is_not_taken_for_no_grad():
     """Found by mutating a fixture: a function called only from itself counted as no_grad code."""
     source = (REGRESSIONS / "tl102_self_recursive_function.py").read_text()

@@ -477,7 +477,6 @@ def test_command_line_mistakes_are_one_clear_line(tmp_path):
         assert "Traceback" not in proc.stderr
 
 
-
 # -- fixes ---------------------------------------------------------------------------
 
 def test_fix_on_a_file_too_deep_for_the_main_thread_stack(tmp_path):

@@ -28,7 +28,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Type, Union, cast
 
-from torchlint.model.ast_reading import assignment_targets, ast_dotted, flat_targets, imported_definition
+from torchlint.model.ast_reading import assignment_targets, ast_dotted, flat_targets, grad_off_item, imported_definition
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
 from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
 from torchlint.model.vocab import LIBRARIES_AROUND_TORCH, NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
@@ -552,7 +552,7 @@ def statement_nodes(stmt) -> Iterator[ast.AST]:
 def turns_grad_off(block) -> bool:
     """``with torch.no_grad():`` or ``with torch.inference_mode():`` around code that turns
     grad back on nowhere (no ``enable_grad``, ``set_grad_enabled``, ``inference_mode(False)``)."""
-    if not any(isinstance(item.context_expr, ast.Call) and _grad_off_call(item.context_expr) for item in block.items):
+    if not any(isinstance(item.context_expr, ast.Call) and grad_off_item(item.context_expr) for item in block.items):
         return False
     return not any(isinstance(n, ast.Call) and called_name(n) in _GRAD_SWITCHES for n in own_nodes(block.body))
 
@@ -568,8 +568,7 @@ def runs_without_grad(function) -> bool:
     leaves it unsure: False."""
     off = False
     for decorator in function.decorator_list:
-        call = decorator if isinstance(decorator, ast.Call) else None
-        if call is not None and _grad_off_call(call) or call is None and last_name(dotted(decorator) or "") == "no_grad":
+        if grad_off_item(decorator):
             off = True
         elif any(hint in name for name in names_in(decorator) for hint in _GRAD_HINTS):
             return False
@@ -591,11 +590,6 @@ def names_in(node: ast.AST) -> Iterator[str]:
             yield n.id
         elif isinstance(n, ast.Attribute):
             yield n.attr
-
-
-def _grad_off_call(call: ast.Call) -> bool:
-    name = called_name(call)
-    return name == "no_grad" or (name == "inference_mode" and not call.args and not call.keywords)
 
 
 def called_name(call: ast.Call) -> Optional[str]:

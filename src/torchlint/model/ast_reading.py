@@ -23,6 +23,19 @@ def ast_dotted(node: ast.AST) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def grad_off_item(expr: ast.AST) -> bool:
+    """A ``with`` item or decorator that ``grad.classify`` reads as no-grad whatever code it holds:
+    ``no_grad()`` (a bare ``@no_grad`` too) or ``inference_mode()`` given nothing. Fewer than the
+    model reads so (not ``set_grad_enabled(False)``): code a gate or an admission takes for
+    grad-off code is grad-off code."""
+    call = expr if isinstance(expr, ast.Call) else None
+    func = call.func if call is not None else expr
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if call is None:
+        return name == "no_grad"
+    return name == "no_grad" or (name == "inference_mode" and not call.args and not call.keywords)
+
+
 def assignment_targets(node: ast.AST) -> List[ast.expr]:
     """What an assignment statement binds, as written: every target of ``a = b = v``, the one
     target of ``a: T = v``, ``a += v`` or ``(a := v)``."""

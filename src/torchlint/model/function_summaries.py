@@ -14,10 +14,8 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, Iterator, List, Tuple, Union
 
-from torchlint.model.ast_reading import ast_dotted, in_place_write, written_by
+from torchlint.model.ast_reading import ast_dotted, grad_off_item, in_place_write, written_by
 from torchlint.model.vocab import GRADIENT_CLIPS, calls_a_loss, last_name
-
-_GRAD_OFF = frozenset(("no_grad", "inference_mode"))
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ def summarize_functions(tree: ast.Module) -> Dict[str, FunctionSummary]:
 
 def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> FunctionSummary:
     names = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
-    grad_free = any(_grad_off(d) for d in func.decorator_list)
+    grad_free = any(grad_off_item(d) for d in func.decorator_list)
     called = [ast_dotted(node.func) or "" for node, _ in _own_nodes(func.body, False) if isinstance(node, ast.Call)]
     return FunctionSummary(
         calls_a_parameter=any(path.split(".", 1)[0] in names for path in called),
@@ -66,7 +64,7 @@ def _writes_a_name_in(node: ast.AST, names: set) -> bool:
 
 def _own_nodes(body: list, off: bool) -> Iterator[Tuple[ast.AST, bool]]:
     """(node, grad off) for every node of the function's own code, in source order;
-    ``with torch.no_grad():`` turns grad off for its body."""
+    ``with torch.no_grad():`` turns grad off for its body (``ast_reading.grad_off_item``)."""
     for node in body:
         yield from _node_and_children(node, off)
 
@@ -78,20 +76,10 @@ def _node_and_children(node: ast.AST, off: bool) -> Iterator[Tuple[ast.AST, bool
     if isinstance(node, (ast.With, ast.AsyncWith)):
         for item in node.items:
             yield from _node_and_children(item.context_expr, off)
-        yield from _own_nodes(node.body, off or any(_grad_off(item.context_expr) for item in node.items))
+        yield from _own_nodes(node.body, off or any(grad_off_item(item.context_expr) for item in node.items))
         return
     for child in ast.iter_child_nodes(node):
         yield from _node_and_children(child, off)
-
-
-def _grad_off(node: ast.AST) -> bool:
-    """``torch.no_grad()``, ``@torch.inference_mode()``, ``set_grad_enabled(False)``."""
-    call = node if isinstance(node, ast.Call) else None
-    name = last_name(ast_dotted(call.func if call else node) or "")
-    if name in _GRAD_OFF:
-        return True
-    return name == "set_grad_enabled" and call is not None and bool(call.args) and (
-        isinstance(call.args[0], ast.Constant) and call.args[0].value in (False, 0))
 
 
 # -- parameters walked twice --------------------------------------------------

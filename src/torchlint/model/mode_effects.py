@@ -34,6 +34,7 @@ _PARALLEL_WRAPPERS = frozenset(("torch.nn.DataParallel", "torch.nn.parallel.Data
 # Wrappers that return the model they are called on, in the same mode behaviour.
 _SAME_MODEL_METHODS = frozenset("to cuda cpu float double half bfloat16 train eval requires_grad_".split())
 
+
 def mode_free_model(file_model: FileModel, target: str) -> bool:
     """Is every model the file binds to ``target``'s name built only from layers that
     ignore train/eval mode? False when any binding is not such a construction."""
@@ -336,6 +337,7 @@ def _submodule_reading(value: cst.BaseExpression) -> object:
     if isinstance(value, cst.Call):
         return CALL, dotted(value.func), tuple(_submodule_reading(a.value) for a in value.args)
     return LITERAL if isinstance(value, (cst.Integer, cst.SimpleString)) else None
+
 
 def _calls_in(node: cst.Call) -> list:
     found = []

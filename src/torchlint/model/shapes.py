@@ -399,6 +399,8 @@ def bound_around(file_model: FileModel, node: cst.CSTNode) -> set:
     """The names that lambdas and comprehensions around ``node`` bind, up to its function:
     ``p`` in ``[p.add_(1) for p in params]`` is not the function's (nor the module's) ``p``."""
     return _function_and_local_names(file_model, node)[1]
+
+
 def _statement_order(file_model: FileModel, scope: Scope, node: cst.CSTNode) -> Optional[int]:
     """The order of the statement holding ``node``: its first call, assignment or return."""
     statement: Optional[cst.CSTNode] = node

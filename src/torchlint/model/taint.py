@@ -253,7 +253,6 @@ class Taint:
         shape = self.file_model.returns_graph(target)
         return any(shape) if isinstance(shape, tuple) else shape
 
-
     def _draws(self, expr: cst.Call) -> bool:
         """``dist.sample()``, ``Categorical(p).sample()``: a draw from a distribution, which
         never requires grad (``rsample`` is the one that does). Not ``vae.sample(z)`` nor

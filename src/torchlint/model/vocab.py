@@ -86,6 +86,7 @@ def numbers_and_zero_dim(values: Iterable[_T], is_number: Callable[[_T], bool],
     tensors = [v for v in values if not is_number(v)]
     return bool(tensors) and all(zero_dim(v) for v in tensors)
 
+
 # The losses that apply an activation of their own, or expect one applied, by what they
 # compute (``model/activations.py``): torch's functional form and its module, both qualified.
 PAIRED_LOSSES = MappingProxyType({

@@ -528,7 +528,6 @@ def _reads_eval_data(call: CallSite) -> bool:
     return any(_eval_data_name(last_name(p)) for arg in call.node.args for p in referenced_paths(arg.value))
 
 
-
 def _feeds_backward(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     """Is the forward's result bound to a name a backward of the scope consumes?"""
     stmt = call.site.stmt
