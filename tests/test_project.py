@@ -1056,3 +1056,61 @@ def test_the_summary_admits_every_function_its_fact_finds_something_in(fact, adm
                 checked += 1
                 assert getattr(summarize_function(node), admission), f"{path}: {node.name}"
     assert checked >= 3  # the fact finds something somewhere: the check is not empty
+
+
+# TL611 across modules: a program that calls a project helper whose code decides on its random
+# numbers is seeded, by the same reading as a program's own code (``function_effects.seeds``).
+SEEDING_HELPERS = """\
+import random
+
+import numpy as np
+import torch
+
+
+def fix_everything(value=0):
+    random.seed(value)
+    np.random.seed(value)
+    torch.manual_seed(value)
+
+
+def make_deterministic():
+    torch.use_deterministic_algorithms(True)
+
+
+def prepare():
+    # torch.manual_seed(0)  left out on purpose while tuning
+    return None
+
+
+def log_setup(path):
+    return open(path, "w")
+"""
+
+SEEDED_PROGRAM = """\
+import torch
+from torch import nn
+from helpers import {helper}
+
+{helper}({argument})
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in [(torch.ones(8, 4), torch.zeros(8, dtype=torch.long))] * 3:
+    optimizer.zero_grad()
+    nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+torch.save(model.state_dict(), "model.pt")
+"""
+
+
+@pytest.mark.parametrize("helper, argument, reported", [
+    ("fix_everything", "1", False), ("make_deterministic", "", False), ("prepare", "", False),
+    ("log_setup", '"log.txt"', True),
+])
+def test_a_program_seeded_by_a_helper_of_another_module(tmp_path, helper, argument, reported):
+    _in_project(tmp_path, helpers=SEEDING_HELPERS)
+    source = SEEDED_PROGRAM.format(helper=helper, argument=argument)
+    script = tmp_path / "train.py"
+    script.write_text(source)
+    result = lint_source(source, str(script), [r for r in ALL_RULES if r.code == "TL611"])
+    assert [d.line for d in result.diagnostics] == ([12] if reported else [])
+    assert set(result.dependencies) == {str(tmp_path / "helpers.py")}

@@ -14,12 +14,13 @@ per model, as every derived analysis is).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.model.expr import bound_paths, dotted, keyword, literal_bool, positional
+from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
 from torchlint.model.vocab import (
     GRADIENT_CLIPS, NUMBER_READ_METHODS, PLAIN_BUILTINS, calls_a_loss, is_eval_function_name, is_optimizer_name, last_name,
@@ -271,6 +272,28 @@ def _plain_local(name: str, scope: Scope, seen: set) -> bool:
     return True
 
 
+# -- seeding -------------------------------------------------------------------------------
+# A seed, determinism, or a cryptographically secure generator (differential privacy's noise must
+# not be reproducible: opacus' ``secure_mode``, ``torchcsprng``): randomness decided on, either way.
+_DETERMINISM_WORDS = ("seed", "deterministic_algorithms", "secure_rng", "secure_mode", "csprng")
+_SEED_COMMENT = re.compile(r"#[^\n]*seed", re.IGNORECASE)
+
+
+def code_mentions_seeding(node: cst.CSTNode, code: str) -> bool:
+    """Does the code of ``node`` (its text ``code``) decide on its random numbers: a name that
+    mentions a seed or determinism (``manual_seed``, ``args.seed``, ``use_deterministic_algorithms``),
+    or a comment that mentions a seed (a seed commented out is a choice made, not one forgotten)?"""
+    if any(any(word in name.lower() for word in _DETERMINISM_WORDS) for name in identifiers(node)):
+        return True
+    return _SEED_COMMENT.search(code) is not None  # a '#' in a string may match too: then silent
+
+
+def seeds(file_model: FileModel, scope: Scope) -> bool:
+    """The function's code decides on its random numbers as a program's does (``code_mentions_seeding``)."""
+    node = scope.node
+    return code_mentions_seeding(node, file_model.module.code_for_node(node))
+
+
 # -- what it does with its parameters and what it returns ------------------------------
 # What wants gradients: a function doing any of this computes them, not an evaluation.
 _GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", "retain_grad", "register_hook",
@@ -294,7 +317,6 @@ class FunctionEffects:
     evaluates_itself: bool  # its own module reports its forwards (eval mode, evaluation loop)
     needs_grad: bool  # backward, autograd.grad, an optimizer step, requires_grad: not evaluation
     steps: bool  # steps an optimizer
-    seeds: bool  # seeds random numbers (``torch.manual_seed``, ``set_seed``, ...)
     returns_loss: bool  # it returns a torch loss computed with grad on
     returned_outputs: frozenset  # parameters whose call's output it returns (a model output)
     # For a function that always returns a tuple of one length: the labels of each element
@@ -331,7 +353,6 @@ def effects(file_model: FileModel, scope: Scope) -> FunctionEffects:
             is_eval_function_name(scope.name) and calls.forward_in_loop),
         needs_grad=calls.needs_grad,
         steps=calls.steps,
-        seeds=calls.seeds,
         returns_loss=GRAPH in returned,
         returned_outputs=frozenset(returned - {GRAPH}),
         returned_elements=_returned_elements(live, labels, names),
@@ -362,14 +383,11 @@ class _CallEffects:
         self.scope, self.names = scope, names
         self.forwards: Set[str] = set()
         self.switched_to_eval: Set[Optional[str]] = set()
-        self.forward_in_loop = self.needs_grad = self.steps = self.seeds = False
+        self.forward_in_loop = self.needs_grad = self.steps = False
         self.backwards: List[Tuple[CallSite, bool]] = []  # (call, in a loop)
 
     def add(self, call: CallSite) -> None:
         path = call.callee or ""
-        called = last_name(path).lower()
-        if "seed" in called or called == "use_deterministic_algorithms":
-            self.seeds = True  # the same words ``seeding.mentions_seeding`` reads in the caller's own file
         param = _called_param(path, self.names)
         in_loop = call.site.loop is not None
         if param is not None and not _off(self.scope, call.site):

@@ -13,27 +13,22 @@ mentions a seed (``torch.manual_seed``, ``seed_everything``, ``set_seed``,
 ``args.seed``, ``Trainer(seed=...)``, ``init_seeds()``),
 ``torch.use_deterministic_algorithms`` or a cryptographically secure
 generator (``secure_mode``, ``torchcsprng``: noise that must not repeat)
-counts, and so does a call of a function of another project module that
-seeds (``function_summaries``). So does a comment that mentions a seed:
-``# torch.manual_seed(1)  # reproducible``, commented out, is a choice made,
-not one forgotten.
+counts. So does a comment that mentions a seed: ``# torch.manual_seed(1)  #
+reproducible``, commented out, is a choice made, not one forgotten. A call of a
+function of another project module whose code does either counts too
+(``function_effects.seeds``: one definition for a file and a function).
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
-from torchlint.model.expr import identifiers
-from torchlint.model.project_calls import project_function
+from torchlint.model.function_effects import code_mentions_seeding, seeds
+from torchlint.model.project_calls import project_callee
 
 if TYPE_CHECKING:
     from torchlint.model.records import CallSite, Scope
     from torchlint.model import FileModel
 
-# A seed, determinism, or a cryptographically secure generator (differential privacy's noise must
-# not be reproducible: opacus' ``secure_mode``, ``torchcsprng``): randomness decided on, either way.
-_DETERMINISM_WORDS = ("seed", "deterministic_algorithms", "secure_rng", "secure_mode", "csprng")
-_SEED_COMMENT = re.compile(r"#[^\n]*seed", re.IGNORECASE)
 # Calls that write a program's result to a file: a checkpoint, weights, metrics.
 _SAVING_TORCH = frozenset(("torch.save",))
 _SAVING_METHODS = frozenset(("save_pretrained", "save_checkpoint", "save_model", "save_state_dict"))
@@ -45,12 +40,10 @@ def mentions_seeding(file_model: FileModel) -> bool:
 
 
 def _mentions_seeding(file_model: FileModel) -> bool:
-    if any(any(word in name.lower() for word in _DETERMINISM_WORDS) for name in identifiers(file_model.module)):
+    if code_mentions_seeding(file_model.module, file_model.module.code):
         return True
-    if _SEED_COMMENT.search(file_model.module.code):  # a '#' in a string may match too: then silent
-        return True
-    return any(does is not None and does.seeds
-               for does in (project_function(file_model, call) for call in program_calls(file_model)))
+    callees = (project_callee(file_model, call) for call in program_calls(file_model))
+    return any(callee is not None and callee.ask(seeds) for callee in callees)
 
 
 def program_calls(file_model: FileModel) -> Tuple[CallSite, ...]:
