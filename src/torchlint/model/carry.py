@@ -20,7 +20,7 @@ import libcst as cst
 from torchlint.model import vocab
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.model.grad import GradMode
-from torchlint.model.taint import KILL_ATTRS, KILL_BUILTINS, KILL_METHODS, KILL_TORCH, PROPAGATE_BUILTINS
+from torchlint.model.vocab import KILL_ATTRS, KILL_BUILTINS, KILL_METHODS, KILL_TORCH, PROPAGATE_BUILTINS
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, CallSite, Loop, Scope

@@ -23,8 +23,8 @@ import libcst as cst
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
 from torchlint.model.vocab import (
-    GRADIENT_CLIPS, NUMBER_READ_METHODS, PLAIN_BUILTINS, calls_a_loss, is_eval_function_name, is_optimizer_name, last_name,
-    writes_in_place as is_in_place_method,
+    GRADIENT_CLIPS, KILL_ATTRS, KILL_METHODS, NUMBER_READ_METHODS, PLAIN_BUILTINS, PROPAGATE_BUILTINS, calls_a_loss,
+    is_eval_function_name, is_optimizer_name, last_name, writes_in_place as is_in_place_method,
 )
 from torchlint.model.walk import children
 
@@ -298,11 +298,6 @@ def seeds(file_model: FileModel, scope: Scope) -> bool:
 # What wants gradients: a function doing any of this computes them, not an evaluation.
 _GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", "retain_grad", "register_hook",
                                "enable_grad", "step"))
-# Methods whose result carries no graph (the ``.item()`` of a loss, a prediction's indices).
-_CUTS = frozenset("item tolist numpy detach argmax argmin long int bool size dim numel".split())
-_CUT_ATTRIBUTES = frozenset("data grad shape dtype device ndim".split())
-# Calls that hand on the graph of their arguments (``torch.cat(outs)``, ``sum(losses)``).
-_PROPAGATING_BUILTINS = frozenset("sum max min abs".split())
 _TORCH_ROOTS = frozenset(("torch", "F", "nn"))
 GRAPH = "<loss>"  # the label of a torch loss computed with grad on (no parameter has this name)
 
@@ -467,7 +462,7 @@ def _labels(node: cst.BaseExpression, labels: Dict[str, Set[str]], params: froze
     if isinstance(node, cst.Name):
         return labels.get(node.value, set())
     if isinstance(node, cst.Attribute):
-        return set() if node.attr.value in _CUT_ATTRIBUTES else _labels(node.value, labels, params)
+        return set() if node.attr.value in KILL_ATTRS else _labels(node.value, labels, params)
     if isinstance(node, cst.Subscript):
         return _labels(node.value, labels, params)
     if isinstance(node, cst.BinaryOperation):
@@ -492,7 +487,7 @@ def _union(sets: Iterable[Set[str]]) -> Set[str]:
 
 def _call_labels(call: cst.Call, labels: Dict[str, Set[str]], params: frozenset) -> Set[str]:
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _CUTS:
+    if isinstance(func, cst.Attribute) and func.attr.value in KILL_METHODS:
         return set()
     path = dotted(func) or ""
     param = _called_param(path, params) if path else None
@@ -503,7 +498,7 @@ def _call_labels(call: cst.Call, labels: Dict[str, Set[str]], params: frozenset)
     root = path.split(".", 1)[0]
     if isinstance(func, cst.Attribute) and root not in _TORCH_ROOTS:
         return _labels(func.value, labels, params)  # out.mean(), (a - b).pow(2).sum()
-    if root in _TORCH_ROOTS or path in _PROPAGATING_BUILTINS:
+    if root in _TORCH_ROOTS or path in PROPAGATE_BUILTINS:
         return _union(_labels(a.value, labels, params) for a in call.args if a.keyword is None and not a.star)
     return set()  # an unknown function: assumed to end the graph, as the per-file taint does
 

@@ -25,7 +25,7 @@ from torchlint.model.expr import dotted, read_paths
 from torchlint.model.gan import is_discriminator_name, is_generator_name, optimizer_role
 from torchlint.model.grad import GradMode
 from torchlint.model.leaves import reaching_value
-from torchlint.model.taint import KILL_BUILTINS, KILL_METHODS, KILL_TORCH
+from torchlint.model.vocab import KILL_BUILTINS, KILL_METHODS, KILL_TORCH
 from torchlint.model.tree import ancestors
 from torchlint.model.vocab import FRESH_METHODS, GRAPH_CUT_METHODS, PARAMETER_ITERATORS, last_name
 from torchlint.model.walk import children

@@ -18,30 +18,16 @@ from torchlint.model.grad import GradMode
 from torchlint.model.project_calls import returned_graph
 from torchlint.model.records import CallSite
 from torchlint.model.vocab import (
-    CONTAINER_METHODS, GRAPH_FREE_FACTORIES, SHAPE_METHODS, last_name, tokens,
+    CONTAINER_METHODS, GRAPH_FREE_FACTORIES, KILL_ATTRS, KILL_BUILTINS, KILL_METHODS, KILL_TORCH, PROPAGATE_BUILTINS,
+    SHAPE_METHODS, last_name, tokens,
 )
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment, Scope, Site
     from torchlint.model import FileModel
 
-# Methods and attributes whose result never carries a graph.
-KILL_METHODS = frozenset(
-    "item detach detach_ tolist numpy argmax argmin argsort long int bool byte short char "
-    "size dim numel nelement eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
-    "all any equal data_ptr element_size stride is_contiguous type_as_string __len__ "
-    "keys __str__ __repr__ get_device multinomial bernoulli".split()
-)
-# ``indices`` of ``x.max(dim=1)``, ``x.topk(k)``, ``x.sort()``: integer positions, never a graph.
-KILL_ATTRS = frozenset("data grad shape dtype device ndim requires_grad is_cuda is_leaf grad_fn indices".split())
-KILL_TORCH = GRAPH_FREE_FACTORIES | frozenset(
-    "argmax argmin argsort eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
-    "equal numel is_tensor no_grad multinomial bernoulli searchsorted bucketize".split()
-)
 # Draws from a distribution (``Categorical(p).sample()``): integers or values with no graph.
 DRAW_METHODS = frozenset(("sample",))
-KILL_BUILTINS = frozenset("float int str bool len round repr format isinstance print hash id".split())
-PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".split())
 # Reductions that return a (values, indices) pair: always, or only when given a dim.
 PAIR_ALWAYS = frozenset("sort topk kthvalue mode cummax cummin".split())
 PAIR_WITH_DIM = frozenset("max min median nanmedian".split())

@@ -182,6 +182,23 @@ PLAIN_BUILTINS = frozenset("float int str bool len round".split())
 # ...and those after which it carries no graph at all: fresh, a Python number or list, a
 # numpy array, or forced to be a leaf of its own.
 GRAPH_CUT_METHODS = FRESH_METHODS | NUMBER_READ_METHODS | frozenset(("requires_grad_",))
+# Methods and attributes whose result never carries a graph: one list for a file's taint
+# (``taint``, ``carry``, ``steps``) and what another module's function hands back (``function_effects``).
+KILL_METHODS = frozenset(
+    "item detach detach_ tolist numpy argmax argmin argsort long int bool byte short char "
+    "size dim numel nelement eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
+    "all any equal data_ptr element_size stride is_contiguous type_as_string __len__ "
+    "keys __str__ __repr__ get_device multinomial bernoulli".split()
+)
+# ``indices`` of ``x.max(dim=1)``, ``x.topk(k)``, ``x.sort()``: integer positions, never a graph.
+KILL_ATTRS = frozenset("data grad shape dtype device ndim requires_grad is_cuda is_leaf grad_fn indices".split())
+KILL_TORCH = GRAPH_FREE_FACTORIES | frozenset(
+    "argmax argmin argsort eq ne gt lt ge le isnan isinf isfinite nonzero count_nonzero "
+    "equal numel is_tensor no_grad multinomial bernoulli searchsorted bucketize".split()
+)
+# Builtins that end a graph (a Python value), and those that hand on their arguments' graphs.
+KILL_BUILTINS = frozenset("float int str bool len round repr format isinstance print hash id".split())
+PROPAGATE_BUILTINS = frozenset("sum max min abs sorted list tuple reversed".split())
 # Module methods that iterate over its parameters (``for p in model.parameters()``).
 PARAMETER_ITERATORS = frozenset(("parameters", "named_parameters"))
 
