@@ -1114,3 +1114,22 @@ def test_a_program_seeded_by_a_helper_of_another_module(tmp_path, helper, argume
     result = lint_source(source, str(script), [r for r in ALL_RULES if r.code == "TL611"])
     assert [d.line for d in result.diagnostics] == ([12] if reported else [])
     assert set(result.dependencies) == {str(tmp_path / "helpers.py")}
+
+
+def test_what_a_function_hands_back_follows_what_its_names_are():
+    """A call hands on its arguments' graphs when the module's imports make it torch's, however
+    spelled (``import torch.nn.functional as fn``), not because its root is named ``F``."""
+    found = _top_level_answers(textwrap.dedent("""\
+        import torch.nn.functional as fn
+        from features import F
+
+
+        def activated(model, x):
+            return fn.relu(model(x))
+
+
+        def described(model, x):
+            return F.describe(model(x))
+        """), effects)
+    assert found["activated"].returned_outputs == {"model"}
+    assert found["described"].returned_outputs == frozenset()

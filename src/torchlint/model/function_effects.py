@@ -298,7 +298,6 @@ def seeds(file_model: FileModel, scope: Scope) -> bool:
 # What wants gradients: a function doing any of this computes them, not an evaluation.
 _GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", "retain_grad", "register_hook",
                                "enable_grad", "step"))
-_TORCH_ROOTS = frozenset(("torch", "F", "nn"))
 GRAPH = "<loss>"  # the label of a torch loss computed with grad on (no parameter has this name)
 
 
@@ -336,9 +335,9 @@ def effects(file_model: FileModel, scope: Scope) -> FunctionEffects:
         calls.needs_grad = True
     assignments = [(a.targets, a.value, _off(scope, a.site)) for a in scope.assignments
                    if a.kind in ("assign", "aug") and a.value is not None]
-    labels = _labels_of_names(assignments, names)
+    labels = _Labels(file_model, names, assignments)
     live = [value for site, value in scope.returns if not _off(scope, site)]
-    returned: Set[str] = set().union(*(_labels(v, labels, names) for v in live)) if live else set()
+    returned = labels.all_of(live)
     retained = _retained_last(calls.backwards, names, assignments)
     return FunctionEffects(
         params=params,
@@ -350,7 +349,7 @@ def effects(file_model: FileModel, scope: Scope) -> FunctionEffects:
         steps=calls.steps,
         returns_loss=GRAPH in returned,
         returned_outputs=frozenset(returned - {GRAPH}),
-        returned_elements=_returned_elements(live, labels, names),
+        returned_elements=labels.of_elements(live),
         retained_backward=bool(retained) and not retained & names,
         retained_params=frozenset(retained & names),
     )
@@ -438,80 +437,78 @@ def _called_param(path: str, names: frozenset) -> Optional[str]:
 _Assigned = Tuple[tuple, cst.BaseExpression, bool]  # (targets, value, grad off)
 
 
-def _labels_of_names(assignments: List[_Assigned], params: frozenset) -> Dict[str, Set[str]]:
-    """What each local name may hold: the output of a parameter's forward (its name), or a
-    torch loss (``GRAPH``). Assignments are replayed until nothing changes (loops feed back)."""
-    labels: Dict[str, Set[str]] = {}
-    for _ in range(3):
-        changed = False
-        for targets, value, off in assignments:
-            found = set() if off else _labels(value, labels, params)
-            if not found:
-                continue
-            for name in (n for target in targets for n in bound_paths(target) if "." not in n):
-                if not found <= labels.setdefault(name, set()):
-                    labels[name] |= found
-                    changed = True
-        if not changed:
-            break
-    return labels
+class _Labels:
+    """What each local name and expression of one function may carry, as labels: the output of
+    a parameter's forward (the parameter's name), or a torch loss (``GRAPH``). A call is what the
+    file's imports make its callee (``torch.cat``, ``F.relu``: torch's, which hand on their
+    arguments' graphs), as everywhere in the model."""
 
+    def __init__(self, file_model: FileModel, params: frozenset, assignments: List[_Assigned]) -> None:
+        self.names, self.params = file_model.names, params
+        self.of_name: Dict[str, Set[str]] = {}
+        for _ in range(3):  # replayed until nothing changes (loops feed back)
+            changed = False
+            for targets, value, off in assignments:
+                found = set() if off else self.of(value)
+                if not found:
+                    continue
+                for name in (n for target in targets for n in bound_paths(target) if "." not in n):
+                    if not found <= self.of_name.setdefault(name, set()):
+                        self.of_name[name] |= found
+                        changed = True
+            if not changed:
+                break
 
-def _labels(node: cst.BaseExpression, labels: Dict[str, Set[str]], params: frozenset) -> Set[str]:
-    """The graphs ``node`` may carry, as labels (see ``_labels_of_names``)."""
-    if isinstance(node, cst.Name):
-        return labels.get(node.value, set())
-    if isinstance(node, cst.Attribute):
-        return set() if node.attr.value in KILL_ATTRS else _labels(node.value, labels, params)
-    if isinstance(node, cst.Subscript):
-        return _labels(node.value, labels, params)
-    if isinstance(node, cst.BinaryOperation):
-        return _labels(node.left, labels, params) | _labels(node.right, labels, params)
-    if isinstance(node, cst.UnaryOperation):
-        return set() if isinstance(node.operator, cst.Not) else _labels(node.expression, labels, params)
-    if isinstance(node, cst.IfExp):
-        return _labels(node.body, labels, params) | _labels(node.orelse, labels, params)
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return _union(_labels(e.value, labels, params) for e in node.elements if isinstance(e, cst.Element))
-    if isinstance(node, cst.Call):
-        return _call_labels(node, labels, params)
-    return set()
-
-
-def _union(sets: Iterable[Set[str]]) -> Set[str]:
-    out: Set[str] = set()
-    for found in sets:
-        out |= found
-    return out
-
-
-def _call_labels(call: cst.Call, labels: Dict[str, Set[str]], params: frozenset) -> Set[str]:
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in KILL_METHODS:
+    def of(self, node: cst.BaseExpression) -> Set[str]:
+        """The graphs ``node`` may carry."""
+        if isinstance(node, cst.Name):
+            return self.of_name.get(node.value, set())
+        if isinstance(node, cst.Attribute):
+            return set() if node.attr.value in KILL_ATTRS else self.of(node.value)
+        if isinstance(node, cst.Subscript):
+            return self.of(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            return self.of(node.left) | self.of(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return set() if isinstance(node.operator, cst.Not) else self.of(node.expression)
+        if isinstance(node, cst.IfExp):
+            return self.of(node.body) | self.of(node.orelse)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return self.all_of(e.value for e in node.elements if isinstance(e, cst.Element))
+        if isinstance(node, cst.Call):
+            return self._of_call(node)
         return set()
-    path = dotted(func) or ""
-    param = _called_param(path, params) if path else None
-    if param is not None:
-        return {param}
-    if calls_a_loss(path):
-        return {GRAPH}  # F.cross_entropy(...), criterion(...), loss_fn(...)
-    root = path.split(".", 1)[0]
-    if isinstance(func, cst.Attribute) and root not in _TORCH_ROOTS:
-        return _labels(func.value, labels, params)  # out.mean(), (a - b).pow(2).sum()
-    if root in _TORCH_ROOTS or path in PROPAGATE_BUILTINS:
-        return _union(_labels(a.value, labels, params) for a in call.args if a.keyword is None and not a.star)
-    return set()  # an unknown function: assumed to end the graph, as the per-file taint does
 
+    def all_of(self, nodes: Iterable[cst.BaseExpression]) -> Set[str]:
+        out: Set[str] = set()
+        for node in nodes:
+            out |= self.of(node)
+        return out
 
-def _returned_elements(live: List[cst.BaseExpression], labels: Dict[str, Set[str]],
-                       params: frozenset) -> Optional[Tuple[frozenset, ...]]:
-    """For a function whose every return hands back a tuple of one length: each element's labels."""
-    tuples = [v for v in live if isinstance(v, cst.Tuple)]
-    if not live or len(tuples) != len(live) or len({len(v.elements) for v in tuples}) != 1:
-        return None
-    return tuple(frozenset(_union(_labels(v.elements[i].value, labels, params) for v in tuples
-                                  if isinstance(v.elements[i], cst.Element)))
-                 for i in range(len(tuples[0].elements)))
+    def _of_call(self, call: cst.Call) -> Set[str]:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in KILL_METHODS:
+            return set()
+        path = dotted(func) or ""
+        param = _called_param(path, self.params) if path else None
+        if param is not None:
+            return {param}
+        if calls_a_loss(path):
+            return {GRAPH}  # F.cross_entropy(...), criterion(...), loss_fn(...)
+        torch_function = (self.names.qualify(path) or "").startswith("torch.") if path else False
+        if isinstance(func, cst.Attribute) and not torch_function:
+            return self.of(func.value)  # out.mean(), (a - b).pow(2).sum()
+        if torch_function or path in PROPAGATE_BUILTINS:
+            return self.all_of(a.value for a in call.args if a.keyword is None and not a.star)
+        return set()  # an unknown function: assumed to end the graph, as the per-file taint does
+
+    def of_elements(self, live: List[cst.BaseExpression]) -> Optional[Tuple[frozenset, ...]]:
+        """For a function whose every return hands back a tuple of one length: each element's labels."""
+        tuples = [v for v in live if isinstance(v, cst.Tuple)]
+        if not live or len(tuples) != len(live) or len({len(v.elements) for v in tuples}) != 1:
+            return None
+        return tuple(frozenset(self.all_of(v.elements[i].value for v in tuples if isinstance(v.elements[i], cst.Element)))
+                     for i in range(len(tuples[0].elements)))
 
 
 def _retained_last(backwards: List[Tuple[CallSite, bool]], params: frozenset,
