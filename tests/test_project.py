@@ -1133,3 +1133,20 @@ def test_what_a_function_hands_back_follows_what_its_names_are():
         """), effects)
     assert found["activated"].returned_outputs == {"model"}
     assert found["described"].returned_outputs == frozenset()
+
+
+def test_a_switch_to_eval_is_read_as_the_file_reads_it():
+    """``modes.mode_switch``'s reading for a function of another module too: ``train(mode=False)``
+    switches to eval (a keyword flag), ``session.eval(feed)`` is no module's switch."""
+    found = _top_level_answers(textwrap.dedent("""\
+        def score(net, batches):
+            net.train(mode=False)
+            return [net(x) for x in batches]
+
+
+        def run(net, feed, batches):
+            net.eval(feed)
+            return [net(x) for x in batches]
+        """), effects)
+    assert found["score"].evaluates_itself and not found["score"].needs_grad
+    assert not found["run"].evaluates_itself

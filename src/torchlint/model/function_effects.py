@@ -22,6 +22,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
+from torchlint.model.modes import mode_switch
 from torchlint.model.vocab import (
     GRADIENT_CLIPS, KILL_ATTRS, KILL_METHODS, NUMBER_READ_METHODS, PLAIN_BUILTINS, PROPAGATE_BUILTINS, calls_a_loss,
     is_eval_function_name, is_optimizer_name, last_name, writes_in_place as is_in_place_method,
@@ -398,13 +399,14 @@ class _CallEffects:
 
     def _method(self, call: CallSite, func: cst.Attribute, gradient: bool, in_loop: bool) -> None:
         method = func.attr.value
-        receiver = _receiver_param(func.value)
-        first = positional(call.node, 0)
-        if method in ("eval", "train") and receiver in self.names:
-            if method == "eval" or _false(first):
+        switch = mode_switch(call)
+        receiver = _receiver_param(func.value) if switch is not None else None
+        if switch is not None and receiver in self.names:
+            if switch.to_eval is True:
                 self.switched_to_eval.add(receiver)
             else:
-                self.needs_grad = True  # it puts a model into training mode: it trains
+                self.needs_grad = True  # it puts a model into training mode (or may): it trains
+        first = positional(call.node, 0)
         if method in _GRADIENT_METHODS or gradient or (method == "set_grad_enabled" and not _false(first)):
             self.needs_grad = True
         if method == "step" and is_optimizer_name(last_name(dotted(func.value) or "")):
