@@ -1150,3 +1150,28 @@ def test_a_switch_to_eval_is_read_as_the_file_reads_it():
         """), effects)
     assert found["score"].evaluates_itself and not found["score"].needs_grad
     assert not found["run"].evaluates_itself
+
+
+def test_steps_and_backwards_are_read_as_the_file_reads_them():
+    """``training_calls``' readings for a function of another module: ``scaler.step(opt)`` steps
+    ``opt``; ``torch.autograd.backward(loss)`` is a backward that wants gradients."""
+    found = _top_level_answers(textwrap.dedent("""\
+        import torch
+
+
+        def update(loss, scaler, opt):
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+
+
+        def differentiate(loss):
+            torch.autograd.backward(loss)
+
+
+        def act(env, policy, s):
+            return env.step(policy(s).argmax().item())
+        """), effects)
+    assert found["update"].steps and found["update"].needs_grad
+    assert found["differentiate"].needs_grad and not found["differentiate"].steps
+    assert not found["act"].steps

@@ -25,7 +25,7 @@ from torchlint.model.grad import GradMode
 from torchlint.model.modes import mode_switch
 from torchlint.model.vocab import (
     GRADIENT_CLIPS, KILL_ATTRS, KILL_METHODS, NUMBER_READ_METHODS, PLAIN_BUILTINS, PROPAGATE_BUILTINS, calls_a_loss,
-    is_eval_function_name, is_optimizer_name, last_name, writes_in_place as is_in_place_method,
+    is_eval_function_name, last_name, writes_in_place as is_in_place_method,
 )
 from torchlint.model.walk import children
 
@@ -296,9 +296,6 @@ def seeds(file_model: FileModel, scope: Scope) -> bool:
 
 
 # -- what it does with its parameters and what it returns ------------------------------
-# What wants gradients: a function doing any of this computes them, not an evaluation.
-_GRADIENT_METHODS = frozenset(("backward", "manual_backward", "requires_grad_", "retain_grad", "register_hook",
-                               "enable_grad", "step"))
 GRAPH = "<loss>"  # the label of a torch loss computed with grad on (no parameter has this name)
 
 
@@ -328,7 +325,7 @@ def effects(file_model: FileModel, scope: Scope) -> FunctionEffects:
     not a nested function's or lambda's; no flow order beyond "assigned from", no types).
     Where it cannot tell, it says nothing, and the call site is judged as without it."""
     params, names = positional_and_keyword_params(scope)
-    calls = _CallEffects(scope, names)
+    calls = _CallEffects(file_model, scope, names)
     for call in _own_calls(file_model, scope):
         calls.add(call)
     if any(a.kind in ("assign", "aug") and any(isinstance(t, cst.Attribute) and t.attr.value == "requires_grad"
@@ -372,47 +369,38 @@ def _own_calls(file_model: FileModel, scope: Scope) -> Iterator[CallSite]:
 
 
 class _CallEffects:
-    """What the calls of one function do, in one walk over them."""
+    """What the calls of one function do, in one walk over them, read with the model's own
+    definitions (``training_calls``: a backward, a gradient, a step; ``modes``: a switch)."""
 
-    def __init__(self, scope: Scope, names: frozenset) -> None:
-        self.scope, self.names = scope, names
+    def __init__(self, file_model: FileModel, scope: Scope, names: frozenset) -> None:
+        self.file_model, self.scope, self.names = file_model, scope, names
         self.forwards: Set[str] = set()
         self.switched_to_eval: Set[Optional[str]] = set()
         self.forward_in_loop = self.needs_grad = self.steps = False
         self.backwards: List[Tuple[CallSite, bool]] = []  # (call, in a loop)
 
     def add(self, call: CallSite) -> None:
-        path = call.callee or ""
-        param = _called_param(path, self.names)
+        model = self.file_model
+        param = _called_param(call.callee or "", self.names)
         in_loop = call.site.loop is not None
         if param is not None and not _off(self.scope, call.site):
             self.forwards.add(param)
             self.forward_in_loop |= in_loop
-        gradient = path.endswith("autograd.grad")
-        func = call.node.func
-        if not isinstance(func, cst.Attribute):
-            if gradient:
-                self.needs_grad = True
-                self.backwards.append((call, in_loop))
-            return
-        self._method(call, func, gradient, in_loop)
-
-    def _method(self, call: CallSite, func: cst.Attribute, gradient: bool, in_loop: bool) -> None:
-        method = func.attr.value
-        switch = mode_switch(call)
-        receiver = _receiver_param(func.value) if switch is not None else None
+        if model.is_backward(call) or model.is_autograd_grad(call):
+            self.backwards.append((call, in_loop))
+        # Gradients wanted: computed, or a step, or recording turned on (not evaluation code).
+        if model.computes_gradients(call) or call.method == "step" or (
+                call.method == "set_grad_enabled" and not _false(positional(call.node, 0))):
+            self.needs_grad = True
+        if model.stepped_optimizer(call) is not None:
+            self.steps = True
+        switch, func = mode_switch(call), call.node.func
+        receiver = _receiver_param(func.value) if switch is not None and isinstance(func, cst.Attribute) else None
         if switch is not None and receiver in self.names:
             if switch.to_eval is True:
                 self.switched_to_eval.add(receiver)
             else:
                 self.needs_grad = True  # it puts a model into training mode (or may): it trains
-        first = positional(call.node, 0)
-        if method in _GRADIENT_METHODS or gradient or (method == "set_grad_enabled" and not _false(first)):
-            self.needs_grad = True
-        if method == "step" and is_optimizer_name(last_name(dotted(func.value) or "")):
-            self.steps = True
-        if method in ("backward", "manual_backward") or gradient:
-            self.backwards.append((call, in_loop))
 
 
 def _false(node: Optional[cst.BaseExpression]) -> bool:
