@@ -1175,3 +1175,21 @@ def test_steps_and_backwards_are_read_as_the_file_reads_them():
     assert found["update"].steps and found["update"].needs_grad
     assert found["differentiate"].needs_grad and not found["differentiate"].steps
     assert not found["act"].steps
+
+
+def test_a_function_that_turns_recording_off_itself_forwards_nothing_with_grad():
+    """The mode a function's own code sets (``grad_modes.set_here``): a forward after its own
+    ``torch.set_grad_enabled(False)`` records nothing, whoever calls it."""
+    found = _top_level_answers(textwrap.dedent("""\
+        import torch
+
+
+        def quiet(net, batches):
+            torch.set_grad_enabled(False)
+            return [net(x) for x in batches]
+
+
+        def loud(net, batches):
+            return [net(x) for x in batches]
+        """), effects)
+    assert found["quiet"].forwards == frozenset() and found["loud"].forwards == {"net"}

@@ -22,6 +22,7 @@ import libcst as cst
 
 from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, literal_bool, positional
 from torchlint.model.grad import GradMode
+from torchlint.model.grad_modes import set_here
 from torchlint.model.modes import mode_switch
 from torchlint.model.vocab import (
     GRADIENT_CLIPS, KILL_ATTRS, KILL_METHODS, NUMBER_READ_METHODS, PLAIN_BUILTINS, PROPAGATE_BUILTINS, calls_a_loss,
@@ -73,15 +74,15 @@ def written_in_place(file_model: FileModel, scope: Scope) -> frozenset:
 
 
 def _in_place_targets(scope: Scope) -> Iterator[Tuple[cst.BaseExpression, Optional[GradMode]]]:
-    """What each in-place write of the scope changes, with the grad mode written around it (the
-    innermost ``with``, else the function's decorator)."""
+    """What each in-place write of the scope changes, with the grad mode its function sets there
+    (``grad_modes.set_here``), else the function's decorator."""
     for call in scope.calls:
         func = call.node.func
         if isinstance(func, cst.Attribute) and is_in_place_method(func.attr.value):
-            yield func.value, call.site.grad or scope.decorator_grad
+            yield func.value, set_here(call.site) or scope.decorator_grad
     for a in scope.assignments:
         if a.kind == "aug" or (a.kind == "assign" and any(isinstance(t, cst.Subscript) for t in a.targets)):
-            yield a.targets[0], a.site.grad or scope.decorator_grad
+            yield a.targets[0], set_here(a.site) or scope.decorator_grad
 
 
 def names_bound_in(scope: Scope) -> Set[str]:
@@ -354,8 +355,9 @@ def effects(file_model: FileModel, scope: Scope) -> FunctionEffects:
 
 
 def _off(scope: Scope, site: Site) -> bool:
-    """Grad recording off where ``site`` stands: the innermost ``with``, else the decorator."""
-    return (site.grad or scope.decorator_grad) is GradMode.NO_GRAD
+    """Grad recording off where ``site`` stands, whoever calls the function: what its own code
+    sets there (``grad_modes.set_here``), else its decorator."""
+    return (set_here(site) or scope.decorator_grad) is GradMode.NO_GRAD
 
 
 def _own_calls(file_model: FileModel, scope: Scope) -> Iterator[CallSite]:

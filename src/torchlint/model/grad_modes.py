@@ -8,7 +8,7 @@ the ``def`` stands, or, for module-level code, grad on.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from torchlint.model import vocab
 from torchlint.model.grad import GradMode
@@ -22,12 +22,20 @@ _CYCLE = object()
 
 
 def grad_at(file_model: FileModel, site: Site) -> GradMode:
+    mode = set_here(site)
+    return mode if mode is not None else scope_grad(file_model, site.scope)
+
+
+def set_here(site: Site) -> Optional[GradMode]:
+    """The mode the site's own function sets where it stands (its ``with`` blocks, then its last
+    ``set_grad_enabled`` switch before it), or None where that is the mode the function runs in:
+    what a call of the function from another module can rely on, whoever calls it."""
     if site.grad is not None:
         return site.grad
     for order, mode in reversed(site.scope.grad_switches):
         if order < site.order:
             return mode
-    return scope_grad(file_model, site.scope)
+    return None
 
 
 def scope_grad(file_model: FileModel, scope: Scope) -> GradMode:
