@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 
 from torchlint.model.ast_reading import assignment_targets, ast_dotted, flat_targets, grad_off_item, imported_definition
 from torchlint.model.roles import _MOVES  # what hands back the module it is called on
-from torchlint.model.vocab import FORWARD_METHODS, is_eval_function_name, is_eval_loader_name, is_model_name, last_name
+from torchlint.model.vocab import FORWARD_METHODS, called_module, is_eval_function_name, is_eval_loader_name, is_model_name
+from torchlint.model.vocab import last_name
 from torchlint.model.vocab import LIBRARIES_AROUND_TORCH, NON_TORCH_LIBRARIES, OTHER_FRAMEWORKS, TEST_FRAMEWORKS, is_pytest_conftest
 from torchlint.model.vocab import ACTIVATION_FUNCTIONS, ACTIVATION_LAYERS, ACTIVATION_METHODS, LAYOUT_METHODS, PAIRED_LOSSES
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
@@ -650,9 +651,7 @@ def may_be_forward(call: ast.Call) -> bool:
 def forward_callee(call: ast.Call) -> Optional[str]:
     """The model a call would run forward: ``model`` for ``model.module.forward(x)``."""
     callee = dotted(call.func)
-    while callee is not None and callee.endswith((".forward", ".module")):
-        callee = callee.rsplit(".", 1)[0]
-    return callee
+    return called_module(callee) if callee is not None else None
 
 
 # Receivers whose ``compile`` is not torch's: regular expressions, the commonest.
@@ -792,9 +791,8 @@ class _EndingCalls:
             return False
         if isinstance(call.func, ast.Call):
             return True
-        holder = ast_dotted(call.func)
-        while holder is not None and holder.endswith((".forward", ".module")):
-            holder = holder.rsplit(".", 1)[0]
+        path = ast_dotted(call.func)
+        holder = called_module(path) if path is not None else None
         return holder is not None and (holder.rsplit(".", 1)[-1] in self.holders or holder in self.params)
 
     def reader(self, body: list) -> Optional["_LastBinding"]:

@@ -199,9 +199,7 @@ class _Endings:
             return Ending(kind, expr, callee or "", _where(scope)) if kind else None
         if isinstance(func, cst.Call):  # ``nn.Softmax(dim=1)(x)``
             return self._module_output(Built(func, scope, order), depth + 1)
-        holder = callee
-        while holder is not None and holder.endswith((".forward", ".module")):
-            holder = holder.rsplit(".", 1)[0]
+        holder = vocab.called_module(callee) if callee is not None else None
         if holder == "self":
             cls = file_model.enclosing_class(scope)
             return file_model.derived(_class_output, cls, while_computing=None) if cls else None

@@ -52,8 +52,7 @@ def forward_target(file_model: FileModel, call: CallSite) -> Optional[str]:
     callee = call.callee
     if callee is None:
         return None
-    while callee.endswith((".forward", ".module")):
-        callee = callee.rsplit(".", 1)[0]
+    callee = vocab.called_module(callee)
     if callee == "self":
         return "self" if is_module_class(file_model, file_model.enclosing_class(call.scope)) else None
     last = vocab.last_name(callee)
@@ -88,9 +87,7 @@ def is_submodule_forward(file_model: FileModel, call: CallSite) -> bool:
         return False
     if method.startswith(_NOT_FORWARD_PREFIXES) or file_model.names.qualify(receiver) is not None:
         return False
-    holder = receiver
-    while holder.endswith(".module"):
-        holder = holder.rsplit(".", 1)[0]
+    holder = vocab.unwrapped_module(receiver)
     if holder == "self":
         return is_module_class(file_model, file_model.enclosing_class(call.scope))
     return holder in file_model.roles.models or vocab.is_model_name(vocab.last_name(holder))

@@ -26,7 +26,7 @@ from torchlint.model.grad_modes import set_here
 from torchlint.model.modes import mode_switch
 from torchlint.model.vocab import (
     GRADIENT_CLIPS, KILL_ATTRS, KILL_METHODS, NUMBER_READ_METHODS, PLAIN_BUILTINS, PROPAGATE_BUILTINS, calls_a_loss,
-    is_eval_function_name, last_name, writes_in_place as is_in_place_method,
+    called_module, is_eval_function_name, last_name, unwrapped_module, writes_in_place as is_in_place_method,
 )
 from torchlint.model.walk import children
 
@@ -414,15 +414,13 @@ def _receiver_param(node: cst.BaseExpression) -> Optional[str]:
     path = dotted(node)
     if path is None:
         return None
-    while path.endswith(".module"):
-        path = path.rsplit(".", 1)[0]
+    path = unwrapped_module(path)
     return path if "." not in path else None
 
 
 def _called_param(path: str, names: frozenset) -> Optional[str]:
     """``model`` for ``model(x)``, ``model.forward(x)``, ``model.module(x)``: a forward of a parameter."""
-    while path.endswith((".forward", ".module")):
-        path = path.rsplit(".", 1)[0]
+    path = called_module(path)
     return path if path in names else None
 
 

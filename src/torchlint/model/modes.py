@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchlint.model.expr import dotted, keyword, literal_bool, positional, referenced_paths
 from torchlint.model.records import CallSite
-from torchlint.model.vocab import last_name, tokens
+from torchlint.model.vocab import called_module, last_name, tokens
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -83,9 +83,7 @@ def _calls_super(call: CallSite, name: str) -> bool:
 
 def model_key(path: str) -> str:
     """What names one model across wrappers: ``self.model.module`` and ``model`` -> ``model``."""
-    while path.endswith((".module", ".forward")):
-        path = path.rsplit(".", 1)[0]
-    return last_name(path)
+    return last_name(called_module(path))
 
 
 def same_model(a: str, b: str) -> bool:

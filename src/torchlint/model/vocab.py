@@ -281,6 +281,21 @@ def token_spelling(words: Iterable[str]) -> str:
 LOADER_SPELLING = "[Ll]oader|LOADER|" + token_spelling(_LOADER_TOKENS - {"loader", "loaders", "dataloader"})
 
 
+def called_module(path: str) -> str:
+    """``model`` of ``model.module.forward``, ``model.forward``, ``model.module``: the module a
+    call of ``path`` runs (a DataParallel/DDP wrapper's ``.module``, an explicit ``.forward``)."""
+    while path.endswith((".forward", ".module")):
+        path = path.rsplit(".", 1)[0]
+    return path
+
+
+def unwrapped_module(path: str) -> str:
+    """``model`` of ``model.module``: the module a DataParallel/DDP wrapper holds."""
+    while path.endswith(".module"):
+        path = path.rsplit(".", 1)[0]
+    return path
+
+
 def last_name(dotted: str) -> str:
     return dotted.rsplit(".", 1)[-1]
 

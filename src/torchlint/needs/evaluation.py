@@ -12,7 +12,7 @@ from typing import Iterator, List, Optional, Set, Union
 from torchlint.model.ast_reading import assignment_targets, flat_targets
 from torchlint.model.vocab import EVAL_DATA_TOKENS, FORWARD_METHODS, NUMBER_READ_METHODS, PICKS_FROM_AN_OUTPUT
 from torchlint.model.vocab import SERVING_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
-from torchlint.model.vocab import is_generation_function_name, is_model_name, token_spelling
+from torchlint.model.vocab import is_generation_function_name, is_model_name, token_spelling, unwrapped_module
 from torchlint.needs.shapes import Unspelled
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, dotted, forward_callee, iterable_names
@@ -175,9 +175,8 @@ def _steps_parts_of(index: TreeIndex, switched: set) -> bool:
             continue
         for node in loop_nodes(loop):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                receiver = holder = dotted(node.func.value) or ""
-                while holder.endswith(".module"):
-                    holder = holder.rsplit(".", 1)[0]
+                receiver = dotted(node.func.value) or ""
+                holder = unwrapped_module(receiver)
                 if holder != "self" and (holder in switched or receiver in switched):
                     return True
     return False
@@ -334,9 +333,8 @@ def _binds_then_reads_numbers_in_a_loop(index: TreeIndex) -> bool:
     def may_run_a_model(call: ast.Call) -> bool:
         if may_be_forward(call) or forward_callee(call) in models:
             return True
-        holder = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
-        while holder is not None and holder.endswith(".module"):
-            holder = holder.rsplit(".", 1)[0]
+        receiver = dotted(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        holder = unwrapped_module(receiver) if receiver is not None else None
         return holder is not None and (holder in models or is_model_name(holder.rsplit(".", 1)[-1]))
 
     for loop in index.outermost_loops:

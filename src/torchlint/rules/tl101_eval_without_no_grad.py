@@ -24,7 +24,7 @@ from torchlint.model.vocab import (
 from torchlint.model.vocab import EVAL_DATA_TOKENS, EVAL_FUNCTION_DEF, GENERATION_FUNCTION_DEF, LOADER_SPELLING
 from torchlint.model.vocab import is_eval_data_name, is_eval_function_name, token_spelling
 from torchlint.model.vocab import SERVING_METHODS, is_eval_loader_name, is_generation_function_name
-from torchlint.model.vocab import is_transform_name
+from torchlint.model.vocab import is_transform_name, unwrapped_module
 from torchlint.needs import (
     BindsThenReadsNumbersInALoop, CallsAHandWrittenForward, EvaluationLoop, GeneratesInALoop, GuardsABackward,
     HandsAModelToAnImport, HeldOutDataInALoop, InferenceWithoutBackward, ReadsNumbersOffAForward,
@@ -917,8 +917,7 @@ def _steps_a_part(file_model: FileModel, scope: Scope, call: CallSite, models: S
         return False
     holder, method = call.receiver, call.method
     assert holder is not None and method is not None  # a submodule forward has both
-    while holder.endswith(".module"):
-        holder = holder.rsplit(".", 1)[0]
+    holder = unwrapped_module(holder)
     if holder == "self" or not _may_run_layers(file_model, method):
         return False
     return holder in models or (not scope.is_module and _global_model_in_eval(file_model, scope, holder))
