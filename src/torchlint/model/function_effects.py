@@ -100,18 +100,17 @@ def names_bound_in(scope: Scope) -> Set[str]:
 
 
 def _names_bound_by(node: cst.CSTNode) -> Iterator[str]:
-    kind = type(node)
-    if kind in (cst.CompFor, cst.NamedExpr):
-        yield from (n for n in bound_paths(node.target) if "." not in n)  # type: ignore[attr-defined]
-    elif kind is cst.ExceptHandler and node.name is not None:  # type: ignore[attr-defined]
-        yield from (n for n in bound_paths(node.name.name) if "." not in n)  # type: ignore[attr-defined]
-    elif kind is cst.Nonlocal:
-        yield from (item.name.value for item in node.names)  # type: ignore[attr-defined]
-    elif kind in (cst.Import, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
-        for alias in node.names:  # type: ignore[attr-defined]
-            yield dotted(alias.asname.name if alias.asname else alias.name).split(".")[0]  # type: ignore[union-attr]
-    elif kind in (cst.FunctionDef, cst.ClassDef):
-        yield node.name.value  # type: ignore[attr-defined]
+    if isinstance(node, (cst.CompFor, cst.NamedExpr)):
+        yield from (n for n in bound_paths(node.target) if "." not in n)
+    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+        yield from (n for n in bound_paths(node.name.name) if "." not in n)
+    elif isinstance(node, cst.Nonlocal):
+        yield from (item.name.value for item in node.names)
+    elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+        for alias in node.names:
+            yield (dotted(alias.asname.name if alias.asname else alias.name) or "").split(".")[0]
+    elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        yield node.name.value
 
 
 def _own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -149,7 +148,7 @@ def rewalked(file_model: FileModel, scope: Scope) -> frozenset:
 
 
 def _body_statements(scope: Scope) -> List[cst.CSTNode]:
-    """The function's own statements in order, each small statement of a ``a; b`` line apart."""
+    """The statements of the function's body (``_statements``)."""
     return _statements(scope.node.body) if isinstance(scope.node, cst.FunctionDef) else []
 
 
@@ -173,9 +172,7 @@ def _clip_of_any(node: cst.CSTNode) -> bool:
 def _clip_of(node: cst.CSTNode, name: str) -> bool:
     if not isinstance(node, cst.Call) or not _clip_of_any(node):
         return False
-    positional = [a for a in node.args if a.keyword is None and not a.star]
-    given = positional[0].value if positional else next(
-        (a.value for a in node.args if a.keyword is not None and a.keyword.value == "parameters"), None)
+    given = positional(node, 0) or keyword(node, "parameters")
     return _is_name(given, name)
 
 
