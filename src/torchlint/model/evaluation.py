@@ -8,12 +8,12 @@ forward pass with autograd recording for nothing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Set
 
 import libcst as cst
 
 from torchlint.model import modes, vocab
-from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool
+from torchlint.model.expr import bound_paths, dotted, identifiers, literal_bool, name_uses
 from torchlint.model.grad import GradMode
 from torchlint.model.tree import ancestors
 from torchlint.model.walk import walk
@@ -456,7 +456,7 @@ def reads_after(file_model: FileModel, scope: Scope, stmt: cst.Assign, name: str
     made_any, rebound, leaves = False, False, False
     followed: Set[int] = set()
     for statement in later:
-        reads, binds = _uses_of(statement, name)
+        reads, binds = name_uses(statement, name)
         if binds is None:
             return None
         followed.update(map(id, reads))
@@ -480,10 +480,10 @@ def reads_after(file_model: FileModel, scope: Scope, stmt: cst.Assign, name: str
 
 
 def _reads_by_name(file_model: FileModel, node: cst.CSTNode) -> Dict[str, List[cst.Name]]:
-    """``_uses_of``'s reads in ``node`` of every name at once: a scope is walked once, not once
+    """``expr.name_uses``'s reads in ``node`` of every name at once: a scope is walked once, not once
     per name followed through it."""
     reads: Dict[str, List[cst.Name]] = {}
-    for read in _uses_of(node, None)[0]:
+    for read in name_uses(node, None)[0]:
         reads.setdefault(read.value, []).append(read)
     return reads
 
@@ -514,53 +514,6 @@ def _read_as(file_model: FileModel, scope: Scope, read: cst.Name, drawn: bool) -
     if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
         return _read_as_numbers_after(file_model, scope, holder, holder.targets[0].target.value, True)
     return None
-
-
-def _uses_of(node: cst.CSTNode, name: Optional[str]) -> Tuple[List[cst.Name], Optional[bool]]:
-    """The reads of ``name`` (of every name, for None) in ``node`` (in nested functions and
-    lambdas too: they may keep it), and whether ``node`` binds it by assignment or loop target;
-    None where some other binding (``del``, ``global``, an import, ``with ... as``, a
-    comprehension's or walrus target, a nested ``def`` or lambda) may be of it."""
-    reads: List[cst.Name] = []
-    binds: List[bool] = []
-    skipped: Set[int] = set()
-    opaque = False
-
-    # Dispatched on the exact type: libcst's node classes have no subclasses, and ``isinstance``
-    # against them (ABCs) was most of this walk's time.
-    def enter(n: cst.CSTNode) -> None:
-        nonlocal opaque
-        if type(n) is cst.Name:
-            if (name is None or n.value == name) and id(n) not in skipped:
-                reads.append(n)
-        elif type(n) is cst.AssignTarget or type(n) is cst.For or (type(n) is cst.AnnAssign and n.value is not None):
-            targets = _target_names(n.target)
-            skipped.update(map(id, targets))
-            binds.extend(t.value == name for t in targets)
-        elif type(n) is cst.Attribute:
-            skipped.add(id(n.attr))  # ``x.prob``: an attribute, not the name
-        elif type(n) is cst.Arg:
-            if n.keyword is not None:
-                skipped.add(id(n.keyword))
-        elif type(n) in _OPAQUE_BINDINGS:
-            opaque = True
-
-    walk(node, enter, lambda n: None)
-    return reads, None if opaque else any(binds)
-
-
-_OPAQUE_BINDINGS = frozenset((cst.AsName, cst.CompFor, cst.NamedExpr, cst.Global, cst.Nonlocal, cst.Del,
-                              cst.ImportAlias, cst.FunctionDef, cst.ClassDef, cst.Lambda))
-
-
-def _target_names(target: cst.BaseExpression) -> List[cst.Name]:
-    if isinstance(target, cst.Name):
-        return [target]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 def forwards_that_train(file_model: FileModel) -> bool:

@@ -1,11 +1,11 @@
 """Small readers of libcst expressions shared by the model and the rules."""
 from __future__ import annotations
 
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.model.walk import children
+from torchlint.model.walk import children, walk
 
 
 def dotted(node: Optional[cst.CSTNode]) -> Optional[str]:
@@ -151,3 +151,50 @@ def bound_paths(target: cst.BaseExpression) -> Iterator[str]:
         path = dotted(target)
         if path is not None:
             yield path
+
+
+def name_uses(node: cst.CSTNode, name: Optional[str]) -> Tuple[List[cst.Name], Optional[bool]]:
+    """The reads of ``name`` (of every name, for None) in ``node`` (in nested functions and
+    lambdas too: they may keep it), and whether ``node`` binds it by assignment or loop target;
+    None where some other binding (``del``, ``global``, an import, ``with ... as``, a
+    comprehension's or walrus target, a nested ``def`` or lambda) may be of it."""
+    reads: List[cst.Name] = []
+    binds: List[bool] = []
+    skipped: Set[int] = set()
+    opaque = False
+
+    # Dispatched on the exact type: libcst's node classes have no subclasses, and ``isinstance``
+    # against them (ABCs) was most of this walk's time.
+    def enter(n: cst.CSTNode) -> None:
+        nonlocal opaque
+        if type(n) is cst.Name:
+            if (name is None or n.value == name) and id(n) not in skipped:
+                reads.append(n)
+        elif type(n) is cst.AssignTarget or type(n) is cst.For or (type(n) is cst.AnnAssign and n.value is not None):
+            targets = _target_names(n.target)
+            skipped.update(map(id, targets))
+            binds.extend(t.value == name for t in targets)
+        elif type(n) is cst.Attribute:
+            skipped.add(id(n.attr))  # ``x.prob``: an attribute, not the name
+        elif type(n) is cst.Arg:
+            if n.keyword is not None:
+                skipped.add(id(n.keyword))
+        elif type(n) in _OPAQUE_BINDINGS:
+            opaque = True
+
+    walk(node, enter, lambda n: None)
+    return reads, None if opaque else any(binds)
+
+
+_OPAQUE_BINDINGS = frozenset((cst.AsName, cst.CompFor, cst.NamedExpr, cst.Global, cst.Nonlocal, cst.Del,
+                              cst.ImportAlias, cst.FunctionDef, cst.ClassDef, cst.Lambda))
+
+
+def _target_names(target: cst.BaseExpression) -> List[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional,
 
 import libcst as cst
 
-from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, literal_bool, positional
+from torchlint.model.expr import bound_paths, dotted, identifiers, keyword, literal_bool, name_uses, positional
 from torchlint.model.grad import GradMode
 from torchlint.model.grad_modes import set_here
 from torchlint.model.modes import mode_switch
@@ -516,21 +516,6 @@ def _retained_last(backwards: List[Tuple[CallSite, bool]], params: frozenset,
     create = keyword(call.node, "create_graph")
     if create is not None and not _false(create):
         return set()
-    roots = set(_read_names(func.value))
+    roots = {read.value for read in name_uses(func.value, None)[0]}
     local = {n for targets, _v, _off in assignments for t in targets for n in bound_paths(t) if "." not in n}
     return roots if roots <= local | params else set()
-
-
-def _read_names(node: cst.CSTNode) -> Iterator[str]:
-    """The plain names read in an expression: ``self`` and ``w`` in ``self.loss * w``, not ``loss``."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            yield current.value
-        elif isinstance(current, cst.Attribute):
-            stack.append(current.value)
-        elif isinstance(current, cst.Arg):
-            stack.append(current.value)
-        elif not isinstance(current, _NESTED):
-            stack.extend(children(current))
