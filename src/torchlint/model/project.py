@@ -135,32 +135,8 @@ class ProjectIndex:
             self._summaries[path] = (key, digest, summary)
         return key, summary
 
-    def file_model(self, path: Path) -> Optional[FileModel]:
-        """The model a lint of the module would build (``FileModel``): what a call site asks of a
-        function of another module when the summary's fields do not say, answered by the same
-        definitions that answer it for a function of the file itself. Parsed with libcst only
-        when asked (eight times the cost of the summary), kept per digest of the text, the
-        ``_MODELS_KEPT`` last asked."""
-        stamp, summary = self.stamped_summary(path)
-        if stamp is None or summary is None:
-            return None  # unreadable, too big, or not Python: no model either
-        with self._lock:
-            digest = self._summaries[path][1]
-            kept = self._models.get(path)
-            if kept is not None and kept[0] == digest:
-                self._models.move_to_end(path)
-                return kept[1]
-        text = self._text(path, buffer_of(path), stamp)
-        model = _model_of(text, path) if text is not None else None
-        with self._lock:
-            self._models[path] = (digest or b"", model)
-            self._models.move_to_end(path)
-            while len(self._models) > _MODELS_KEPT:
-                self._models.popitem(last=False)
-        return model
-
     def answer(self, path: Path, question: Hashable, ask: Callable[[FileModel], Optional[T]]) -> Tuple[Optional[T], dict]:
-        """``ask(model)`` of the module at ``path`` (its ``file_model``) and the project files the
+        """``ask(model)`` of the module at ``path`` (its ``FileModel``) and the project files the
         answer read, kept per digest of the module's text beyond the life of its model: a
         question asked again of the same text is answered without parsing it again. None (and
         nothing read) when the module has no model."""
@@ -173,7 +149,7 @@ class ProjectIndex:
             if kept is not None and kept[0] == digest and question in kept[1]:
                 self._answers.move_to_end(path)
                 return cast("Tuple[Optional[T], dict]", kept[1][question])
-        model = self.file_model(path)
+        model = self._model(path, stamp, digest)
         answer, read = (ask(model), model.consulted_files()) if model is not None else (None, {})
         with self._lock:
             kept = self._answers.get(path)
@@ -184,6 +160,24 @@ class ProjectIndex:
             while len(self._answers) > _ANSWERED_KEPT:
                 self._answers.popitem(last=False)
         return answer, read
+
+    def _model(self, path: Path, stamp: Tuple[int, int], digest: Optional[bytes]) -> Optional[FileModel]:
+        """The model a lint of the module builds (``FileModel``) of its text as stamped and
+        digested: parsed with libcst only when a question needs it (eight times the cost of the
+        summary), the ``_MODELS_KEPT`` last asked kept."""
+        with self._lock:
+            kept = self._models.get(path)
+            if kept is not None and kept[0] == digest:
+                self._models.move_to_end(path)
+                return kept[1]
+        text = self._text(path, buffer_of(path), stamp)
+        model = _model_of(text, path) if text is not None else None
+        with self._lock:
+            self._models[path] = (digest or b"", model)
+            self._models.move_to_end(path)
+            while len(self._models) > _MODELS_KEPT:
+                self._models.popitem(last=False)
+        return model
 
     @staticmethod
     def _text(path: Path, buffer: Optional[Tuple[Tuple[int, int], str]], key: Tuple[int, int]) -> Optional[str]:
