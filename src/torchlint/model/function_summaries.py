@@ -43,13 +43,17 @@ def summarize_functions(tree: ast.Module) -> Dict[str, FunctionSummary]:
 def summarize_function(func: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> FunctionSummary:
     names = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
     grad_free = any(grad_off_item(d) for d in func.decorator_list)
-    called = [ast_dotted(node.func) or "" for node, _ in _own_nodes(func.body, False) if isinstance(node, ast.Call)]
+    called: List[str] = []
+    writes = False
+    for node, off in _own_nodes(func.body, grad_free):  # one walk for every admission but ``may_rewalk``'s
+        if isinstance(node, ast.Call):
+            called.append(ast_dotted(node.func) or "")
+        writes = writes or (not off and _writes_a_name_in(node, names))
     return FunctionSummary(
         calls_a_parameter=any(path.split(".", 1)[0] in names for path in called),
         may_return_loss=any(calls_a_loss(path) for path in called),
         may_rewalk=may_rewalk(func),
-        may_write_in_place=any(not off and _writes_a_name_in(node, names)
-                               for node, off in _own_nodes(func.body, grad_free)),
+        may_write_in_place=writes,
     )
 
 
