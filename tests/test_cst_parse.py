@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import threading
 
 import libcst as cst
 import pytest
@@ -91,3 +92,40 @@ def test_findings_are_the_same_in_pieces(monkeypatch):
     monkeypatch.setattr(cst_parse, "PIECE_LINES", 2)
     pieces = [lint_source(p.read_bytes(), str(p), ALL_RULES).diagnostics for p in SOURCES]
     assert pieces == whole and sum(map(len, whole)) > 20
+
+
+def test_the_unvalidated_parse_is_libcsts_parse():
+    for text in [p.read_text(encoding="utf-8") for p in SOURCES] + [ODD]:
+        unvalidated = cst_parse.parse_source(text)
+        assert unvalidated.code == text
+        assert unvalidated.deep_equals(cst.parse_module(text))
+
+
+def test_nodes_built_outside_a_parse_are_validated():
+    cst_parse.parse_source("x = 1\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")  # a fix's hand-built node, after a parse
+    with pytest.raises(cst.ParserSyntaxError):
+        cst_parse.parse_source("def (:\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")  # a parse that failed does not leave validation off
+
+
+def test_another_threads_nodes_are_validated_while_this_thread_parses():
+    raised = []
+
+    def build() -> None:
+        try:
+            cst.Name("")
+        except cst.CSTValidationError:
+            raised.append(True)
+
+    cst_parse._PARSING.depth += 1  # this thread is inside a parse
+    try:
+        cst.Name("")  # unchecked here, as the parser's own nodes are
+        other = threading.Thread(target=build)
+        other.start()
+        other.join()
+    finally:
+        cst_parse._PARSING.depth -= 1
+    assert raised == [True]

@@ -11,16 +11,52 @@ cut end one piece's footer and are handed to the next statement, where a
 whole parse puts them. Anything unexpected (pieces that detect a different
 indentation or newline, a piece libcst refuses, a piece whose end does not
 print as it reads) means one whole parse.
+
+Every parse here builds its nodes unvalidated (``parse_source``): libcst checks each
+node it constructs (``CSTNode.__post_init__``), which for the parser's own output
+re-proves what the grammar already did, a sixth to a fifth of the parse. Nodes built
+anywhere else (a fix's edits, another library in the process, another thread) are
+checked as before.
 """
 from __future__ import annotations
 
 import ast
+import threading
 from collections import OrderedDict
 from typing import List, Optional, Union
 
 import libcst as cst
+from libcst._nodes.base import CSTNode
 
 PIECE_LINES = 1000
+
+
+class _Parsing(threading.local):
+    depth = 0  # > 0 while this thread's parser builds nodes
+
+
+_PARSING = _Parsing()
+_LIBCST_POST_INIT = CSTNode.__post_init__
+
+
+def _validated_unless_parsed(node: CSTNode) -> None:
+    if not _PARSING.depth:
+        _LIBCST_POST_INIT(node)
+
+
+# Installed once, for the whole process: a swap around each parse would leave nodes
+# that other threads build meanwhile unchecked.
+CSTNode.__post_init__ = _validated_unless_parsed  # type: ignore[method-assign,assignment]
+
+
+def parse_source(text: str) -> cst.Module:
+    """``cst.parse_module(text)``: the same tree, its nodes not validated one by one (the
+    grammar has; see the module's docstring). Raises what libcst raises."""
+    _PARSING.depth += 1
+    try:
+        return cst.parse_module(text)
+    finally:
+        _PARSING.depth -= 1
 
 
 def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = None) -> List[int]:
@@ -78,7 +114,7 @@ class PieceCache:
         if piece is not None:
             self._pieces.move_to_end(text)
             return piece
-        piece = cst.parse_module(text)  # a syntax error raises before anything is kept
+        piece = parse_source(text)  # a syntax error raises before anything is kept
         self._pieces[text] = piece
         self._lines += text.count("\n") + 1
         while self._lines > self.max_lines and len(self._pieces) > 1:
@@ -100,7 +136,7 @@ class PieceCache:
 def parse_module(source: str, cuts: List[int], pieces: Optional[PieceCache] = None) -> cst.Module:
     """``cst.parse_module(source)``, in pieces when ``cuts`` (from ``cut_lines``) says where;
     ``pieces`` keeps them for the next parse of a similar text."""
-    parse = pieces.parse if pieces is not None else cst.parse_module
+    parse = pieces.parse if pieces is not None else parse_source
     if not cuts:
         return parse(source)
     lines = source.split("\n")
@@ -109,7 +145,7 @@ def parse_module(source: str, cuts: List[int], pieces: Optional[PieceCache] = No
     try:
         return _joined([parse(text) for text in texts], texts, pieces)
     except (cst.ParserSyntaxError, _NotTheSame):
-        return cst.parse_module(source)
+        return parse_source(source)
 
 
 class _NotTheSame(Exception):

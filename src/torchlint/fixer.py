@@ -26,6 +26,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.cst_parse import parse_source
 from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult
 from torchlint.diagnostic import allowed_fixes  # noqa: F401 (callers import it here)
 from torchlint.edits import FixError, add_imports, apply_edits, parents_of
@@ -75,7 +76,7 @@ def _fix_text(text: str, checking: _Checking, allowed: frozenset, only,
               at: Optional[Tuple[int, int]] = None) -> FixOutcome:
     outcome = FixOutcome()
     try:
-        module = cst.parse_module(text)
+        module = parse_source(text)
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return outcome
     # libcst prints back what it read, except a final lone-CR line end, which it
@@ -206,7 +207,7 @@ def _verify(module, before, batch, checking: _Checking):
     new_module, inserted = _apply(module, batch)
     text = new_module.code
     try:
-        parsed = cst.parse_module(text)
+        parsed = parse_source(text)
     except cst.ParserSyntaxError as exc:
         raise FixError(f"the fixed code does not parse ({exc.message})") from exc
     after, errors = _lint(parsed, text, checking)

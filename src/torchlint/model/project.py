@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Hashable, List, Optional, Tupl
 import libcst as cst
 
 from torchlint.buffers import buffer_of
+from torchlint.cst_parse import parse_source
 from torchlint.model.ast_reading import ast_dotted
 from torchlint.model.function_effects import effects
 from torchlint.model.function_summaries import FunctionSummary, summarize_functions
@@ -85,7 +86,7 @@ def _model_of(text: str, path: Path) -> Optional[FileModel]:
     from torchlint.model import FileModel  # the model reads this module: imported when first asked
 
     try:
-        return FileModel(cst.parse_module(text), str(path))
+        return FileModel(parse_source(text), str(path))
     except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
         return None
 
