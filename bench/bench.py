@@ -44,6 +44,8 @@ NO_INDEX_ENV = "TORCHLINT_NO_PROJECT_INDEX"
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+import training_corpus  # noqa: E402  (the training corpus's own list of files)
 
 # ---------------------------------------------------------------------------
 # What is measured, pinned.
@@ -947,7 +949,9 @@ def main(argv=None) -> int:
     training_rows = []
     training_root = cache / "training"
     if training_root.is_dir():  # bench/training_corpus.py materialise puts the training code here
-        training_files = [p for p in training_root.rglob("*") if p.suffix in (".py", ".ipynb")]
+        # The corpus's own files, copied apart: the distributed corpus shares the folder.
+        training_files = training_corpus.copy_corpus(training_root, run_dir / "training-corpus")
+        training_root = run_dir / "training-corpus"
         n_training = len(training_files)
         n_training_lines = sum(_count_lines(p.read_bytes()) for p in training_files)
         log(f"      training-code subset ({n_training} scripts and notebooks):")

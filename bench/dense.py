@@ -15,10 +15,11 @@ N is 5 (``--repeat``), 1 for files over 5,000 lines. The lint includes what torc
 text and tree gates save: a file they turn down is never parsed.
 
 Inputs: generated training files of 1,000 and 10,000 lines (bench.py's
-``generate_file``; ``--quick``: 1,000 only) and every ``.py`` and ``.ipynb`` file under
-``--training`` (default ``~/.cache/torchlint-bench/training``, which
-``bench/training_corpus.py materialise`` writes; ``--quick``: at most 100 of them, every
-k-th of the sorted paths). A notebook is linted as the CLI does it
+``generate_file``; ``--quick``: 1,000 only) and every file of the training corpus
+(``bench/training/corpus.json``) under ``--training`` (default
+``~/.cache/torchlint-bench/training``, which ``bench/training_corpus.py materialise``
+writes; only the files the corpus lists, not the distributed corpus's that share the
+folder; ``--quick``: at most 100 of them, every k-th of the sorted paths). A notebook is linted as the CLI does it
 (``notebook.lint_notebook``, JSON included) and its parse is that of the joined code
 cells torchlint reads (``notebook.module_source``). For the training files: the sums of
 parse and lint times and their ratio, the median per-file ratio and the ten files with
@@ -31,7 +32,6 @@ import argparse
 import datetime
 import gc
 import json
-import os
 import platform
 import statistics
 import subprocess
@@ -46,8 +46,8 @@ sys.path.insert(0, str(HERE))
 import libcst
 
 import bench  # bench/bench.py: definitions only at import, its main() runs as a script
+import training_corpus  # the corpus's own list of files, not whatever the folder holds
 from torchlint import notebook
-from torchlint.discover import SKIP_DIRS
 from torchlint.engine import lint_source
 from torchlint.rules import ALL_RULES
 
@@ -104,14 +104,6 @@ def measure(path: str, data: bytes, repeat: int) -> dict:
             "diagnostics": len(result.diagnostics)}
 
 
-def training_files(root: Path) -> list:
-    found = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
-        found += [Path(folder, name) for name in names if name.endswith((".py", ".ipynb"))]
-    return sorted(found, key=lambda p: str(p.relative_to(root)))
-
-
 def verdict(label: str, ratio: float) -> str:
     return f"{label}: lint {ratio:.2f}x the libcst parse (target <= {TARGET}x)"
 
@@ -158,7 +150,7 @@ def main() -> int:
         print(f"\nno training directory at {root} (bench/training_corpus.py materialise writes it): "
               "generated files only")
     else:
-        files = training_files(root)
+        files = training_corpus.corpus_files(root)
         total = len(files)
         if args.quick and total > 100:
             files = files[::-(-total // 100)]

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -176,6 +177,26 @@ def materialised_files(root: Path, repos: list) -> tuple:
             rel = f"{folder_name(entry['repo'])}/{path}"
             (present if (root / rel).is_file() else missing).append(rel)
     return present, missing
+
+
+def corpus_files(root: Path, corpus: Path = CORPUS_FILE) -> list:
+    """The materialised files of ``corpus`` under ``root``, sorted: what the benchmarks
+    measure. Not every file under ``root``: the distributed corpus materialises into the
+    same folder, and a file the corpus no longer lists stays there."""
+    return sorted(root / rel for rel in materialised_files(root, load_corpus(corpus))[0])
+
+
+def copy_corpus(root: Path, dest: Path, corpus: Path = CORPUS_FILE) -> list:
+    """``corpus_files`` copied into a fresh ``dest`` with their layout, for a command that
+    lints a whole folder; returns the copies."""
+    shutil.rmtree(dest, ignore_errors=True)
+    copies = []
+    for path in corpus_files(root, corpus):
+        target = dest / path.relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        copies.append(target)
+    return copies
 
 
 def split_path(rel: str) -> tuple:

@@ -250,3 +250,20 @@ def test_score_of_named_repositories_leaves_the_others_out(tmp_path, capsys):
     assert "labelled files: 1" in out and "o/r" not in out and "1/1 (100%)" in out
     assert tc.main(args + ["--repo", "x/gone"]) == 2
     assert "x/gone" in capsys.readouterr().err
+
+
+def test_the_benchmarks_read_the_corpus_files_only(tmp_path):
+    # The distributed corpus materialises into the same folder, and a file the corpus
+    # dropped stays there: the 881 "training" files benchmarked before were 651 of these.
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps({"repos": [
+        {"repo": "o/r", "commit": "1" * 40, "kind": "tutorial", "files": ["b/train.py", "a.ipynb", "gone.py"]}]}))
+    root = tmp_path / "training"
+    for rel in ("o+r/b/train.py", "o+r/a.ipynb", "o+r/dropped.py", "d+ddp/main.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# {rel}\n")
+    assert tc.corpus_files(root, corpus) == [root / "o+r/a.ipynb", root / "o+r/b/train.py"]
+    copies = tc.copy_corpus(root, tmp_path / "copy", corpus)
+    assert sorted(p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*.*")) == \
+        ["o+r/a.ipynb", "o+r/b/train.py"]
+    assert copies[1].read_text() == "# o+r/b/train.py\n"
