@@ -1193,3 +1193,33 @@ def test_a_function_that_turns_recording_off_itself_forwards_nothing_with_grad()
             return [net(x) for x in batches]
         """), effects)
     assert found["quiet"].forwards == frozenset() and found["loud"].forwards == {"net"}
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_module_file_finds_what_python_would_load_inside_the_project(tmp_path):
+    from torchlint.buffers import drop_buffer, set_buffer
+
+    proj, elsewhere = tmp_path / "proj", tmp_path / "elsewhere"
+    for rel in ("pyproject.toml", "pkg/__init__.py", "pkg/mod.py", "src/lib.py", "app/train.py"):
+        (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+        (proj / rel).write_text("")
+    elsewhere.mkdir()
+    (elsewhere / "ext.py").write_text("")
+    os.symlink(elsewhere / "ext.py", proj / "app" / "outside.py")
+    os.symlink(proj / "pkg" / "mod.py", proj / "app" / "inside.py")
+    index, train = ProjectIndex(proj), proj / "app" / "train.py"
+    assert index.module_file("pkg.mod", 0, train) == proj / "pkg" / "mod.py"  # from the root
+    assert index.module_file("pkg", 0, train) == proj / "pkg" / "__init__.py"
+    assert index.module_file("lib", 0, train) == proj / "src" / "lib.py"  # a src/ layout
+    assert index.module_file("", 1, proj / "pkg" / "mod.py") == proj / "pkg" / "__init__.py"  # from . import
+    assert index.module_file("mod", 2, proj / "pkg" / "sub" / "x.py") == proj / "pkg" / "mod.py"
+    assert index.module_file("numpy", 0, train) is None
+    assert index.module_file("inside", 0, train) == proj / "app" / "inside.py"
+    assert index.module_file("outside", 0, train) is None  # a link out of the project
+    unsaved = proj / "app" / "unsaved.py"
+    set_buffer(str(unsaved), "x = 1\n")
+    try:
+        assert index.module_file("unsaved", 0, train) == unsaved  # an editor's new module
+    finally:
+        drop_buffer(str(unsaved))
+    assert index.module_file("unsaved", 0, train) is None

@@ -96,6 +96,9 @@ class ProjectIndex:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._root = str(root)
+        self._real_root = os.path.realpath(root)  # ``_inside`` compares real paths, a link resolved
+        self._real_root_slash = os.path.join(self._real_root, "")
         # path -> (stamp as read, digest of the text, summary)
         self._summaries: Dict[Path, Tuple[Tuple[int, int], Optional[bytes], Optional[ModuleSummary]]] = {}
         self._lock = threading.Lock()  # the language server lints on a worker thread
@@ -195,29 +198,27 @@ class ProjectIndex:
 
     def module_file(self, module: str, level: int, importer: Path) -> Optional[Path]:
         """The file ``import module`` (``level`` dots) from ``importer`` would load, if it
-        belongs to this project."""
+        belongs to this project. Asked for every imported name a call or a role meets (most
+        of them a library's: nothing found), so it works on strings, not ``Path`` objects."""
         parts = module.split(".") if module else []
+        folder = os.path.dirname(str(importer))
         if level:
-            base = importer.parent
             for _ in range(level - 1):
-                base = base.parent
-            bases = [base]
+                folder = os.path.dirname(folder)
+            bases = [folder]
         else:
-            bases = [importer.parent, self.root, self.root / "src"]
+            bases = [folder, self._root, os.path.join(self._root, "src")]
         for base in bases:
-            for candidate in (base.joinpath(*parts).with_suffix(".py") if parts else None,
-                              base.joinpath(*parts, "__init__.py")):
-                if candidate is not None and (candidate.is_file() or buffer_of(candidate) is not None) \
+            stem = os.path.join(base, *parts)
+            for candidate in ((stem + ".py") if parts else None, os.path.join(stem, "__init__.py")):
+                if candidate is not None and (os.path.isfile(candidate) or buffer_of(candidate) is not None) \
                         and self._inside(candidate):
-                    return candidate
+                    return Path(candidate)
         return None
 
-    def _inside(self, path: Path) -> bool:
-        try:
-            path.resolve().relative_to(self.root.resolve())
-        except ValueError:
-            return False
-        return True
+    def _inside(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == self._real_root or real.startswith(self._real_root_slash)
 
 
 @dataclass(frozen=True, eq=False)
@@ -380,7 +381,8 @@ _INDEXES_LOCK = threading.Lock()
 def project_root(path: Path) -> Path:
     """The nearest folder above ``path`` with a project marker, else the file's own folder."""
     for folder in path.parents:
-        if any((folder / marker).exists() for marker in _ROOT_MARKERS):
+        text = str(folder)
+        if any(os.path.exists(os.path.join(text, marker)) for marker in _ROOT_MARKERS):
             return folder
     return path.parent
 
