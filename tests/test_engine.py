@@ -394,3 +394,34 @@ def test_findings_and_fixes_in_dead_branches_are_dropped():
     live = "probe()\nif x:\n    probe()\n"
     diagnostics, _ = lint_module(cst.parse_module(live), live, "m.py", [EveryProbeRule])
     assert [(d.line, d.fix is not None) for d in diagnostics] == [(1, True), (3, True)]
+
+
+def _question(name: str, cost: int, answer: bool, asked: list, when_parsed: bool = False) -> type:
+    """A stand-in rule: its tree question's cost and answer, and a log of its asking."""
+    return type(name, (), {"question_cost": cost, "asked_when_parsed": when_parsed,
+                           "needs_tree": classmethod(lambda cls, index: asked.append(name) or answer)})
+
+
+def test_tree_questions_are_asked_cheapest_first_until_one_admits_the_file():
+    from torchlint.engine import _admitted
+
+    asked: list = []
+    costly = _question("costly", 40, False, asked)
+    cheap_no = _question("cheap_no", 1, False, asked)
+    cheap_yes = _question("cheap_yes", 2, True, asked)
+    unasked = _question("unasked", 10, False, asked)
+    walker = _question("walker", 10, False, asked, when_parsed=True)
+    rules = [costly, unasked, walker, cheap_yes, cheap_no]
+    # Parsed once ``cheap_yes`` admits it: the costlier questions go unasked and their rules
+    # through (their checks find nothing where the answer would be no), but ``walker``'s.
+    assert _admitted(rules, None) == [costly, unasked, cheap_yes]
+    assert asked == ["cheap_no", "cheap_yes", "walker"]
+
+
+def test_a_file_no_question_admits_has_every_question_asked():
+    from torchlint.engine import _admitted
+
+    asked: list = []
+    rules = [_question(name, cost, False, asked) for name, cost in (("b", 10), ("a", 1), ("c", 40))]
+    assert _admitted(rules, None) == []
+    assert asked == ["a", "b", "c"]

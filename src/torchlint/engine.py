@@ -451,19 +451,41 @@ class _Replacer(cst.CSTTransformer):
 
 
 def _tree_gated(rules: list, tree: ast.Module, source: str, path: str,
-                target_torch: Optional[TorchVersion] = None, dependencies: Optional[dict] = None) -> list:
+                target_torch: Optional[TorchVersion] = None, dependencies: Optional[dict] = None,
+                every_question: bool = False) -> list:
     """The rules that still may find something, asked of the tree: whether the file is
     a torch program at all, their text gates on the code without its docstrings, then
-    their own questions. What a question read of other modules of the project goes to
-    ``dependencies``, as the analysis's reads do: a cached answer depends on them too."""
+    their own questions (``_admitted``; ``every_question``: each rule's, as
+    ``bench/gates.py`` counts them). What a question read of other modules of the project
+    goes to ``dependencies``, as the analysis's reads do: a cached answer depends on them too."""
     tree_index = TreeIndex(tree, source, target_torch, path)
     if any(rule.torch_programs_only for rule in rules) and tree_index.is_unit_test_or_other_framework(path):
         rules = [rule for rule in rules if not rule.torch_programs_only]
     code = tree_index.code_text()
-    gated = [rule for rule in rules if rule.may_apply(code) and rule.needs_tree(tree_index)]
+    texted = [rule for rule in rules if rule.may_apply(code)]
+    gated = [rule for rule in texted if rule.needs_tree(tree_index)] if every_question \
+        else _admitted(texted, tree_index)
     if dependencies is not None:
         dependencies.update(tree_index.consulted_files())
     return gated
+
+
+def _admitted(rules: list, tree_index: TreeIndex) -> list:
+    """The rules (in their order) a file's tree questions leave to check. Asked cheapest
+    first (``Rule.question_cost``) until one admits the file: it is parsed then, and the
+    rest are let through unasked (their checks find nothing where their questions would
+    have said no: the gates are sound), but those whose check costs more than their
+    question (``Rule.asked_when_parsed``)."""
+    admitted, parsed = set(), False
+    for rule in sorted(rules, key=_question_cost):
+        if (parsed and not rule.asked_when_parsed) or rule.needs_tree(tree_index):
+            admitted.add(rule)
+            parsed = True
+    return [rule for rule in rules if rule in admitted]
+
+
+def _question_cost(rule: Type[Rule]) -> int:
+    return rule.question_cost
 
 
 @contextlib.contextmanager

@@ -59,6 +59,15 @@ class Rule:
     # Computed from ``needs``: regular expressions that must all match the source for the
     # rule to have anything to find. Cheap, and lets most files skip parsing entirely.
     gate: ClassVar[Tuple[str, ...]] = ()
+    # Computed from ``needs``: what asking its tree question costs (``Need.question_cost``);
+    # the engine asks the cheapest first.
+    question_cost: ClassVar[int] = 0
+    # Once some rule's question has admitted a file, the file is parsed whatever the others
+    # answer, and most rules' checks cost less than their questions on the files those turn
+    # down: the engine asks no more questions then, but of a rule whose check costs more
+    # there (True: measured by ``bench/gates.py --costs`` on the bench tree or the training
+    # corpus; bench/README.md, "Questions asked until a file is parsed").
+    asked_when_parsed: ClassVar[bool] = False
     # A function of ``torchlint.text_checks`` asked once the regexes match: a question
     # the text alone answers exactly, so that files it turns down skip Python's parser.
     text_check: ClassVar[Optional[Callable[[str], bool]]] = None
@@ -90,6 +99,7 @@ class Rule:
         needs = cls.__dict__.get("needs")
         if needs is not None:
             cls.gate = needs.text()
+            cls.question_cost = needs.question_cost()
 
     @classmethod
     def may_apply(cls, source: str) -> bool:

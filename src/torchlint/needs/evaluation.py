@@ -13,7 +13,7 @@ from torchlint.model.ast_reading import assignment_targets, flat_targets
 from torchlint.model.vocab import EVAL_DATA_TOKENS, FORWARD_METHODS, NUMBER_READ_METHODS, PICKS_FROM_AN_OUTPUT
 from torchlint.model.vocab import SERVING_METHODS, is_eval_data_name, is_eval_function_name, is_eval_loader_name
 from torchlint.model.vocab import is_generation_function_name, is_model_name, token_spelling, unwrapped_module
-from torchlint.needs.shapes import Unspelled
+from torchlint.needs.shapes import FollowsValues, Unspelled
 from torchlint.text_gate import EVAL_SWITCH_CALL, text_search
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, dotted, forward_callee, iterable_names
 from torchlint.tree_gate import loop_nodes, may_be_forward, offsets, own_nodes, own_statements, runs_without_grad
@@ -21,7 +21,7 @@ from torchlint.tree_gate import names_in, repeated_calls, statement_nodes, train
 
 
 @dataclass(frozen=True)
-class SwitchesToEvalAndRuns(Unspelled):
+class SwitchesToEvalAndRuns(FollowsValues, Unspelled):
     """A body switches something to eval mode and runs it (or hands it to a helper of the file)."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -29,7 +29,7 @@ class SwitchesToEvalAndRuns(Unspelled):
 
 
 @dataclass(frozen=True)
-class HandsAModelToAnImport(Unspelled):
+class HandsAModelToAnImport(FollowsValues, Unspelled):
     """A model handed to a helper the file imports from its project, after an eval switch or in evaluation."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -37,7 +37,7 @@ class HandsAModelToAnImport(Unspelled):
 
 
 @dataclass(frozen=True)
-class GuardsABackward(Unspelled):
+class GuardsABackward(FollowsValues, Unspelled):
     """A backward under an ``if``: training guarded by a flag or a phase."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -45,7 +45,7 @@ class GuardsABackward(Unspelled):
 
 
 @dataclass(frozen=True)
-class HeldOutDataInALoop(Unspelled):
+class HeldOutDataInALoop(FollowsValues, Unspelled):
     """A forward over held-out data (``cnn(test_x)``) in a loop."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -53,7 +53,7 @@ class HeldOutDataInALoop(Unspelled):
 
 
 @dataclass(frozen=True)
-class InferenceWithoutBackward(Unspelled):
+class InferenceWithoutBackward(FollowsValues, Unspelled):
     """A script's body runs a model and reads numbers off it, with no backward."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -61,7 +61,7 @@ class InferenceWithoutBackward(Unspelled):
 
 
 @dataclass(frozen=True)
-class SamplesWithRawParameters(Unspelled):
+class SamplesWithRawParameters(FollowsValues, Unspelled):
     """Tensors trained by hand, read in a loop that only reads numbers."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -69,7 +69,7 @@ class SamplesWithRawParameters(Unspelled):
 
 
 @dataclass(frozen=True)
-class GeneratesInALoop(Unspelled):
+class GeneratesInALoop(FollowsValues, Unspelled):
     """A generating or predicting function runs a forward in its own loop."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -77,7 +77,7 @@ class GeneratesInALoop(Unspelled):
 
 
 @dataclass(frozen=True)
-class ReadsNumbersOffAForward(Unspelled):
+class ReadsNumbersOffAForward(FollowsValues, Unspelled):
     """A forward inside a number read (``model(x).item()``)."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -85,7 +85,7 @@ class ReadsNumbersOffAForward(Unspelled):
 
 
 @dataclass(frozen=True)
-class CallsAHandWrittenForward(Unspelled):
+class CallsAHandWrittenForward(FollowsValues, Unspelled):
     """A function of the file computing with hand-trained tensors is called."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -93,7 +93,7 @@ class CallsAHandWrittenForward(Unspelled):
 
 
 @dataclass(frozen=True)
-class BindsThenReadsNumbersInALoop(Unspelled):
+class BindsThenReadsNumbersInALoop(FollowsValues, Unspelled):
     """A loop binds a forward's result and reads numbers."""
 
     def found_in(self, index: TreeIndex) -> bool:
@@ -101,7 +101,7 @@ class BindsThenReadsNumbersInALoop(Unspelled):
 
 
 @dataclass(frozen=True)
-class ServesAfterEval(Unspelled):
+class ServesAfterEval(FollowsValues, Unspelled):
     """A serving method (``predict``) in a file that switches to eval mode."""
 
     def found_in(self, index: TreeIndex) -> bool:

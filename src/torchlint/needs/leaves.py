@@ -12,7 +12,7 @@ from torchlint.model.ast_reading import InPlaceWrite, assignment_targets, ast_do
 from torchlint.model.ast_reading import in_place_write, written_by
 from torchlint.model.parameters import LAYER_PARAMETERS, PARAMETER_ATTRS
 from torchlint.model.vocab import PARAMETER_ITERATORS
-from torchlint.needs.shapes import COMPUTES_GRADIENTS, Unspelled
+from torchlint.needs.shapes import COMPUTES_GRADIENTS, FollowsValues, Unspelled
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, own_nodes
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class ImportTimeLeafWrite(Unspelled):
+class ImportTimeLeafWrite(FollowsValues, Unspelled):
     """Code run at import (a script's, a notebook's) makes a leaf and writes in place, or writes
     to what may be a parameter of a model built elsewhere (``model.fc.weight.mul_(0.5)``)."""
 
@@ -29,7 +29,7 @@ class ImportTimeLeafWrite(Unspelled):
 
 
 @dataclass(frozen=True)
-class ImportTimeCodeWrites(Unspelled):
+class ImportTimeCodeWrites(FollowsValues, Unspelled):
     """Import-time code builds a class of the file or calls one of its functions (``model =
     Net()``), and what that runs writes in place to something not plainly a local list."""
 
@@ -38,7 +38,7 @@ class ImportTimeCodeWrites(Unspelled):
 
 
 @dataclass(frozen=True)
-class ForwardWritesSelfParameter(Unspelled):
+class ForwardWritesSelfParameter(FollowsValues, Unspelled):
     """A file with a ``forward`` writes in place to a parameter of ``self`` (``self.w.clamp_()``), or
     a function writes to an argument some call hands such a parameter (``clip_(self.w)``)."""
 
@@ -47,7 +47,7 @@ class ForwardWritesSelfParameter(Unspelled):
 
 
 @dataclass(frozen=True)
-class LeafHandedToAProjectWriter(Unspelled):
+class LeafHandedToAProjectWriter(FollowsValues, Unspelled):
     """A function of another module of the project, handed what may be a leaf, writes that
     parameter in place (its summary's ``may_write_in_place``), called from module-level code or in a
     file that backpropagates."""

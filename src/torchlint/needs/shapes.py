@@ -7,7 +7,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Callable, ClassVar, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from torchlint.model.ast_reading import assignment_targets, ast_dotted, bound_names
 from torchlint.model.vocab import last_name
@@ -22,6 +22,14 @@ _MAX_PICKS = 8  # regexes an alternative's text may become
 class Need:
     """A condition on a file: ``text()`` is what its text must match, ``found_in`` asks the tree."""
 
+    # What asking ``found_in`` costs, in rough units: a syntax shape scans the statements that
+    # spell it (1); a question that follows values through scopes costs about what a rule's
+    # check does (``FollowsValues``). The engine asks the cheapest questions first.
+    cost: ClassVar[int] = 1
+
+    def question_cost(self) -> int:
+        return self.cost
+
     def text(self) -> Tuple[str, ...]:
         """Regexes every one of which matches the code of a file that holds this: () when
         the text cannot tell."""
@@ -35,6 +43,13 @@ class Need:
 
     def __or__(self, other: "Need") -> "Need":
         return AnyOf(self, other)
+
+
+class FollowsValues:
+    """Mixed into a shape whose question follows values through a file's scopes (bindings,
+    reads, calls), where a syntax shape only finds a spelling."""
+
+    cost: ClassVar[int] = 10
 
 
 class Unspelled(Need):
@@ -54,6 +69,9 @@ class _Combined(Need):
     def __init__(self, *needs: Need) -> None:
         flat = tuple(part for need in needs for part in (need.needs if type(need) is type(self) else (need,)))
         object.__setattr__(self, "needs", flat)
+
+    def question_cost(self) -> int:
+        return sum(need.question_cost() for need in self.needs)
 
 
 @dataclass(frozen=True, init=False)
@@ -94,6 +112,8 @@ class AnyOf(_Combined):
 @dataclass(frozen=True)
 class Text(Need):
     pattern: str
+
+    cost: ClassVar[int] = 0  # the text gate's memo holds the answer
 
     def text(self) -> Tuple[str, ...]:
         return (self.pattern,)
@@ -319,7 +339,7 @@ class Indexed(Need):
 
 
 @dataclass(frozen=True)
-class ActivationReachesLoss(Unspelled):
+class ActivationReachesLoss(FollowsValues, Unspelled):
     """A value that went through ``activation`` last (``SOFTMAX``) may reach a loss of kind
     ``loss`` (``"cross_entropy"``): ``tree_gate.activation_may_reach_loss``, the ast reading of
     ``model/activations.py``."""

@@ -16,12 +16,12 @@ from torchlint.model.module_state import LOSS_BASES
 from torchlint.model.vocab import EVAL_FUNCTION_DEF, FORWARD_METHODS, LEAF_WRAPPERS, LOADER_SPELLING, SHAPE_METHODS
 from torchlint.model.vocab import STORE_METHODS, TENSOR_FACTORIES, is_eval_function_name, is_loader_name
 from torchlint.model.vocab import is_loss_name, last_name
-from torchlint.needs.shapes import TRAINS, Call, Defines, Need
+from torchlint.needs.shapes import TRAINS, Call, Defines, FollowsValues, Need
 from torchlint.tree_gate import TreeIndex, all_nodes, called_name, iterable_names, loop_nodes, names_in
 
 
 @dataclass(frozen=True)
-class ResultUsedAsObject(Need):
+class ResultUsedAsObject(FollowsValues, Need):
     """The result of one of ``call``'s calls may be used as a whole pickled object (a module, an
     optimizer, an array): ``loaded_objects.pickled_object_use``'s evidence, asked of Python's tree,
     where it may say yes more often. Called, directly or through a name bound to the result, to an
@@ -65,7 +65,7 @@ def _used_as_object(nodes: List[ast.AST], results: List[ast.Call]) -> bool:
 
 
 @dataclass(frozen=True)
-class RequiresGradForcedOnAResult(Need):
+class RequiresGradForcedOnAResult(FollowsValues, Need):
     """``t.requires_grad = True`` or ``t.requires_grad_()`` (``(True)``) where ``t`` may be a call's
     result: bound earlier in the same scope from a call with an input (not a tensor factory,
     ``torch.zeros(n)``), named like a loss and bound earlier, or the call itself. The tree
@@ -138,7 +138,7 @@ def _may_compute(expr: ast.expr) -> bool:
 
 
 @dataclass(frozen=True)
-class TensorKeptOnContext(Need):
+class TensorKeptOnContext(FollowsValues, Need):
     """A static ``forward`` (a custom ``autograd.Function``'s) that stores on its first argument
     something that may be an argument, a view of one, an output, or a tensor computed from
     them: ``model/tensors.py``'s ``TensorNames`` asked of Python's tree, where it may say yes
@@ -264,7 +264,7 @@ def _views(value: ast.expr, names: set) -> bool:
 
 
 @dataclass(frozen=True)
-class ParametersHandedToAWalker(Need):
+class ParametersHandedToAWalker(FollowsValues, Need):
     """A call hands something built from ``parameters()`` (or a name once bound to it) to a
     function of the file that walks a parameter twice (the summary's ``rewalked``: a helper
     that clips by hand and sees nothing the second time), or to a name from the project's own
@@ -316,7 +316,7 @@ def _to_a_rewalking_function(index: TreeIndex, calls: List[ast.Call]) -> bool:
 
 
 @dataclass(frozen=True)
-class StoresInAnIteration(Need):
+class StoresInAnIteration(FollowsValues, Need):
     """A loop that may keep a value (``xs.append(v)``, ``total += v``, ``d[k] = v``, ``total = total
     + v``) and is an iteration: the file trains, or the loop is in a function named like
     evaluation, or runs over loader-named data. Not a loop of a forward: one call, not a step."""
@@ -336,7 +336,7 @@ class StoresInAnIteration(Need):
 
 
 @dataclass(frozen=True)
-class ForwardAddsToSelf(Need):
+class ForwardAddsToSelf(FollowsValues, Need):
     """A forward runs a method that may add a loss to ``self``: ``module_state.py``'s question,
     asked of methods (functions right in a class body) as the model asks it. The method's class
     is a criterion, or a loss is named where it is kept (``self.losses[k] += v``) or handed on

@@ -81,6 +81,7 @@ class EvalWithoutNoGrad(Rule):
     reports_looks: ClassVar[bool] = False
     # Asked in this order until one holds: the cheap questions that most training files answer
     # yes to first (a quarter less time on the training corpus than the order of the docs).
+    asked_when_parsed = True  # its check costs more than its question where that says no
     needs = Text(_EVALUATION_SPELLED) & (
         EvaluationLoop() | GeneratesInALoop() | BindsThenReadsNumbersInALoop() | ServesAfterEval()
         | SamplesWithRawParameters() | GuardsABackward() | HandsAModelToAnImport() | SwitchesToEvalAndRuns()

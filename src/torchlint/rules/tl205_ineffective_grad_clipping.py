@@ -113,6 +113,7 @@ class IneffectiveGradClipping(Rule):
     torch_programs_only = True
     # A clip, or a ``parameters()`` generator handed to a helper that clips by hand.
     needs = Text("clip_grad") | ParametersHandedToAWalker()
+    asked_when_parsed = True  # its check reads every call's arguments for a parameters generator
 
     docs = """
 ## What it does
