@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import List, Optional, Union
 
 import libcst as cst
-from libcst._nodes.base import CSTNode
+from libcst import CSTNode
 
 PIECE_LINES = 1000
 
