@@ -66,7 +66,7 @@ class Rule:
     # answer, and most rules' checks cost less than their questions on the files those turn
     # down: the engine asks no more questions then, but of a rule whose check costs more
     # there (True: measured by ``bench/gates.py --costs`` on the bench tree or the training
-    # corpus; bench/README.md, "Questions asked until a file is parsed").
+    # corpus; bench/README.md, "Parse unvalidated, questions until a file is parsed").
     asked_when_parsed: ClassVar[bool] = False
     # A function of ``torchlint.text_checks`` asked once the regexes match: a question
     # the text alone answers exactly, so that files it turns down skip Python's parser.
