@@ -19,8 +19,8 @@ Inputs: generated training files of 1,000 and 10,000 lines (bench.py's
 (``bench/training/corpus.json``) under ``--training`` (default
 ``~/.cache/torchlint-bench/training``, which ``bench/training_corpus.py materialise``
 writes; only the files the corpus lists, not the distributed corpus's that share the
-folder; ``--quick``: at most 100 of them, every k-th of the sorted paths). A notebook is linted as the CLI does it
-(``notebook.lint_notebook``, JSON included) and its parse is that of the joined code
+folder; ``--quick``: at most 100 of them, every k-th of the sorted paths). A notebook is
+linted as the CLI does it (``notebook.lint_notebook``, JSON included) and its parse is that of the joined code
 cells torchlint reads (``notebook.module_source``). For the training files: the sums of
 parse and lint times and their ratio, the median per-file ratio and the ten files with
 the highest ratio (of 20 lines or more). A file libcst cannot parse is counted and

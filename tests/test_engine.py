@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 from conftest import FIXTURES, ROOT, run_cli
-from torchlint.engine import lint_source
+from torchlint.engine import _admitted, lint_source
 from torchlint.rule import Rule
 from torchlint.rules import ALL_RULES
 
@@ -403,8 +403,6 @@ def _question(name: str, cost: int, answer: bool, asked: list, when_parsed: bool
 
 
 def test_tree_questions_are_asked_cheapest_first_until_one_admits_the_file():
-    from torchlint.engine import _admitted
-
     asked: list = []
     costly = _question("costly", 40, False, asked)
     cheap_no = _question("cheap_no", 1, False, asked)
@@ -419,8 +417,6 @@ def test_tree_questions_are_asked_cheapest_first_until_one_admits_the_file():
 
 
 def test_a_file_no_question_admits_has_every_question_asked():
-    from torchlint.engine import _admitted
-
     asked: list = []
     rules = [_question(name, cost, False, asked) for name, cost in (("b", 10), ("a", 1), ("c", 40))]
     assert _admitted(rules, None) == []
