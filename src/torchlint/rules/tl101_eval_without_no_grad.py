@@ -79,9 +79,9 @@ class EvalWithoutNoGrad(Rule):
     torch_programs_only = True
     # TL101 reports forwards over evaluation; TL107, its opt-in twin, the ones made for a look.
     reports_looks: ClassVar[bool] = False
+    asked_when_parsed = True  # its check costs more than its question where that says no
     # Asked in this order until one holds: the cheap questions that most training files answer
     # yes to first (a quarter less time on the training corpus than the order of the docs).
-    asked_when_parsed = True  # its check costs more than its question where that says no
     needs = Text(_EVALUATION_SPELLED) & (
         EvaluationLoop() | GeneratesInALoop() | BindsThenReadsNumbersInALoop() | ServesAfterEval()
         | SamplesWithRawParameters() | GuardsABackward() | HandsAModelToAnImport() | SwitchesToEvalAndRuns()

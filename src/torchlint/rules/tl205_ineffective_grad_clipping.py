@@ -111,9 +111,9 @@ class IneffectiveGradClipping(Rule):
                "before optimizer.step()")
     fix_safety = "unsafe"
     torch_programs_only = True
+    asked_when_parsed = True  # its check reads every call's arguments for a parameters generator
     # A clip, or a ``parameters()`` generator handed to a helper that clips by hand.
     needs = Text("clip_grad") | ParametersHandedToAWalker()
-    asked_when_parsed = True  # its check reads every call's arguments for a parameters generator
 
     docs = """
 ## What it does

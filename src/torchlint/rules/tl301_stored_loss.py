@@ -31,10 +31,10 @@ class StoredLoss(Rule):
     )
     fix_safety = "unsafe"
     torch_programs_only = True
+    asked_when_parsed = True  # its check costs more than its question where that says no
     # A store (``xs.append(v)``, ``total += v``, ``d[k] = v``) in an iteration: a loop of code that
     # trains, of a function named like evaluation or over loader-named data; Lightning's
     # training step; or a forward call, once per step (a criterion adding its losses to its state).
-    asked_when_parsed = True  # its check costs more than its question where that says no
     needs = Text(STORE_SPELLING) & (StoresInAnIteration() | TRAINING_STEP | ForwardAddsToSelf())
 
     docs = """

@@ -257,9 +257,9 @@ class RetainGraphInLoop(Rule):
     )
     fix_safety = "unsafe"
     torch_programs_only = True
+    asked_when_parsed = True  # its check costs more than its question where that says no
     # retain_graph=True, or a loop calling a function imported from another module of the
     # project (which may retain it) in a file that trains, or handing it an optimizer.
-    asked_when_parsed = True  # its check costs more than its question where that says no
     needs = (Text(r"retain_graph\s*=\s*True") | (TRAINS & LoopCallsImported())
              | LoopCallsImported(handing=is_optimizer_name, spelled=OPTIMIZER_WORD))
     docs = """

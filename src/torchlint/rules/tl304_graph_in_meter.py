@@ -27,8 +27,8 @@ class GraphInMeter(Rule):
     )
     fix_safety = "safe"
     torch_programs_only = True
-    # A meter class that adds to its own state, called once per training or data iteration.
     asked_when_parsed = True  # its check costs more than its question where that says no
+    # A meter class that adds to its own state, called once per training or data iteration.
     needs = (Text(r"class\s") & Text(r"self\.[\w.]+\s*[-+*]=|self\.[\w.]+\s*=[^=\n]*self\.|"
                                    r"self\.[\w.]+\.(?:%s)\(" % "|".join(sorted(CONTAINER_METHODS)))
              & (TRAINS | LoopOver(is_loader_name, LOADER_SPELLING)))

@@ -204,10 +204,10 @@ class InplaceOnLeaf(Rule):
         "under `with torch.no_grad():` (or on a copy)"
     )
     torch_programs_only = True
+    asked_when_parsed = True  # its check costs more than its question where that says no
     # A leaf and an in-place write, spelled; then code whose grad mode is known to write: module-level
     # code, functions that compute gradients, a model's forward, and what import-time code reaches
     # (``model = Net()`` runs ``Net.__init__``), or a project helper handed a leaf.
-    asked_when_parsed = True  # its check costs more than its question where that says no
     needs = (Text(r"requires_grad|Parameter\(|parameters\(\)|\.weight\b|\.bias\b")
              & Text(r"_\(|\+=|-=|\*=|/=|\]\s*=[^=]")
              & (COMPUTES_GRADIENTS | ImportTimeLeafWrite() | ImportTimeCodeWrites() | ForwardWritesSelfParameter()
