@@ -510,8 +510,8 @@ def _retained_last(backwards: List[Tuple[CallSite, bool]], params: frozenset,
     func = call.node.func
     if in_loop or not isinstance(func, cst.Attribute) or func.attr.value != "backward":
         return set()
-    if literal_bool(keyword(call.node, "retain_graph")) is not True or not isinstance(
-            keyword(call.node, "retain_graph"), cst.Name):
+    retain = keyword(call.node, "retain_graph")
+    if literal_bool(retain) is not True or not isinstance(retain, cst.Name):
         return set()
     create = keyword(call.node, "create_graph")
     if create is not None and not _false(create):
