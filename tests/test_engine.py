@@ -421,3 +421,16 @@ def test_a_file_no_question_admits_has_every_question_asked():
     rules = [_question(name, cost, False, asked) for name, cost in (("b", 10), ("a", 1), ("c", 40))]
     assert _admitted(rules, None) == []
     assert asked == ["a", "b", "c"]
+
+
+def test_an_internal_error_is_reported_on_one_line_however_long_its_message():
+    """libcst's KeyError names a node, whose repr is its whole subtree: the report keeps a line of it."""
+    import libcst as cst
+
+    from torchlint.diagnostic import error_summary
+
+    node = cst.parse_module("for x in y:\n" + "    z = x\n" * 2000).body[0]
+    summary = error_summary(KeyError(node))
+    assert summary.startswith("KeyError: For(") and summary.endswith(" ...")
+    assert "\n" not in summary and len(summary) < 250
+    assert error_summary(RuntimeError("boom")) == "RuntimeError: boom"  # a short message whole

@@ -528,6 +528,56 @@ def test_ctrl_c_during_fix_leaves_every_file_old_or_new(tmp_path):
     assert not [p for p in tree.iterdir() if p.name.startswith(".torchlint-")]  # no temp file left
 
 
+def _ctrl_c_in_position_codegen(monkeypatch, at_token: int) -> None:
+    """Ctrl-C as it lands in libcst's position codegen: KeyboardInterrupt on the ``at_token``-th token.
+    libcst's position ``finally`` then fails with a KeyError that hides the interrupt."""
+    from libcst.metadata import position_provider
+
+    state = position_provider.WhitespaceInclusivePositionProvidingCodegenState
+    add_token, tokens = state.add_token, iter(range(10**9))
+
+    def interrupted(self, value: str) -> None:
+        if next(tokens) == at_token:
+            raise KeyboardInterrupt
+        add_token(self, value)
+
+    monkeypatch.setattr(state, "add_token", interrupted)
+
+
+def test_ctrl_c_hidden_by_libcst_while_fixing_still_stops_the_fix(monkeypatch):
+    """The race behind a flaky Ctrl-C test: the fix reported "internal error: KeyError" and went on."""
+    from torchlint import fix_files
+    from torchlint.fixer import allowed_fixes
+    from torchlint.rules import ALL_RULES
+
+    _ctrl_c_in_position_codegen(monkeypatch, at_token=40)
+    with pytest.raises(KeyboardInterrupt):
+        fix_files.fix_data("x.py", STORED.encode(), LintRequest.for_rules(ALL_RULES), allowed_fixes(True))
+
+
+def test_ctrl_c_hidden_by_libcst_while_checking_exits_130(tmp_path, monkeypatch, capsys):
+    from torchlint.cli import main
+
+    _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    _ctrl_c_in_position_codegen(monkeypatch, at_token=3)  # inside the finding's statement: the KeyError case
+    assert main(["check", "--no-cache", "--jobs", "1", "bad.py"]) == 130
+    assert "KeyError" not in capsys.readouterr().err
+
+
+def test_an_error_with_no_interrupt_behind_it_is_left_alone():
+    from torchlint.safe_io import raise_hidden_interrupt
+
+    try:
+        try:
+            raise ValueError("first")
+        except ValueError as first:
+            raise KeyError("second") from first
+    except KeyError as exc:
+        exc.__context__.__context__ = exc  # a cycle: the walk must still end
+        raise_hidden_interrupt(exc)  # nothing to raise
+
+
 def test_gate_checks_do_not_run_away_on_comment_and_bracket_runs(tmp_path):
     """A text check whose comments could end anywhere tried every split of a notebook's
     ``#####`` separator line after a ``.data``: hours for one file. run_cli's timeout turns

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from torchlint import __version__
+from torchlint.safe_io import interrupts_unhidden
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_BROKEN_PIPE = 128 + 13  # SIGPIPE's number: what a shell shows for `cat big | head -1`
@@ -166,7 +167,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         for signum in _STOPPING:
             signal.signal(signum, _on_stop_signal)
     try:
-        code = _command(args, parser)
+        with interrupts_unhidden():  # Ctrl-C inside libcst's codegen can come out as a KeyError
+            code = _command(args, parser)
         sys.stdout.flush()  # here, not at exit: a reader gone is known before the code is returned
         return code
     except BrokenPipeError:  # `torchlint check | head -1`

@@ -82,6 +82,14 @@ class FileError:
     internal: bool = False
 
 
+def error_summary(exc: BaseException, limit: int = 200) -> str:
+    """``Type: message`` on one line, for a report of a bug of ours: libcst's KeyError names
+    its key, a node whose repr is its whole subtree, thousands of lines for one loop."""
+    lines = str(exc).strip().splitlines() or [""]
+    text = lines[0] if len(lines) == 1 and len(lines[0]) <= limit else lines[0][:limit].rstrip() + " ..."
+    return f"{type(exc).__name__}: {text}"
+
+
 @dataclass
 class FileResult:
     path: str

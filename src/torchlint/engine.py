@@ -14,12 +14,13 @@ from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Op
 import libcst as cst
 
 from torchlint.cst_parse import PieceCache, cut_lines, parse_module
-from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult
+from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult, error_summary
 from torchlint.model import FileModel
 from torchlint.noqa import answered_codes, comment_texts, file_exemption, suppressed, unused_codes
 from torchlint.noqa import with_codes_replaced, without_codes
 from torchlint.positions import RangeMemo, StatementStarts, node_positions, statement_starts
 from torchlint.rule import Finding, Fix, Rule
+from torchlint.safe_io import raise_hidden_interrupt
 from torchlint.source import byte_position, decode, python_parse
 from torchlint.torch_version import TorchVersion
 from torchlint.tree_gate import TreeIndex
@@ -277,7 +278,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
     except RecursionError:
         return [], [FileError(path, "nesting too deep to analyse; file skipped")]
     except Exception as exc:  # a bug of ours: say so, keep the run going
-        return [], [FileError(path, f"internal error building the model: {exc!r}", internal=True)]
+        raise_hidden_interrupt(exc)
+        return [], [FileError(path, f"internal error building the model: {error_summary(exc)}", internal=True)]
     if any(rule.torch_programs_only for rule in rules) and (not file_model.is_torch_code or file_model.is_test_file):
         rules = [rule for rule in rules if not rule.torch_programs_only]
     findings: List[Finding] = []
@@ -286,7 +288,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
         try:
             findings.extend(rule().check(file_model))
         except Exception as exc:
-            message = f"internal error in {rule.code} ({rule.name}): {type(exc).__name__}: {exc}"
+            raise_hidden_interrupt(exc)
+            message = f"internal error in {rule.code} ({rule.name}): {error_summary(exc)}"
             errors.append(FileError(path, message, internal=True))
     if file_model.dead_suites:
         findings = _live(findings, file_model)

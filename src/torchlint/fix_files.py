@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 from torchlint.codes import NOQA_CHECKS
+from torchlint.diagnostic import error_summary
 from torchlint.fixer import FixOutcome, allowed_fixes, fix_text
-from torchlint.safe_io import FolderNotWritable, read_regular, signals_deferred, temporary_file
+from torchlint.safe_io import FolderNotWritable, raise_hidden_interrupt, read_regular, signals_deferred, temporary_file
 from torchlint.request import LintRequest
 
 
@@ -141,7 +142,8 @@ def fix_data(path: str, data: bytes, request: LintRequest, allowed: Iterable[str
     try:
         outcome = fix_text(text, path, request, allowed)
     except Exception as exc:  # a bug of ours: the file stays as it was
-        result.error = f"internal error while fixing: {type(exc).__name__}: {exc}"
+        raise_hidden_interrupt(exc)
+        result.error = f"internal error while fixing: {error_summary(exc)}"
         return result
     result.outcome = outcome
     if outcome.text is not None:
@@ -170,7 +172,8 @@ def fix_notebook(path: str, data: bytes, request: LintRequest, allowed: Iterable
     except notebook.NotebookError as exc:
         result.error = f"notebook not fixed: {exc}"
     except Exception as exc:  # a bug of ours: the file stays as it was
-        result.error = f"internal error while fixing: {type(exc).__name__}: {exc}"
+        raise_hidden_interrupt(exc)
+        result.error = f"internal error while fixing: {error_summary(exc)}"
     return result
 
 

@@ -32,6 +32,7 @@ from torchlint.diagnostic import allowed_fixes  # noqa: F401 (callers import it 
 from torchlint.edits import FixError, add_imports, apply_edits, parents_of
 from torchlint.engine import lint_module, with_room
 from torchlint.request import LintRequest
+from torchlint.safe_io import raise_hidden_interrupt
 
 MAX_PASSES = 10
 
@@ -222,7 +223,8 @@ def _verify(module, before, batch, checking: _Checking):
     if any(nodes for nodes in inserted):
         try:
             positions = node_positions(new_module, [n for nodes in inserted for n in nodes])
-        except Exception:  # a node shared twice: positions are only a check, counts still hold
+        except Exception as exc:  # a node shared twice: positions are only a check, counts still hold
+            raise_hidden_interrupt(exc)
             positions = {}
         for d, nodes in zip(batch, inserted):
             spans = [positions[id(n)] for n in nodes if id(n) in positions]

@@ -4,7 +4,8 @@ A FIFO named ``.gitignore`` or ``requirements.txt`` would block a plain ``open()
 forever, and a link to ``/dev/zero`` would fill memory: files are read only when
 they are regular, up to a size limit (``read_regular``). A temporary file written
 beside another exists only while the signals that end a run wait
-(``temporary_file``), so none outlives Ctrl-C, SIGTERM or SIGHUP.
+(``temporary_file``), so none outlives Ctrl-C, SIGTERM or SIGHUP; and Ctrl-C is not lost
+when a library's cleanup turns it into another error (``raise_hidden_interrupt``).
 """
 from __future__ import annotations
 
@@ -88,6 +89,35 @@ class signals_deferred:
         self._restore()
         for signum in dict.fromkeys(self._caught):  # each once: its own handler now acts
             signal.raise_signal(signum)
+
+
+def raise_hidden_interrupt(exc: BaseException) -> None:
+    """Raise the KeyboardInterrupt behind ``exc``, if one is in its chain; otherwise nothing.
+
+    For the handlers that report a bug of ours and go on: libcst computes a node's
+    position in a ``finally`` that fails (KeyError) when Ctrl-C cut the codegen it wraps
+    short, so the interrupt reaches them dressed as an ordinary error and the run would
+    carry on with the user's Ctrl-C lost."""
+    seen = set()
+    pending = [exc.__cause__, exc.__context__]
+    while pending:
+        behind = pending.pop()
+        if behind is None or id(behind) in seen:
+            continue
+        if isinstance(behind, KeyboardInterrupt):
+            raise behind
+        seen.add(id(behind))
+        pending += [behind.__cause__, behind.__context__]
+
+
+@contextmanager
+def interrupts_unhidden() -> Iterator[None]:
+    """A block whose error is raised as the KeyboardInterrupt behind it, if there is one."""
+    try:
+        yield
+    except Exception as exc:
+        raise_hidden_interrupt(exc)
+        raise
 
 
 class FolderNotWritable(PermissionError):
