@@ -617,3 +617,31 @@ def test_hand_written_forwards_need_a_function_over_trained_tensors(source, expe
     from torchlint.needs.evaluation import _calls_hand_written_forward
 
     assert _calls_hand_written_forward(facts(source)) is expected
+
+
+def test_the_gates_walk_every_node_but_operators_and_contexts():
+    """``all_nodes`` and ``own_nodes`` skip ``Load``/``Store`` and operators (a third of a tree),
+    which every question reads off their owner; nothing else may go missing."""
+    from torchlint.tree_gate import all_nodes, own_nodes
+
+    source = textwrap.dedent("""
+        import torch as t
+        class Net(t.nn.Module):
+            w = t.zeros(3) @ t.ones(3)
+            def forward(self, x, *rest, k=1, **kw):
+                return [-x[i] for i in range(k) if not i <= 2 and x is not None]
+        with t.no_grad() as g:
+            y: int = f"{Net()(1)!r:>4}" or (lambda a: a)(2)
+            del y
+        try:
+            pass
+        except ValueError as e:
+            raise
+    """)
+    tree = ast.parse(source)
+    skipped = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+    expected = {id(n) for n in ast.walk(tree) if not isinstance(n, skipped)}
+    assert {id(n) for n in all_nodes(tree)} == expected
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
+    inside = {id(n) for f in functions for n in ast.walk(f) if n is not f}
+    assert {id(n) for n in own_nodes(tree.body)} == expected - inside - {id(tree)} - {id(f) for f in functions}
