@@ -204,10 +204,11 @@ def cell_source(data: bytes, number: int) -> str:
 # -- IPython syntax ----------------------------------------------------------
 
 def _is_magic(stripped: str) -> bool:
+    # Each pattern needs its character: a line without one skips the regex (most lines).
     return (
         stripped.startswith(("%", "!"))
-        or bool(_HELP.match(stripped))
-        or bool(_ASSIGNED_MAGIC.match(stripped))
+        or ("?" in stripped and bool(_HELP.match(stripped)))
+        or (("%" in stripped or "!" in stripped) and bool(_ASSIGNED_MAGIC.match(stripped)))
     )
 
 
