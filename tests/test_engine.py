@@ -6,7 +6,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, ROOT, STORED_LOSS, run_cli
 from torchlint.engine import _admitted, lint_source
 from torchlint.rule import Rule
 from torchlint.rules import ALL_RULES
@@ -434,3 +434,27 @@ def test_an_internal_error_is_reported_on_one_line_however_long_its_message():
     assert summary.startswith("KeyError: For(") and summary.endswith(" ...")
     assert "\n" not in summary and len(summary) < 250
     assert error_summary(RuntimeError("boom")) == "RuntimeError: boom"  # a short message whole
+
+
+def test_a_lint_leaves_its_tree_to_reference_counting_not_to_the_cyclic_collector():
+    """The model's cycles (call site <-> scope, analyses holding the model) are broken when the
+    lint is done: otherwise the collector traces every node of the tree before freeing it."""
+    import gc
+
+    import libcst as cst
+
+    source = STORED_LOSS.format(suffix="") + "\n\nclass Net:\n    def forward(self, x):\n        return self.fc(x)\n"
+    lint_source(source, "x.py", ALL_RULES)  # imports and first-use caches out of the way
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        result = lint_source(source, "x.py", ALL_RULES)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, cst.CSTNode) or type(o).__name__ in ("FileModel", "Scope")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert [d.code for d in result.diagnostics] == ["TL301"]
+    assert left == []

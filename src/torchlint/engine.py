@@ -306,6 +306,7 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
         diagnostics = _noqa_checked(diagnostics, source, path, apply_noqa, noqa_checks,
                                     module if keep_edits else None)
     diagnostics.sort()
+    file_model.release()  # its tree goes now, not when the cyclic collector next runs
     return diagnostics, errors
 
 
