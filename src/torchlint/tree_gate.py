@@ -432,8 +432,7 @@ _CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
 
 
 def _child_fields(node: ast.AST) -> Tuple[str, ...]:
-    """The fields of ``node``'s type that may hold nodes; kept per type (a type without
-    any, ``Pass``, comes here each time: nothing to read then anyway)."""
+    """The fields of ``node``'s type that may hold nodes, kept per type."""
     names = _CHILD_FIELDS[type(node)] = tuple(name for name in node._fields if name not in _NOT_CHILDREN)
     return names
 
@@ -449,7 +448,8 @@ def own_nodes(nodes) -> Iterator[ast.AST]:
         yield node
         # ``ast.iter_child_nodes``'s order, without its two generators per node: the
         # gates walk most nodes of a training file, and this loop is most of their time.
-        for name in child_fields(type(node)) or _child_fields(node):
+        names = child_fields(type(node))
+        for name in _child_fields(node) if names is None else names:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for child in value:
@@ -468,7 +468,8 @@ def all_nodes(node: ast.AST) -> List[ast.AST]:
     while todo:
         node = pop()
         keep(node)
-        for name in child_fields(type(node)) or _child_fields(node):
+        names = child_fields(type(node))
+        for name in _child_fields(node) if names is None else names:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for child in value:
