@@ -157,8 +157,9 @@ class FileModel:
         """Break the model's reference cycles once a lint is done with it: a call site, an
         assignment, a return and a loop point at their scope and the scope at them, and
         analyses in the memo hold the model. Broken, the model and its tree go by reference
-        counting as the lint returns; left, the cyclic collector traces every node of the
-        tree first (a tenth of a training file's lint). The model answers nothing after."""
+        counting as the lint returns; left, the cyclic collector traced every node of the
+        tree first (a tenth of the training corpus's lint, in process). The model answers
+        nothing after."""
         self._memo.clear()
         for scope in self.scopes:
             scope.calls, scope.assignments, scope.returns, scope.loops = [], [], [], []
