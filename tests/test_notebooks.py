@@ -160,6 +160,7 @@ def test_directories_are_walked_for_notebooks(project, capsys):
 @pytest.mark.parametrize("name, text, finding", [
     ("bad_json.ipynb", '{"cells": [', "bad_json.ipynb:1:12: TL001 not a valid notebook: invalid JSON at line 1 column 12"),
     ("empty.ipynb", "", "empty.ipynb:1:1: TL001 not a valid notebook: the file is empty"),
+    ("blank.ipynb", " \n\t\n", "blank.ipynb:1:1: TL001 not a valid notebook: the file is empty"),
     ("list.ipynb", "[]", "list.ipynb:1:1: TL001 not a valid notebook: the JSON is not an object"),
     ("no_cells.ipynb", '{"metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "TL001 not a valid notebook: no 'cells' list"),
     ("bad_source.ipynb", dumps([{"cell_type": "code", "metadata": {}, "outputs": [], "source": 3}]),

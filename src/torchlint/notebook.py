@@ -98,7 +98,7 @@ def load(data: bytes) -> dict:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise NotebookError(f"not a valid notebook: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    if not text.strip():
+    if not text or text.isspace():  # not ``strip()``: a copy of megabytes of outputs
         raise NotebookError("not a valid notebook: the file is empty")
     try:
         nb = json.loads(text)
