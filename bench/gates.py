@@ -57,7 +57,7 @@ def count(tree: Path, every_rule: bool = False) -> dict:
 
 
 def _sources(tree: Path):
-    """(path, code) of every ``.py`` file and notebook under ``tree`` that parses."""
+    """(path, code, Python's tree of it) of every ``.py`` file and notebook under ``tree`` that parses."""
     from torchlint import notebook
 
     for path in sorted(p for p in tree.rglob("*") if p.suffix in (".py", ".ipynb")):
@@ -65,10 +65,10 @@ def _sources(tree: Path):
             data = path.read_bytes()
             code = notebook.module_source(notebook.code_cells(notebook.load(data))) \
                 if path.suffix == ".ipynb" else data.decode("utf-8")
-            ast.parse(code)
+            module = ast.parse(code)
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # a broken notebook is a ValueError too
-        yield path, code
+        yield path, code, module
 
 
 def costs(tree: Path, every_rule: bool = False) -> str:
@@ -83,8 +83,8 @@ def costs(tree: Path, every_rule: bool = False) -> str:
 
     rules = [rule for rule in ALL_RULES if every_rule or rule.default]
     question, check, declined = Counter(), Counter(), Counter()
-    for path, code in _sources(tree):
-        index = TreeIndex(ast.parse(code), code, None, str(path))
+    for path, code, module in _sources(tree):
+        index = TreeIndex(module, code, None, str(path))
         text = index.code_text()
         answers, spent = {}, {}
         for rule in rules:
