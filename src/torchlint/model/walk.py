@@ -58,8 +58,8 @@ def walk(node: cst.CSTNode, enter: Callable, leave: Callable) -> None:
     """Call ``enter(n)`` and ``leave(n)`` around every syntax node under ``node``, in source order."""
     enter(node)
     kind = type(node)
-    names = _CHILD_FIELDS.get(kind) or _child_fields(kind)
-    for name in names:
+    names = _CHILD_FIELDS.get(kind)
+    for name in _child_fields(kind) if names is None else names:
         value = getattr(node, name)
         found = _KINDS.get(type(value)) or _kind(value)
         if found == _NODE:
@@ -76,7 +76,8 @@ def children(node: cst.CSTNode) -> list:
     without the rebuild, whitespace and punctuation)."""
     kind = type(node)
     out = []
-    for name in _CHILD_FIELDS.get(kind) or _child_fields(kind):
+    names = _CHILD_FIELDS.get(kind)
+    for name in _child_fields(kind) if names is None else names:
         value = getattr(node, name)
         found = _KINDS.get(type(value)) or _kind(value)
         if found == _NODE:
