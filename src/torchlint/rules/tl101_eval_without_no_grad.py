@@ -1145,26 +1145,34 @@ def _acts_with_a_model_of_the_file(file_model: FileModel, scope: Scope, call: Ca
     ``mu, mu_target = MuNet(), MuNet()`` in the same function (the file's other ``mu``, a
     parameter or a local of ``forward``, keeps the roles from calling every ``mu`` a model).
     The methods run must keep no graph on their object and compute no gradient."""
-    if call.callee is None or not bound_then_read_as_numbers(file_model, call):
+    # the methods are told from the file's classes, cheaply; the output's reads, which walk
+    # the statements after the call, only then
+    methods = _methods_run(file_model, scope, call)
+    if not methods or not bound_then_read_as_numbers(file_model, call):
         return False
-    methods: List[Scope] = []
-    if "." not in call.callee:
-        for cls in _classes_built_here(file_model, scope, call.callee):
-            forward = file_model.methods.get((cls, "forward"))
-            if forward is None:
-                return False  # a forward inherited or built elsewhere: what it keeps is out of sight
-            methods.append(forward)
-    elif file_model.is_submodule_forward(call) and call.receiver != "self" and call.method is not None:
-        methods = [m for (cls, name), m in file_model.methods.items() if name == call.method
-                   and (file_model.is_module_class(cls) or cls in file_model.roles.model_classes)]
-        if not all(_runs_layers(file_model, m, set()) for m in methods):
-            return False
-    else:
-        return False
-    return bool(methods) and all(
+    return all(
         not _keeps_graph(file_model, m) and not any(
             file_model.computes_gradients(c) or file_model.stepped_optimizer(c) for c in file_model.reachable_calls(m))
         for m in methods)
+
+
+def _methods_run(file_model: FileModel, scope: Scope, call: CallSite) -> List[Scope]:
+    """The methods of this file's model classes that ``call`` runs (none when one is out of sight)."""
+    if call.callee is None:
+        return []
+    if "." not in call.callee:
+        methods = []
+        for cls in _classes_built_here(file_model, scope, call.callee):
+            forward = file_model.methods.get((cls, "forward"))
+            if forward is None:
+                return []  # a forward inherited or built elsewhere: what it keeps is out of sight
+            methods.append(forward)
+        return methods
+    if not file_model.is_submodule_forward(call) or call.receiver == "self" or call.method is None:
+        return []
+    methods = [m for (cls, name), m in file_model.methods.items() if name == call.method
+               and (file_model.is_module_class(cls) or cls in file_model.roles.model_classes)]
+    return methods if all(_runs_layers(file_model, m, set()) for m in methods) else []
 
 
 def _classes_built_here(file_model: FileModel, scope: Scope, name: str) -> Set[str]:
