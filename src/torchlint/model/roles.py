@@ -56,6 +56,10 @@ class Roles:
         self.model_classes = _model_classes(file_model)
         self.models: set = set()
         self.criteria: set = set()
+        # Each pass judges again only what read these sets: a decision made without a
+        # lookup in them (most bindings: ``x = torch.zeros(3)``) is the same on every pass.
+        self._lookups = 0  # lookups in the sets by ``builds_model`` and ``builds_criterion``
+        self._settled: set = set()  # binding paths and (scope id, parameter index) decided for good
         for _ in range(3):  # a model built from a model (``net = DDP(model)``) may come first
             before = (len(self.models), len(self.criteria))
             self._bind_assignments()
@@ -66,7 +70,10 @@ class Roles:
     # -- what an expression builds -------------------------------------
     def builds_model(self, node: Optional[cst.BaseExpression]) -> bool:
         if not isinstance(node, cst.Call):
-            return dotted(node) in self.models if node is not None else False
+            if node is None:
+                return False
+            self._lookups += 1
+            return dotted(node) in self.models
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
             return self.builds_model(node.func.value)  # ``Net().to(device)``: the callee is no dotted name
         callee = dotted(node.func)
@@ -89,7 +96,10 @@ class Roles:
 
     def builds_criterion(self, node: Optional[cst.BaseExpression]) -> bool:
         if not isinstance(node, cst.Call):
-            return dotted(node) in self.criteria if node is not None else False
+            if node is None:
+                return False
+            self._lookups += 1
+            return dotted(node) in self.criteria
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _MOVES:
             return self.builds_criterion(node.func.value)  # ``nn.MSELoss().to(device)``
         callee = dotted(node.func)
@@ -131,10 +141,15 @@ class Roles:
         """A name holds a model (criterion) when every binding of it in the file builds one:
         ``attention = Attention(...)`` rebound by ``..., attention = translate(...)`` is not."""
         for path, values in self._bindings.items():
+            if path in self._settled:
+                continue
+            lookups = self._lookups
             if all(value is not None and self.builds_criterion(value) for value in values):
                 self.criteria.add(path)
             elif all(value is not None and self.builds_model(value) for value in values):
                 self.models.add(path)
+            if self._lookups == lookups:
+                self._settled.add(path)
 
     @property
     def _bindings(self) -> Dict[str, List[Optional[cst.BaseExpression]]]:
@@ -175,13 +190,19 @@ class Roles:
         holds one: ``evaluate(net, loader)`` makes ``evaluate``'s first parameter a model."""
         for scope, calls in self.file_model.callers.items():
             for index, param in enumerate(p for p in scope.params if p not in ("self", "cls")):
-                passed = [_argument(call.node, index, param) for call in calls]
-                if not passed or any(arg is None for arg in passed):
+                key = (id(scope), index)
+                if key in self._settled:
                     continue
-                if all(self.builds_criterion(arg) for arg in passed):
+                passed = [_argument(call.node, index, param) for call in calls]
+                lookups = self._lookups
+                if not passed or any(arg is None for arg in passed):
+                    pass
+                elif all(self.builds_criterion(arg) for arg in passed):
                     self.criteria.add(param)
                 elif all(self.builds_model(arg) for arg in passed):
                     self.models.add(param)
+                if self._lookups == lookups:
+                    self._settled.add(key)
 
 
 def _argument(call: cst.Call, index: int, name: str) -> Optional[cst.BaseExpression]:
