@@ -265,6 +265,15 @@ class ProjectView:
         self.index = index
         self.path = path
         self.consulted: Dict[str, Tuple[int, int]] = {}  # what a cached result depends on
+        # ``module_file``'s answers for this file's questions: ``nn.Linear``, ``nn.Conv2d`` and
+        # ``nn.ReLU`` each ask where ``torch.nn`` is (six paths tried, none of the project's)
+        self._files: Dict[Tuple[str, int, Path], Optional[Path]] = {}
+
+    def _module_file(self, module: str, level: int, importer: Path) -> Optional[Path]:
+        key = (module, level, importer)
+        if key not in self._files:
+            self._files[key] = self.index.module_file(module, level, importer)
+        return self._files[key]
 
     def kind_of(self, module: str, level: int, name: str) -> Optional[str]:
         """``"model"``, ``"loss"`` (a loss class or function) or None, for ``name`` of
@@ -334,7 +343,7 @@ class ProjectView:
         ResNet`` in ``__init__``) at most ``hops`` times; each module read is recorded
         in ``consulted``. None when the trail leaves the project or ends undefined."""
         while hops > 0:
-            target = self.index.module_file(module, level, importer)
+            target = self._module_file(module, level, importer)
             if target is None:  # ``from package import module`` then ``module.Name``: a module
                 return None
             stamp, summary = self.index.stamped_summary(target)
