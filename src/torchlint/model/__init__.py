@@ -255,7 +255,7 @@ class FileModel:
     # Forward passes and losses (``forwards.py``).
     wrapper_instances = memoized_property(forwards.wrapper_instances)
     is_module_class = forwards.is_module_class
-    forward_target = forwards.forward_target
+    forward_target = memoized(forwards.forward_target)  # asked of most calls by several rules
     is_forward = forwards.is_forward
     is_submodule_forward = forwards.is_submodule_forward
     is_loss_call = forwards.is_loss_call

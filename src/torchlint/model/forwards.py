@@ -68,7 +68,7 @@ def forward_target(file_model: FileModel, call: CallSite) -> Optional[str]:
 
 
 def is_forward(file_model: FileModel, call: CallSite, models: Iterable[str] = ()) -> bool:
-    target = forward_target(file_model, call)
+    target = file_model.forward_target(call)
     if target is None or (target != "self" and file_model.resolve(call) is not None):
         return False  # knn_classifier(...) defined in this file is a function, not a model
     if target == "self" or target in models or target in file_model.roles.models:
