@@ -390,7 +390,7 @@ def parameters_generator_binding(file_model: FileModel, call: CallSite) -> Optio
     is given last got before the clip, in the clip's scope; None otherwise."""
     arg = clipped_parameters(call)
     path = dotted(arg) if arg is not None else None
-    if path is None or _defines_parameters(file_model):
+    if path is None or file_model.derived(_defines_parameters):
         return None
     bindings = [a for a in call.scope.assignments if a.order < call.order and path in map(dotted, a.targets)]
     if not bindings or not _is_parameters_generator(file_model, bindings[-1]):
@@ -524,7 +524,7 @@ def _positional_name(args: Sequence[cst.Arg], arg: cst.Arg, names: Tuple[str, ..
 def _one_shot_parameters(file_model: FileModel, call: CallSite, value: cst.BaseExpression) -> bool:
     """``model.parameters()``, ``chain(a.parameters(), b.parameters())``, or a name whose last
     binding before ``call`` is one (and no class of this file defines its own ``parameters``)."""
-    if _defines_parameters(file_model):
+    if file_model.derived(_defines_parameters):
         return False
     if _parameters_iterator(file_model, value):
         return True
