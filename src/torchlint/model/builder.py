@@ -86,7 +86,10 @@ class ModelBuilder:
                 self.dead_depth += 1
             return
         kind = type(node)
-        if _is_statement(kind):
+        statement = _IS_STATEMENT.get(kind)  # ``_is_statement``, its call spared at every node
+        if statement is None:
+            statement = _is_statement(kind)
+        if statement:
             self.blocks[-1][1] += 1
             self.stmt, self.stmt_index = node, self.blocks[-1][1]
         elif kind in _BLOCKS:
@@ -180,11 +183,12 @@ class ModelBuilder:
     def visit_call(self, node: cst.Call) -> None:
         callee = dotted(node.func)
         method = receiver = None
-        if isinstance(node.func, cst.Attribute):
-            method = node.func.attr.value
-            receiver = dotted(node.func.value)
-        elif isinstance(node.func, cst.Name):
-            method = node.func.value
+        func = node.func
+        if type(func) is cst.Attribute:  # not ``isinstance``: see ``expr.dotted``
+            method = func.attr.value
+            receiver = dotted(func.value)
+        elif type(func) is cst.Name:
+            method = func.value
         call = CallSite(node, self._site(), callee, method, receiver)
         self.scope.calls.append(call)
         self.file_model.calls.append(call)

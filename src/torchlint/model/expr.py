@@ -96,7 +96,7 @@ def referenced_paths(node: cst.CSTNode) -> Iterator[str]:
         if path is not None:
             yield path
             continue
-        if isinstance(cur, cst.Attribute):
+        if type(cur) is cst.Attribute:  # not ``isinstance``: see ``dotted``
             stack.append(cur.value)
         else:
             stack.extend(children(cur))
@@ -142,10 +142,12 @@ def bound_values(target: cst.BaseExpression,
 
 def bound_paths(target: cst.BaseExpression) -> Iterator[str]:
     """Names an assignment target rebinds: ``a``, ``self.b`` in ``a, self.b = ...`` (not ``d[k]``)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
+    # ``type() is``, as in ``dotted``: most targets are names, which ``isinstance`` against
+    # three ABCs would turn down in Python
+    if type(target) is cst.Tuple or type(target) is cst.List:
         for el in target.elements:
             yield from bound_paths(el.value)
-    elif isinstance(target, cst.StarredElement):
+    elif type(target) is cst.StarredElement:
         yield from bound_paths(target.value)
     else:
         path = dotted(target)

@@ -197,7 +197,7 @@ class _Unbound(enum.Enum):
 
 def _value_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression],
                path: str) -> Union[cst.BaseExpression, None, _Unbound]:
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) is cst.Tuple or type(target) is cst.List:  # not ``isinstance``: see ``expr.dotted``
         pairs = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
         for i, el in enumerate(target.elements):
             if path in bound_paths(el.value):

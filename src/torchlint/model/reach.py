@@ -59,7 +59,7 @@ def wrapped_calls(file_model: FileModel) -> Dict[Scope, List[GradMode]]:
     out: Dict[Scope, List[GradMode]] = defaultdict(list)
     for call in file_model.calls:
         wrapper = call.node.func
-        if not isinstance(wrapper, cst.Call) or len(wrapper.args) != 1 or not isinstance(wrapper.func, cst.Call):
+        if type(wrapper) is not cst.Call or len(wrapper.args) != 1 or type(wrapper.func) is not cst.Call:
             continue
         mode = classify(wrapper.func)
         name = dotted(wrapper.args[0].value)

@@ -131,14 +131,15 @@ class Taint:
         return self._tainted(expr, names)
 
     def _bind(self, target: cst.BaseExpression, tainted: bool, current: set) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        # ``type() is``, as ``expr.dotted`` tests: most targets are names
+        if type(target) is cst.Tuple or type(target) is cst.List:
             for el in target.elements:
                 self._bind(el.value, tainted, current)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self._bind(target.value, tainted, current)
             return
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             path = dotted(target.value)  # d[k] = loss: d now holds a graph
             if path and tainted:
                 current.add(path)
