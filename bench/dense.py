@@ -2,7 +2,7 @@
 """Issue 30's speed target on dense training code, measured: one file's in-process lint
 takes at most 1.3x the libcst parse of the same file.
 
-    python bench/dense.py [--quick] [--training DIR] [--json OUT] [--repeat N]
+    python bench/dense.py [--quick] [--training DIR] [--json OUT] [--repeat N] [--calls]
 
 For each input, in this one process and run: the best-of-N wall time of
 ``libcst.parse_module(text)`` and of torchlint's in-process lint of the same file with
@@ -25,14 +25,21 @@ cells torchlint reads (``notebook.module_source``). For the training files: the 
 parse and lint times and their ratio, the median per-file ratio and the ten files with
 the highest ratio (of 20 lines or more). A file libcst cannot parse is counted and
 skipped. Always exits 0: this is a measurement, not a test.
+
+``--calls`` times nothing: it counts the Python function calls of one warm lint of every
+training file (cProfile's count), the interpreted work of the lint. On a machine whose
+timings wander by more than a change saves, two commits compare by it (the other one's
+``src`` first on ``PYTHONPATH``).
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
 import datetime
 import gc
 import json
 import platform
+import pstats
 import statistics
 import subprocess
 import sys
@@ -47,7 +54,7 @@ import libcst
 
 import bench  # bench/bench.py: definitions only at import, its main() runs as a script
 import training_corpus  # the corpus's own list of files, not whatever the folder holds
-from torchlint import notebook
+from torchlint import engine, notebook
 from torchlint.engine import lint_source
 from torchlint.rules import ALL_RULES
 
@@ -71,8 +78,8 @@ def best_of(fn, n: int, collector: bool = True):
     return best, out
 
 
-def measure(path: str, data: bytes, repeat: int) -> dict:
-    """One file: its libcst parse and its lint, timed; raises ValueError when it is skipped."""
+def prepared(path: str, data: bytes):
+    """``(text libcst parses, the lint of the file)``; raises ValueError when it is skipped."""
     if path.endswith(".ipynb"):
         try:
             nb = notebook.load(data)
@@ -89,6 +96,12 @@ def measure(path: str, data: bytes, repeat: int) -> dict:
         except UnicodeDecodeError as exc:
             raise ValueError(f"not UTF-8: {exc.reason}") from None
         lint = lambda: lint_source(data, path, RULES)
+    return text, lint
+
+
+def measure(path: str, data: bytes, repeat: int) -> dict:
+    """One file: its libcst parse and its lint, timed; raises ValueError when it is skipped."""
+    text, lint = prepared(path, data)
     lines = len(text.splitlines())
     n = 1 if lines > BIG_LINES else repeat
     try:
@@ -102,6 +115,38 @@ def measure(path: str, data: bytes, repeat: int) -> dict:
     return {"lines": lines, "repeat": n, "parse_ms": parse_s * 1e3, "parse_gc_off_ms": parse_off_s * 1e3,
             "lint_ms": lint_s * 1e3, "ratio": lint_s / parse_s, "ratio_gc_off": lint_s / parse_off_s,
             "diagnostics": len(result.diagnostics)}
+
+
+def count_calls(files: list) -> dict:
+    """The Python function calls (cProfile's count) of one warm in-process lint of every file
+    libcst parses: the interpreted work of the lint, which two commits can compare where the
+    machine's timings wander by more than the change (the parse, in Rust, is left out)."""
+    lints = []
+    for f in files:
+        try:
+            text, lint = prepared(str(f), f.read_bytes())
+            libcst.parse_module(text)
+        except Exception:  # noqa: BLE001 - skipped, as the timings skip it
+            continue
+        lints.append(lint)
+    for lint in lints:
+        lint()  # warm: imports, caches
+    # cProfile sees one thread: a big file's lint, which lint_source hands to its big-stack
+    # thread, runs in place here (the training files need no more than a raised limit)
+    on_big_stack, limit = engine._on_big_stack, sys.getrecursionlimit()
+    engine._on_big_stack = lambda fn, *a, **k: fn(*a, **k)
+    sys.setrecursionlimit(max(limit, 30_000))
+    profile = cProfile.Profile()
+    try:
+        profile.enable()
+        for lint in lints:
+            lint()
+        profile.disable()
+    finally:
+        engine._on_big_stack = on_big_stack
+        sys.setrecursionlimit(limit)
+    stats = pstats.Stats(profile)
+    return {"files": len(lints), "calls": stats.total_calls, "primitive_calls": stats.prim_calls}
 
 
 def verdict(label: str, ratio: float) -> str:
@@ -121,6 +166,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, metavar="OUT")
     ap.add_argument("--quick", action="store_true", help="1,000 generated lines, at most 100 training files")
     ap.add_argument("--repeat", type=int, default=5, help="best of N (files over 5,000 lines: 1)")
+    ap.add_argument("--calls", action="store_true",
+                    help="count the Python calls of one lint of the training files instead of timing")
     args = ap.parse_args()
     commit, dirty = git("rev-parse", "--short", "HEAD"), bool(git("status", "--porcelain", "--", "src"))
     report = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": commit,
@@ -130,6 +177,17 @@ def main() -> int:
     print(f"torchlint at {commit}{' + uncommitted src/ changes' if dirty else ''}, "
           f"Python {report['python']}, libcst {report['libcst']}, {len(RULES)} default rules")
     libcst.parse_module("import torch\n")  # libcst's own first-use costs out of the timings
+    if args.calls:
+        root = args.training.expanduser()
+        if not root.is_dir():
+            print(f"no training directory at {root} (bench/training_corpus.py materialise writes it)")
+            return 0
+        counted = count_calls(training_corpus.corpus_files(root))
+        print(f"one in-process lint of {counted['files']} training files: {counted['calls']:,} Python calls "
+              f"({counted['primitive_calls']:,} primitive)")
+        if args.json:
+            args.json.write_text(json.dumps({**report, "calls": counted}, indent=1) + "\n")
+        return 0
 
     summary = []
     print(f"\n{'generated':<18} {'lines':>7} {'N':>2} {'parse ms':>9} {'(gc off)':>9} {'lint ms':>9} "
