@@ -120,7 +120,8 @@ def measure(path: str, data: bytes, repeat: int) -> dict:
 def count_calls(files: list) -> dict:
     """The Python function calls (cProfile's count) of one warm in-process lint of every file
     libcst parses: the interpreted work of the lint, which two commits can compare where the
-    machine's timings wander by more than the change (the parse, in Rust, is left out)."""
+    machine's timings wander by more than the change (libcst's parse shows only as the node
+    constructors it calls back into Python)."""
     lints = []
     for f in files:
         try:
