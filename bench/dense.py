@@ -5,7 +5,8 @@ takes at most 1.3x the libcst parse of the same file.
     python bench/dense.py [--quick] [--training DIR] [--json OUT] [--repeat N] [--calls]
 
 For each input, in this one process and run: the best-of-N wall time of
-``libcst.parse_module(text)`` and of torchlint's in-process lint of the same file with
+``libcst.parse_module(text)`` with libcst's node classes as shipped (``cst_nodes.as_shipped``:
+torchlint's own parse builds nodes its quicker way) and of torchlint's in-process lint of the same file with
 the default rules, as bench/bench.py's ``_INPROC`` does it (``lint_source(data, path,
 rules)``, warmed once, ``gc.collect()`` before each timing, the collector left on:
 ``lint_source`` manages it, and runs big sources on its big-stack thread, which is part
@@ -54,7 +55,7 @@ import libcst
 
 import bench  # bench/bench.py: definitions only at import, its main() runs as a script
 import training_corpus  # the corpus's own list of files, not whatever the folder holds
-from torchlint import engine, notebook
+from torchlint import cst_nodes, engine, notebook
 from torchlint.engine import lint_source
 from torchlint.rules import ALL_RULES
 
@@ -105,8 +106,9 @@ def measure(path: str, data: bytes, repeat: int) -> dict:
     lines = len(text.splitlines())
     n = 1 if lines > BIG_LINES else repeat
     try:
-        parse_s, _ = best_of(lambda: libcst.parse_module(text), n)
-        parse_off_s, _ = best_of(lambda: libcst.parse_module(text), n, collector=False)
+        with cst_nodes.as_shipped():
+            parse_s, _ = best_of(lambda: libcst.parse_module(text), n)
+            parse_off_s, _ = best_of(lambda: libcst.parse_module(text), n, collector=False)
     except Exception as exc:  # noqa: BLE001 - a measurement: say why and go on
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise ValueError(f"libcst cannot parse it: {type(exc).__name__}: {first}") from None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import threading
 
 import libcst as cst
@@ -9,7 +10,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from conftest import CORPUS, FIXTURES
-from torchlint import cst_parse
+from torchlint import cst_nodes, cst_parse
 from torchlint.engine import lint_source
 from torchlint.positions import node_positions
 from torchlint.model.walk import walk
@@ -94,11 +95,47 @@ def test_findings_are_the_same_in_pieces(monkeypatch):
     assert pieces == whole and sum(map(len, whole)) > 20
 
 
-def test_the_unvalidated_parse_is_libcsts_parse():
+def test_the_quicker_parse_is_libcsts_parse_as_shipped():
     for text in [p.read_text(encoding="utf-8") for p in SOURCES] + [ODD]:
-        unvalidated = cst_parse.parse_source(text)
-        assert unvalidated.code == text
-        assert unvalidated.deep_equals(cst.parse_module(text))
+        quicker = cst_parse.parse_source(text)
+        with cst_nodes.as_shipped():
+            shipped = cst.parse_module(text)
+        assert quicker.code == text
+        assert quicker.deep_equals(shipped)
+
+
+def test_direct_inits_take_what_libcsts_take():
+    replaced = {cls for cls, _ in cst_nodes._SHIPPED_INITS}
+    assert {cst.Name, cst.Call, cst.SimpleWhitespace, cst.Module} <= replaced
+    built = [
+        lambda: cst.Name("x"),  # positional
+        lambda: cst.Call(func=cst.Name("f"), args=[cst.Arg(cst.Integer("1"))]),
+        lambda: cst.Attribute(value=cst.Name("a"), attr=cst.Name("b"), lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+    ]
+    for build in built:
+        ours = build()
+        with cst_nodes.as_shipped():
+            shipped = build()
+        assert ours.deep_equals(shipped) and repr(ours) == repr(shipped)
+    one, two = cst.Call(func=cst.Name("f")), cst.Call(func=cst.Name("g"))
+    assert one.whitespace_after_func.deep_equals(cst.SimpleWhitespace(""))
+    assert one.whitespace_after_func is not two.whitespace_after_func  # a default factory's, fresh each time
+    assert one.lpar == () and one.lpar is two.lpar  # a plain default, shared as a dataclass shares it
+    with pytest.raises(TypeError):
+        cst.Call()  # func is required
+    with pytest.raises(TypeError):
+        cst.Name("x", wrong=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cst.Name("x").value = "y"  # type: ignore[misc]
+
+
+def test_as_shipped_puts_back_ours_after():
+    ours = cst.Name.__init__
+    with cst_nodes.as_shipped():
+        assert cst.Name.__init__ is not ours
+        with pytest.raises(cst.CSTValidationError):
+            cst.Name("")
+    assert cst.Name.__init__ is ours
 
 
 def test_nodes_built_outside_a_parse_are_validated():
@@ -120,12 +157,9 @@ def test_another_threads_nodes_are_validated_while_this_thread_parses():
         except cst.CSTValidationError:
             raised.append(True)
 
-    cst_parse._PARSING.depth += 1  # this thread is inside a parse
-    try:
+    with cst_nodes.parsing():  # this thread is inside a parse
         cst.Name("")  # unchecked here, as the parser's own nodes are
         other = threading.Thread(target=build)
         other.start()
         other.join()
-    finally:
-        cst_parse._PARSING.depth -= 1
     assert raised == [True]

@@ -12,51 +12,28 @@ whole parse puts them. Anything unexpected (pieces that detect a different
 indentation or newline, a piece libcst refuses, a piece whose end does not
 print as it reads) means one whole parse.
 
-Every parse here builds its nodes unvalidated (``parse_source``): libcst checks each
-node it constructs (``CSTNode.__post_init__``), which for the parser's own output
-re-proves what the grammar already did, a sixth to a fifth of the parse. Nodes built
-anywhere else (a fix's edits, another library in the process, another thread) are
-checked as before.
+Every parse here builds its nodes the quicker way ``cst_nodes`` describes
+(``parse_source``): unvalidated, their fields set by slot. Nodes built anywhere
+else are validated as before.
 """
 from __future__ import annotations
 
 import ast
-import threading
 from collections import OrderedDict
 from typing import List, Optional, Union
 
 import libcst as cst
-from libcst import CSTNode
+
+from torchlint.cst_nodes import parsing
 
 PIECE_LINES = 1000
 
 
-class _Parsing(threading.local):
-    depth = 0  # > 0 while this thread's parser builds nodes
-
-
-_PARSING = _Parsing()
-_LIBCST_POST_INIT = CSTNode.__post_init__
-
-
-def _validated_unless_parsed(node: CSTNode) -> None:
-    if not _PARSING.depth:
-        _LIBCST_POST_INIT(node)
-
-
-# Installed once, for the whole process: a swap around each parse would leave nodes
-# that other threads build meanwhile unchecked.
-CSTNode.__post_init__ = _validated_unless_parsed  # type: ignore[method-assign,assignment]
-
-
 def parse_source(text: str) -> cst.Module:
     """``cst.parse_module(text)``: the same tree, its nodes not validated one by one (the
-    grammar has; see the module's docstring). Raises what libcst raises."""
-    _PARSING.depth += 1
-    try:
+    grammar has; see ``cst_nodes``). Raises what libcst raises."""
+    with parsing():
         return cst.parse_module(text)
-    finally:
-        _PARSING.depth -= 1
 
 
 def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = None) -> List[int]:
