@@ -163,3 +163,12 @@ def test_another_threads_nodes_are_validated_while_this_thread_parses():
         other.start()
         other.join()
     assert raised == [True]
+
+
+def test_a_class_not_as_expected_keeps_its_own_init():
+    @dataclasses.dataclass(frozen=True)
+    class WithoutSlots(cst.CSTNode):  # fields in the instance's dict, no slot to set
+        value: str = ""
+
+    assert cst_nodes._direct_init(WithoutSlots) is None
+    assert cst_nodes._direct_init(cst.Name) is not None

@@ -90,7 +90,10 @@ def _direct_init(cls: type) -> Optional[Callable[..., None]]:
         lines.append(f"    _set{number}(self, {value})")
     text = (f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(lines)
             + "\n    if not _PARSING.depth:\n        _validate(self)\n")
-    exec(text, names)  # as dataclasses writes __init__ itself
+    try:
+        exec(text, names)  # as dataclasses writes __init__ itself
+    except SyntaxError:  # a layout no dataclass of today's libcst has (a default before a required field)
+        return None
     init = names["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"  # type: ignore[attr-defined]
     return init  # type: ignore[return-value]
