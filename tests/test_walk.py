@@ -63,3 +63,43 @@ def test_walk_covers_syntax_whose_fields_are_out_of_source_order():
 def test_children_are_the_non_layout_children_in_order():
     call = cst.parse_expression("f(a, b=c)")
     assert [type(n).__name__ for n in children(call)] == ["Name", "Arg", "Arg"]
+
+
+def test_parented_walk_gives_every_node_its_parent_and_calls_only_where_asked():
+    from torchlint.model.walk import walk_parented
+
+    module = cst.parse_module(
+        "import torch\nif False:\n    x = f(a.b)\nelse:\n    y = [g(c) for c in d]\n"
+    )
+    entered, parents, stack = [], {}, []
+
+    def enter(node):
+        if stack:
+            parents[id(node)] = stack[-1]
+        stack.append(node)
+        entered.append(node)
+
+    walk(module, enter, lambda node: stack.pop())
+    orelse = module.body[1].orelse
+    called, left, found = [], [], {}
+    walk_parented(module, called.append, left.append, found, frozenset((cst.Name, cst.Else)), {id(orelse)})
+    assert found == parents  # every node but the module, quiet or not
+    assert called == [n for n in entered if type(n) is not cst.Name and type(n) is not cst.Else or n is orelse]
+    assert orelse in called and any(type(n) is cst.Name for n in entered)
+    assert sorted(map(id, left)) == sorted(map(id, called))
+
+
+@pytest.mark.parametrize("path", SOURCES[::8], ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_models_parents_are_the_trees(path):
+    from torchlint.model import FileModel
+
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    parents, stack = {}, []
+
+    def enter(node):
+        if stack:
+            parents[id(node)] = stack[-1]
+        stack.append(node)
+
+    walk(module, enter, lambda node: stack.pop())
+    assert FileModel(module, str(path)).parents == parents

@@ -26,7 +26,6 @@ import libcst as cst
 
 from torchlint.model import forwards, grad_modes, reach, training_calls, vocab
 from torchlint.model.builder import ModelBuilder
-from torchlint.model.walk import walk
 from torchlint.model.expr import bound_paths, read_paths, referenced_paths
 from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
 from torchlint.model.grad import GradMode
@@ -111,7 +110,7 @@ class FileModel:
         self.subscripts: List[cst.Subscript] = []  # every ``x[...]``, in source order
         self._scope_by_node: dict = {}
         builder = ModelBuilder(self)
-        walk(module, builder.on_visit, builder.on_leave)
+        builder.record(module)
         self.module_scope.end = builder.order + 1
         self.parents: Dict[int, cst.CSTNode] = builder.parents  # id(node) -> the node it sits in
         self.dead_suites: FrozenSet[int] = frozenset(builder.dead_suites)  # ids; see dead_code.py

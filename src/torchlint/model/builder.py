@@ -8,6 +8,7 @@ import libcst as cst
 from torchlint.model.dead_code import dead_suites
 from torchlint.model.expr import dotted
 from torchlint.model.records import Assignment, CallSite, Loop, Scope, Site
+from torchlint.model.walk import walk_parented
 from torchlint.model.grad import classify, classify_statement_call
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def _params(node: cst.FunctionDef) -> Tuple[str, ...]:
 
 
 class ModelBuilder:
-    """Fills a FileModel, driven by ``walk.walk``. Dispatch is by type in ``on_visit`` for speed."""
+    """Fills a FileModel in one walk (``record``). Dispatch is by type in ``on_visit`` for speed."""
 
     def __init__(self, file_model: FileModel) -> None:
         self.file_model = file_model
@@ -53,7 +54,6 @@ class ModelBuilder:
         self.stmt_index = 0
         self.block_id = 0
         self.parents: dict = {}  # id(node) -> the node it sits in, for fixes and positions
-        self.open_nodes: list = []
         # ids of suites that never run (dead_code.py) and how many of them are open:
         # nothing under one is recorded, only its parents (so the engine can tell it is dead)
         self.dead_suites: set = set()
@@ -77,10 +77,12 @@ class ModelBuilder:
         self.file_model.assignments.append(assignment)
 
     # -- dispatch ------------------------------------------------------
+    def record(self, module: cst.Module) -> None:
+        """The one walk of the tree: ``on_visit`` and ``on_leave`` around the nodes that may
+        record something (``_QUIET``: the others), ``parents`` filled for all."""
+        walk_parented(module, self.on_visit, self.on_leave, self.parents, _QUIET, self.dead_suites)
+
     def on_visit(self, node: cst.CSTNode) -> None:
-        if self.open_nodes:
-            self.parents[id(node)] = self.open_nodes[-1]
-        self.open_nodes.append(node)
         if self.dead_depth or id(node) in self.dead_suites:
             if id(node) in self.dead_suites:
                 self.dead_depth += 1
@@ -100,7 +102,6 @@ class ModelBuilder:
             handler(self, node)
 
     def on_leave(self, node: cst.CSTNode) -> None:
-        self.open_nodes.pop()
         if self.dead_depth:
             if id(node) in self.dead_suites:
                 self.dead_depth -= 1
@@ -250,3 +251,11 @@ _LEAVE: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.While: ModelBuilder.leave_loop,
     cst.With: ModelBuilder.leave_with,
 }
+
+# Node types at which the builder records nothing: not a statement, a block or a type
+# with a handler. A suite that never runs (``dead_code``) is entered whatever its type.
+_QUIET = frozenset(
+    kind for kind in vars(cst).values()
+    if isinstance(kind, type) and issubclass(kind, cst.CSTNode) and not _is_statement(kind)
+    and kind not in _BLOCKS and kind not in _VISIT and kind not in _LEAVE
+)

@@ -9,7 +9,7 @@ and skips fields that hold only whitespace and punctuation.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Callable, Dict, Optional, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -85,3 +85,30 @@ def children(node: cst.CSTNode) -> list:
         elif found == _SEQUENCE:
             out.extend(item for item in value if (_KINDS.get(type(item)) or _kind(item)) == _NODE)
     return out
+
+
+def walk_parented(node: cst.CSTNode, enter: Callable, leave: Callable, parents: dict,
+                  quiet: FrozenSet[type], watched: Set[int]) -> None:
+    """``walk``, filling ``parents`` (``id(n) -> the node it sits in``) for every node under
+    ``node``, and calling ``enter``/``leave`` only around the nodes whose type is not in
+    ``quiet`` or whose id is in ``watched`` (which ``enter`` may add to on the way down). The
+    model's builder records nothing at most nodes (names, attributes, literals), and a call
+    for nothing at each is most of its walk."""
+    kind = type(node)
+    called = kind not in quiet or id(node) in watched
+    if called:
+        enter(node)
+    names = _CHILD_FIELDS.get(kind)
+    for name in _child_fields(kind) if names is None else names:
+        value = getattr(node, name)
+        found = _KINDS.get(type(value)) or _kind(value)
+        if found == _NODE:
+            parents[id(value)] = node
+            walk_parented(value, enter, leave, parents, quiet, watched)
+        elif found == _SEQUENCE:
+            for item in value:
+                if (_KINDS.get(type(item)) or _kind(item)) == _NODE:
+                    parents[id(item)] = node
+                    walk_parented(item, enter, leave, parents, quiet, watched)
+    if called:
+        leave(node)
