@@ -256,3 +256,47 @@ def test_ancestors_climbed_from_the_model_are_the_searched_ones():
         for scope in file_model.scopes:
             for node in nodes[::7]:
                 assert ancestors(scope.node, node, file_model.parents) == ancestors(scope.node, node), (path, node)
+
+
+def _reaching_by_scan(scope, path, order):
+    """``leaves.reaching_value`` as it was written before its index: every assignment of
+    the scope read in turn, each target asked whether it binds ``path``."""
+    from torchlint.model.expr import bound_paths, dotted
+
+    found = None
+    for a in scope.assignments:
+        if a.order >= order:
+            break
+        if a.kind in ("del", "aug"):
+            continue
+        for target in a.targets:
+            if type(target) in (cst.Tuple, cst.List):
+                pairs = a.value.elements if isinstance(a.value, (cst.Tuple, cst.List)) else None
+                for i, el in enumerate(target.elements):
+                    if path in bound_paths(el.value):
+                        whole = pairs is None or len(pairs) != len(target.elements) or dotted(el.value) != path
+                        found = (a, a.value if whole else pairs[i].value)
+                        break
+            elif dotted(target) == path:
+                found = (a, a.value)
+    return found
+
+
+def test_reaching_value_is_the_last_binding_before_the_order():
+    from conftest import CORPUS, FIXTURES
+    from torchlint.model.expr import bound_paths
+    from torchlint.model.leaves import reaching_value
+
+    extra = "a, (b, c) = x, (y, z)\nb = c = 1\np, p = 1, 2\n[q, *r] = s\nt += 1\ndel t\nt.u = 2\nt.u, w = 3, 4\n"
+    texts = [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.glob("*/*.py")) + sorted(CORPUS.glob("*/*.py"))]
+    asked = 0
+    for text in texts + [extra]:
+        model = FileModel(cst.parse_module(text))
+        for scope in model.scopes:
+            paths = {p for a in scope.assignments for t in a.targets for p in bound_paths(t)} | {"never_bound"}
+            orders = sorted({a.order for a in scope.assignments} | {a.order + 1 for a in scope.assignments} | {0, 10**9})
+            for path in paths:
+                for order in orders:
+                    assert reaching_value(scope, path, order) == _reaching_by_scan(scope, path, order), (path, order)
+                    asked += 1
+    assert asked > 10_000

@@ -10,8 +10,8 @@ model's per-scope assignments and calls.
 """
 from __future__ import annotations
 
-import enum
-from typing import TYPE_CHECKING, FrozenSet, Iterator, List, Optional, Tuple, Union
+from bisect import bisect_left
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -151,17 +151,52 @@ def reaching_value(scope: Scope, path: str, order: int) -> Optional[Tuple[Assign
     a tuple target unpacks something else. None when ``path`` is not bound in
     ``scope`` before ``order`` (a parameter, a global, state set elsewhere).
     """
-    found: Optional[Tuple[Assignment, Optional[cst.BaseExpression]]] = None
+    index = scope.bindings_by_path
+    if index is None:  # built on the first question: rules ask it thousands of times a file
+        index = scope.bindings_by_path = _bindings_by_path(scope)
+    found = index.get(path)
+    if found is None:
+        return None
+    at = bisect_left(found[0], order)
+    return found[1][at - 1] if at else None
+
+
+def _bindings_by_path(scope: Scope) -> Dict[str, Tuple[List[int], List[Tuple[Assignment, Optional[cst.BaseExpression]]]]]:
+    """For each path ``scope`` binds (not by ``del`` or ``+=``): the orders of its bindings
+    and ``(assignment, value)`` of each, in source order; the model records assignments in
+    the order it numbers them, so each list is sorted."""
+    index: Dict[str, Tuple[List[int], List[Tuple[Assignment, Optional[cst.BaseExpression]]]]] = {}
     for a in scope.assignments:
-        if a.order >= order:
-            break
         if a.kind == "del" or a.kind == "aug":
             continue
         for target in a.targets:
-            value = _value_for(target, a.value, path)
-            if value is not _Unbound.UNBOUND:
-                found = (a, value)
-    return found
+            for path, value in _bound_values(target, a.value):
+                orders, bindings = index.setdefault(path, ([], []))
+                orders.append(a.order)
+                bindings.append((a, value))
+    return index
+
+
+def _bound_values(target: cst.BaseExpression,
+                  value: Optional[cst.BaseExpression]) -> Iterator[Tuple[str, Optional[cst.BaseExpression]]]:
+    """Each path ``target`` binds, with the value it gets: the matching element for
+    ``a, b = x, y``, the whole value when a tuple target unpacks something else."""
+    if type(target) is not cst.Tuple and type(target) is not cst.List:  # not ``isinstance``: see ``expr.dotted``
+        path = dotted(target)
+        if path is not None:
+            yield path, value
+        return
+    pairs = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+    seen: Set[str] = set()
+    for i, el in enumerate(target.elements):
+        for path in bound_paths(el.value):
+            if path in seen:
+                continue  # the first element that binds it gives its value
+            seen.add(path)
+            if pairs is not None and len(pairs) == len(target.elements) and dotted(el.value) == path:
+                yield path, pairs[i].value
+            else:
+                yield path, value
 
 
 def loop_members(scope: Scope, path: str, order: int) -> Optional[Tuple[int, List[cst.BaseExpression]]]:
@@ -186,26 +221,6 @@ def loop_members(scope: Scope, path: str, order: int) -> Optional[Tuple[int, Lis
     if not any(loop.node is loop_node and loop.contains(order) for loop in scope.loops):
         return None
     return binding.order, members
-
-
-class _Unbound(enum.Enum):
-    """``_value_for``'s answer for a target that does not bind the path (an enum: mypy
-    tells it apart from a value by ``is``)."""
-
-    UNBOUND = 0
-
-
-def _value_for(target: cst.BaseExpression, value: Optional[cst.BaseExpression],
-               path: str) -> Union[cst.BaseExpression, None, _Unbound]:
-    if type(target) is cst.Tuple or type(target) is cst.List:  # not ``isinstance``: see ``expr.dotted``
-        pairs = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
-        for i, el in enumerate(target.elements):
-            if path in bound_paths(el.value):
-                if pairs is not None and len(pairs) == len(target.elements) and dotted(el.value) == path:
-                    return pairs[i].value
-                return value
-        return _Unbound.UNBOUND
-    return value if dotted(target) == path else _Unbound.UNBOUND
 
 
 # The tail methods ``method_chain`` looks through; any other call is the chain's base.
@@ -260,7 +275,6 @@ def wants_its_gradient(file_model: FileModel, scope: Scope, path: str) -> bool:
     """The code uses ``path`` as a leaf it differentiates with respect to: it reads
     ``path.grad``, calls ``path.retain_grad()``/``register_hook``, or passes it as
     ``inputs`` to ``torch.autograd.grad`` (saliency maps, attacks, feature gradients)."""
-    grad_attr = path + ".grad"
     for call in scope.calls:
         if call.receiver == path and call.method in ("retain_grad", "register_hook"):
             return True
@@ -268,17 +282,17 @@ def wants_its_gradient(file_model: FileModel, scope: Scope, path: str) -> bool:
             inputs = keyword(call.node, "inputs") or positional(call.node, 1)
             if inputs is not None and path in set(referenced_paths(inputs)):
                 return True
-        for arg in call.node.args:
-            if _reads(arg.value, grad_attr):
-                return True
-    for a in scope.assignments:
-        if a.value is not None and _reads(a.value, grad_attr):
-            return True
-    return any(_reads(value, grad_attr) for _, value in scope.returns)
+    return path + ".grad" in file_model.derived(_paths_read, scope)
 
 
-def _reads(expr: cst.BaseExpression, grad_attr: str) -> bool:
-    return any(p == grad_attr or p.startswith(grad_attr + ".") for p in _all_paths(expr))
+def _paths_read(file_model: FileModel, scope: Scope) -> FrozenSet[str]:
+    """Every dotted path, and each of its prefixes, that ``scope`` reads in a call's
+    arguments, an assigned value or a returned one: asked once per scope, not once per
+    name a rule wonders about (``x.grad`` is read where ``x.grad`` or ``x.grad.data`` is)."""
+    values = [arg.value for call in scope.calls for arg in call.node.args]
+    values += [a.value for a in scope.assignments if a.value is not None]
+    values += [value for _, value in scope.returns]
+    return frozenset(path for value in values for path in _all_paths(value))
 
 
 def _all_paths(expr: cst.BaseExpression) -> Iterator[str]:
