@@ -25,6 +25,18 @@ if TYPE_CHECKING:
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign"))
 
 
+def _sum_into_self(a: Assignment) -> bool:
+    """``self.sum += x`` or ``self.total = self.total + x``, whatever ``x`` is."""
+    target = dotted(a.targets[0]) if a.targets else None
+    if target is None or not target.startswith("self."):
+        return False
+    if a.kind == "aug":
+        return a.op in _ADDITIVE
+    return a.kind == "assign" and isinstance(a.value, cst.BinaryOperation) and target in set(
+        referenced_paths(a.value)
+    )
+
+
 class Meters:
     """Which classes of this file accumulate which method arguments, and which names hold them."""
 
@@ -37,11 +49,20 @@ class Meters:
         """{(class, method): ((index, parameter), ...)} for arguments a method sums into ``self``."""
         out = {}
         for (cls, name), scope in self.file_model.methods.items():
+            if not self._may_accumulate(scope):
+                continue  # no parameter can: most methods, and the replay per parameter is not cheap
             params = scope.params[1:]  # after self
             kept = tuple((i, p) for i, p in enumerate(params) if self._accumulates(scope, p))
             if kept:
                 out[(cls, name)] = kept
         return out
+
+    @staticmethod
+    def _may_accumulate(scope: Scope) -> bool:
+        """Has ``scope`` a statement of the shapes ``_accumulates`` looks for, whatever flows
+        into it: a container method called on ``self.x``, or a sum into ``self.x``."""
+        return any(c.method in CONTAINER_METHODS and (c.receiver or "").startswith("self.") for c in scope.calls) \
+            or any(_sum_into_self(a) for a in scope.assignments)
 
     def _accumulates(self, scope: Scope, param: str) -> bool:
         """Does ``param`` (or a value computed from it) end up summed or appended into ``self``?"""
@@ -59,15 +80,9 @@ class Meters:
         return False
 
     def _sums_into_self(self, a: Assignment, derived: dict) -> bool:
-        """``self.sum += val * n`` or ``self.total = self.total + val``."""
-        target = dotted(a.targets[0]) if a.targets else None
-        if target is None or not target.startswith("self.") or not self.flow.level(a.value, derived):
-            return False
-        if a.kind == "aug":
-            return a.op in _ADDITIVE
-        return a.kind == "assign" and isinstance(a.value, cst.BinaryOperation) and target in set(
-            referenced_paths(a.value)
-        )
+        """``self.sum += val * n`` or ``self.total = self.total + val``, of a value derived
+        from the parameter."""
+        return _sum_into_self(a) and bool(self.flow.level(a.value, derived))
 
     @cached_property
     def instances(self) -> dict:
