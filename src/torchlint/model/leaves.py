@@ -170,14 +170,14 @@ def _bindings_by_path(scope: Scope) -> Dict[str, Tuple[List[int], List[Tuple[Ass
         if a.kind == "del" or a.kind == "aug":
             continue
         for target in a.targets:
-            for path, value in _bound_values(target, a.value):
+            for path, value in _each_binding(target, a.value):
                 orders, bindings = index.setdefault(path, ([], []))
                 orders.append(a.order)
                 bindings.append((a, value))
     return index
 
 
-def _bound_values(target: cst.BaseExpression,
+def _each_binding(target: cst.BaseExpression,
                   value: Optional[cst.BaseExpression]) -> Iterator[Tuple[str, Optional[cst.BaseExpression]]]:
     """Each path ``target`` binds, with the value it gets: the matching element for
     ``a, b = x, y``, the whole value when a tuple target unpacks something else."""

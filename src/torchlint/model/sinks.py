@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 _ADDITIVE = frozenset(("AddAssign", "SubtractAssign", "MultiplyAssign"))
 
 
+def _fills_own_container(call: CallSite) -> bool:
+    """``self.values.append(x)``, whatever ``x`` is."""
+    return call.method in CONTAINER_METHODS and (call.receiver or "").startswith("self.")
+
+
 def _sum_into_self(a: Assignment) -> bool:
     """``self.sum += x`` or ``self.total = self.total + x``, whatever ``x`` is."""
     target = dotted(a.targets[0]) if a.targets else None
@@ -61,14 +66,13 @@ class Meters:
     def _may_accumulate(scope: Scope) -> bool:
         """Has ``scope`` a statement of the shapes ``_accumulates`` looks for, whatever flows
         into it: a container method called on ``self.x``, or a sum into ``self.x``."""
-        return any(c.method in CONTAINER_METHODS and (c.receiver or "").startswith("self.") for c in scope.calls) \
-            or any(_sum_into_self(a) for a in scope.assignments)
+        return any(map(_fills_own_container, scope.calls)) or any(map(_sum_into_self, scope.assignments))
 
     def _accumulates(self, scope: Scope, param: str) -> bool:
         """Does ``param`` (or a value computed from it) end up summed or appended into ``self``?"""
         derived = {param: 1}
         events: List[Union[Assignment, CallSite]] = list(scope.assignments)
-        events += [c for c in scope.calls if c.method in CONTAINER_METHODS and (c.receiver or "").startswith("self.")]
+        events += [c for c in scope.calls if _fills_own_container(c)]
         for event in sorted(events, key=lambda e: e.order):
             if isinstance(event, CallSite):  # self.values.append(val)
                 if any(self.flow.level(arg.value, derived) for arg in event.node.args):

@@ -92,8 +92,8 @@ def walk_parented(node: cst.CSTNode, enter: Callable, leave: Callable, parents: 
     """``walk``, filling ``parents`` (``id(n) -> the node it sits in``) for every node under
     ``node``, and calling ``enter``/``leave`` only around the nodes whose type is not in
     ``quiet`` or whose id is in ``watched`` (which ``enter`` may add to on the way down). The
-    model's builder records nothing at most nodes (names, attributes, literals), and a call
-    for nothing at each is most of its walk."""
+    model's builder records nothing at most nodes (names, attributes, literals): two calls
+    for nothing at each were a fifth of the model's build."""
     kind = type(node)
     called = kind not in quiet or id(node) in watched
     if called:
