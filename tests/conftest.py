@@ -103,3 +103,20 @@ def project(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+def nodes_and_parents(module) -> tuple:
+    """Every syntax node of a libcst module in the model's walk order, the module first, and
+    ``id(node) -> the node it sits in`` for all but the module, read off the plain walk."""
+    from torchlint.model.walk import walk
+
+    nodes, parents, open_nodes = [], {}, []
+
+    def enter(node):
+        if open_nodes:
+            parents[id(node)] = open_nodes[-1]
+        open_nodes.append(node)
+        nodes.append(node)
+
+    walk(module, enter, lambda node: open_nodes.pop())
+    return nodes, parents

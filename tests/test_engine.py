@@ -154,17 +154,9 @@ if sys.version_info >= (3, 10):
 def _syntax_nodes_and_parents(module):
     """The module's syntax nodes, the module itself left out (it takes the whole-module
     path), and their parents (the model's map)."""
-    from torchlint.model.walk import walk
+    from conftest import nodes_and_parents
 
-    nodes, parents, open_nodes = [], {}, []
-
-    def enter(node):
-        if open_nodes:
-            parents[id(node)] = open_nodes[-1]
-        open_nodes.append(node)
-        nodes.append(node)
-
-    walk(module, enter, lambda node: open_nodes.pop())
+    nodes, parents = nodes_and_parents(module)
     return nodes[1:], parents
 
 

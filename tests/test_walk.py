@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from conftest import CORPUS, FIXTURES, ROOT
+from conftest import CORPUS, FIXTURES, ROOT, nodes_and_parents
 from torchlint.model.walk import children, walk
 
 SOURCES = sorted([*FIXTURES.glob("*/*.py"), *CORPUS.glob("*/*.py"), *(ROOT / "src").rglob("*.py")])
@@ -71,15 +71,7 @@ def test_parented_walk_gives_every_node_its_parent_and_calls_only_where_asked():
     module = cst.parse_module(
         "import torch\nif False:\n    x = f(a.b)\nelse:\n    y = [g(c) for c in d]\n"
     )
-    entered, parents, stack = [], {}, []
-
-    def enter(node):
-        if stack:
-            parents[id(node)] = stack[-1]
-        stack.append(node)
-        entered.append(node)
-
-    walk(module, enter, lambda node: stack.pop())
+    entered, parents = nodes_and_parents(module)
     orelse = module.body[1].orelse
     called, left, found = [], [], {}
     walk_parented(module, called.append, left.append, found, frozenset((cst.Name, cst.Else)), {id(orelse)})
@@ -94,12 +86,4 @@ def test_the_models_parents_are_the_trees(path):
     from torchlint.model import FileModel
 
     module = cst.parse_module(path.read_text(encoding="utf-8"))
-    parents, stack = {}, []
-
-    def enter(node):
-        if stack:
-            parents[id(node)] = stack[-1]
-        stack.append(node)
-
-    walk(module, enter, lambda node: stack.pop())
-    assert FileModel(module, str(path)).parents == parents
+    assert FileModel(module, str(path)).parents == nodes_and_parents(module)[1]
