@@ -105,7 +105,7 @@ def test_the_quicker_parse_is_libcsts_parse_as_shipped():
 
 
 def test_direct_inits_take_what_libcsts_take():
-    replaced = {cls for cls, _ in cst_nodes._SHIPPED_INITS}
+    replaced = {cls for cls, _ in cst_nodes.installed()}
     assert {cst.Name, cst.Call, cst.SimpleWhitespace, cst.Module} <= replaced
     built = [
         lambda: cst.Name("x"),  # positional
@@ -172,3 +172,22 @@ def test_a_class_not_as_expected_keeps_its_own_init():
 
     assert cst_nodes._direct_init(WithoutSlots) is None
     assert cst_nodes._direct_init(cst.Name) is not None
+
+
+def test_the_quicker_construction_waits_for_the_first_parse():
+    """Writing the ``__init__``s costs about 10 ms: a command that parses nothing (a cached
+    run, an empty file) does not pay it."""
+    import subprocess
+    import sys
+
+    bad = FIXTURES / "TL301_stored_loss" / "bad.py"
+    code = ("import libcst, torchlint.engine as e, torchlint.cst_nodes as n\n"
+            f"data = open({str(bad)!r}, 'rb').read()\n"
+            "before = n._INSTALLED.is_set()\n"
+            "e.lint_source(data, 'bad.py', [])\n"
+            "print(before, n._INSTALLED.is_set(), len(n._REPLACED) > 100)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "False"]  # no rule: nothing parsed by libcst
+    code = code.replace("'bad.py', []", "'bad.py', __import__('torchlint.rules').rules.ALL_RULES")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True", "True"]

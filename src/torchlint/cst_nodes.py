@@ -14,8 +14,10 @@ slots. Two parts of that call re-do what needs no doing here:
   defaults and default factories (read from the class's dataclass fields), and
   calls each field's slot setter directly: about a tenth of the parse.
 
-Both are installed once, at import, for the whole process (a swap around each
-parse would leave what other threads build meanwhile half done), and only where a
+Both are installed once, on the first parse, for the whole process (a swap around
+each parse would leave what other threads build meanwhile half done; at import,
+writing the ``__init__``s would cost every command 10 ms, those that parse nothing
+too), and only where a
 class is as described: a live dataclass of libcst whose fields are all plain
 ``__init__`` parameters held in slots and which does not add its own
 ``__post_init__``. Any other class keeps its own ``__init__``. ``as_shipped()``
@@ -44,6 +46,8 @@ _LIBCST_POST_INIT = CSTNode.__post_init__
 @contextlib.contextmanager
 def parsing() -> Iterator[None]:
     """While in it, this thread's new nodes are not validated (the parser's are proven)."""
+    if not _INSTALLED.is_set():
+        installed()
     _PARSING.depth += 1
     try:
         yield
@@ -126,7 +130,19 @@ def _install() -> List[Tuple[type, Callable[..., None]]]:
     return replaced
 
 
-_SHIPPED_INITS = _install()
+_REPLACED: List[Tuple[type, Callable[..., None]]] = []  # (class, libcst's __init__), once installed
+_INSTALLING = threading.Lock()
+_INSTALLED = threading.Event()  # set once, even where no class could be given a direct __init__
+
+
+def installed() -> List[Tuple[type, Callable[..., None]]]:
+    """Installs both changes unless done; each class whose ``__init__`` was replaced, with
+    libcst's own."""
+    with _INSTALLING:
+        if not _INSTALLED.is_set():
+            _REPLACED.extend(_install())
+            _INSTALLED.set()
+    return _REPLACED
 
 
 @contextlib.contextmanager
@@ -134,8 +150,9 @@ def as_shipped() -> Iterator[None]:
     """libcst's own node construction, validation included, for the block's duration:
     a benchmark's reference. Process-wide, so a parse in another thread meanwhile is
     slower, not different (both ways build the same nodes)."""
-    ours = [(cls, cls.__dict__["__init__"]) for cls, _ in _SHIPPED_INITS]
-    for cls, init in _SHIPPED_INITS:
+    shipped = installed()
+    ours = [(cls, cls.__dict__["__init__"]) for cls, _ in shipped]
+    for cls, init in shipped:
         setattr(cls, "__init__", init)
     CSTNode.__post_init__ = _LIBCST_POST_INIT  # type: ignore[method-assign]
     try:
