@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import inspect
 import threading
 
 import libcst as cst
@@ -121,6 +122,13 @@ def test_direct_inits_take_what_libcsts_take():
     assert one.whitespace_after_func.deep_equals(cst.SimpleWhitespace(""))
     assert one.whitespace_after_func is not two.whitespace_after_func  # a default factory's, fresh each time
     assert one.lpar == () and one.lpar is two.lpar  # a plain default, shared as a dataclass shares it
+    # a default read off libcst's own signature before the install (Hypothesis's ``builds`` does)
+    # and passed back means the factory's value, as it does to a dataclass's __init__
+    with cst_nodes.as_shipped():
+        read_before = inspect.signature(cst.Call).parameters["whitespace_after_func"].default
+    passed = cst.Call(func=cst.Name("f"), whitespace_after_func=read_before).whitespace_after_func
+    assert passed.deep_equals(cst.SimpleWhitespace(""))
+    assert inspect.signature(cst.Call).parameters["whitespace_after_func"].default is read_before
     with pytest.raises(TypeError):
         cst.Call()  # func is required
     with pytest.raises(TypeError):

@@ -60,6 +60,12 @@ def _validated_unless_parsed(node: CSTNode) -> None:
         _LIBCST_POST_INIT(node)
 
 
+# What a dataclass's own ``__init__`` takes as the default of a field with a default factory
+# (private to dataclasses; a caller that read the signature, as Hypothesis's ``builds`` does,
+# may pass it back to mean "the factory's value").
+_FACTORY_DEFAULT = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", dataclasses.MISSING)
+
+
 def _slot_setter(cls: type, name: str) -> Optional[Callable[[object, object], None]]:
     for klass in cls.__mro__:
         held = klass.__dict__.get(name)
@@ -73,7 +79,7 @@ def _direct_init(cls: type) -> Optional[Callable[..., None]]:
     by their slots; None where ``cls`` is not as the module's docstring says."""
     if cls.__post_init__ is not _validated_unless_parsed:  # type: ignore[attr-defined]
         return None
-    names: Dict[str, object] = {"_MISSING": dataclasses.MISSING, "_PARSING": _PARSING,
+    names: Dict[str, object] = {"_FACTORY": _FACTORY_DEFAULT, "_PARSING": _PARSING,
                                 "_validate": _LIBCST_POST_INIT}
     parameters, lines = [], []
     for number, field in enumerate(dataclasses.fields(cls)):
@@ -87,8 +93,8 @@ def _direct_init(cls: type) -> Optional[Callable[..., None]]:
             parameters.append(f"{field.name}=_default{number}")
         elif field.default_factory is not dataclasses.MISSING:
             names[f"_factory{number}"] = field.default_factory
-            parameters.append(f"{field.name}=_MISSING")
-            value = f"_factory{number}() if {field.name} is _MISSING else {field.name}"
+            parameters.append(f"{field.name}=_FACTORY")
+            value = f"_factory{number}() if {field.name} is _FACTORY else {field.name}"
         else:
             parameters.append(field.name)
         lines.append(f"    _set{number}(self, {value})")
