@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "torchlint"
 
 # Lowest first. A module may import its own layer and the ones below it.
 LAYERS = (
-    ("__init__", "diagnostic", "text_gate", "links", "noqa", "cst_parse", "torch_version", "declared_torch",
+    ("__init__", "diagnostic", "text_gate", "links", "noqa", "cst_nodes", "cst_parse", "torch_version", "declared_torch",
      "codes", "catalogue", "source", "text_checks", "measured", "safe_io", "torchfix_codes", "buffers"),  # leaves
     ("model",),  # the per-file model (package)
     ("positions", "edits", "tree_gate", "needs", "rule"),  # what rules build on
