@@ -128,7 +128,10 @@ def test_direct_inits_take_what_libcsts_take():
         read_before = inspect.signature(cst.Call).parameters["whitespace_after_func"].default
     passed = cst.Call(func=cst.Name("f"), whitespace_after_func=read_before).whitespace_after_func
     assert passed.deep_equals(cst.SimpleWhitespace(""))
-    assert inspect.signature(cst.Call).parameters["whitespace_after_func"].default is read_before
+    for cls in (cst.Call, cst.Name, cst.FunctionDef, cst.Module):
+        with cst_nodes.as_shipped():
+            shipped_signature = inspect.signature(cls)
+        assert inspect.signature(cls) == shipped_signature
     with pytest.raises(TypeError):
         cst.Call()  # func is required
     with pytest.raises(TypeError):

@@ -106,6 +106,8 @@ def _direct_init(cls: type) -> Optional[Callable[..., None]]:
         return None
     init = names["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"  # type: ignore[attr-defined]
+    # the signature libcst's has, annotations included: a library may read it (Hypothesis does)
+    init.__annotations__ = dict(getattr(cls.__dict__.get("__init__"), "__annotations__", {}))
     return init  # type: ignore[return-value]
 
 
