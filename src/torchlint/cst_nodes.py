@@ -17,10 +17,9 @@ slots. Two parts of that call re-do what needs no doing here:
 Both are installed once, on the first parse, for the whole process (a swap around
 each parse would leave what other threads build meanwhile half done; at import,
 writing the ``__init__``s would cost every command 10 ms, those that parse nothing
-too), and only where a
-class is as described: a live dataclass of libcst whose fields are all plain
-``__init__`` parameters held in slots and which does not add its own
-``__post_init__``. Any other class keeps its own ``__init__``. ``as_shipped()``
+too), and only where a class is as described: a live dataclass of libcst whose
+fields are all plain ``__init__`` parameters held in slots and which does not add
+its own ``__post_init__``. Any other class keeps its own ``__init__``. ``as_shipped()``
 puts libcst's own back for a while, for a benchmark whose reference is libcst's
 parse as shipped.
 """
@@ -30,7 +29,7 @@ import contextlib
 import dataclasses
 import sys
 import threading
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from libcst import CSTNode
 
@@ -45,7 +44,8 @@ _LIBCST_POST_INIT = CSTNode.__post_init__
 
 @contextlib.contextmanager
 def parsing() -> Iterator[None]:
-    """While in it, this thread's new nodes are not validated (the parser's are proven)."""
+    """While in it, this thread's new nodes are not validated (the parser's are proven);
+    the first one installs both changes (``installed``)."""
     if not _INSTALLED.is_set():
         installed()
     _PARSING.depth += 1
@@ -115,10 +115,12 @@ def _live_node_classes() -> List[type]:
     """libcst's node classes, each once: a class that ``add_slots`` rebuilt leaves its
     first version among the subclasses until it is collected."""
     found: List[type] = []
+    seen: Set[type] = set()
     stack = [CSTNode]
     while stack:
         for cls in stack.pop().__subclasses__():
-            if cls not in found:
+            if cls not in seen:
+                seen.add(cls)
                 found.append(cls)
                 stack.append(cls)
     return [cls for cls in found if cls.__module__.startswith("libcst.")
