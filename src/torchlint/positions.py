@@ -21,12 +21,15 @@ from collections import OrderedDict
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from torchlint.model.walk import walk
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")  # as PositionProvider counts lines
 _CONTINUED = re.compile(r"\\(?=[\r\n])")  # a backslash that continues its line
+# A node's range, as PositionProvider gives it: (start line, start column, end line, end column).
+Span = Tuple[int, int, int, int]
 
 
 class StatementStarts:
@@ -113,7 +116,7 @@ class RangeMemo:
         self._kept: "OrderedDict[tuple, tuple]" = OrderedDict()
 
     def ranges(self, module: cst.Module, statement: cst.CSTNode,
-               indent: Optional[str] = None) -> Mapping[cst.CSTNode, CodeRange]:
+               indent: Optional[str] = None) -> Mapping[int, Span]:
         """``_statement_ranges``, or ``_line_ranges`` with an ``indent``."""
         # the module's defaults print what the statement leaves unsaid (indents, newlines,
         # and whether the file's last line ends with one); a nested line's columns count
@@ -133,9 +136,11 @@ class RangeMemo:
         return found
 
 
-def _statement_ranges(module: cst.Module, statement: cst.CSTNode) -> Mapping[cst.CSTNode, CodeRange]:
+def _statement_ranges(module: cst.Module, statement: cst.CSTNode) -> Mapping[int, Span]:
     alone = module.with_changes(header=(), body=(statement,), footer=())
-    return _ranges(alone)
+    spans = _ranges(alone)
+    del spans[id(alone)]  # gone with this call: its id may be another node's later
+    return spans
 
 
 # A nested line is generated as the one statement of this block, so that everything
@@ -145,24 +150,92 @@ _HOLDER = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=(cst.SimpleStat
 _HOLDER_LINES = 1  # the line of ``if _:``, above the statement
 
 
-def _line_ranges(module: cst.Module, line: cst.CSTNode, indent: str) -> Mapping[cst.CSTNode, CodeRange]:
+def _line_ranges(module: cst.Module, line: cst.CSTNode, indent: str) -> Mapping[int, Span]:
     block = _HOLDER.body.with_changes(body=(line,), indent=indent)
-    return _statement_ranges(module, _HOLDER.with_changes(body=block))
+    holder = _HOLDER.with_changes(body=block)
+    spans = _statement_ranges(module, holder)
+    del spans[id(holder)], spans[id(block)]
+    return spans
 
 
-def _ranges(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
-    """PositionProvider's ranges of every node of ``module``. Asked through
-    ``MetadataWrapper.resolve``, libcst also runs its batched visitors, none here, over the
-    whole tree, which rebuilds every node and costs as much as the position codegen itself
-    (half of the positioning time of a dense training file). The provider is run alone, as
-    the wrapper runs a provider that is not batchable; the wrapper is the way back should a
-    libcst release change that hook."""
-    provider = PositionProvider()
+def _ranges(module: cst.Module) -> Dict[int, Span]:
+    """``id(node) -> span`` of every node of ``module``, as libcst's PositionProvider ranges
+    them. Its codegen state keeps a ``CodeRange`` of two ``CodePosition``s per node, keys
+    them by the node (a Python ``__hash__`` per lookup) and marks syntactic positions with a
+    generator context manager: a third of the positioning time of a dense training file.
+    ``_SpanState`` does the same bookkeeping with tuples and ids; a libcst whose codegen
+    hooks differ takes the provider itself."""
+    state = _SpanState(module.default_indent, module.default_newline)
     try:
-        provider._gen_impl(module)
-    except AttributeError:  # pragma: no cover - a libcst without the provider hook
-        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    return cast("Mapping[cst.CSTNode, CodeRange]", provider._computed)  # the provider's ranges, as resolve returns them
+        module._codegen(state)
+    except (AttributeError, TypeError):  # pragma: no cover - a libcst with other codegen hooks
+        whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return {id(node): (r.start.line, r.start.column, r.end.line, r.end.column) for node, r in whole.items()}
+    return state.spans
+
+
+class _SpanState(CodegenState):
+    """libcst's ``PositionProvidingCodegenState``, keeping spans by id."""
+
+    def __init__(self, default_indent: str, default_newline: str) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.line, self.column = 1, 0
+        self.spans: Dict[int, Span] = {}
+        self._starts: List[Tuple[int, int]] = []
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.add_token(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        if "\n" in value or "\r" in value:
+            segments = _LINE_BREAK.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+        else:
+            self.column += len(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._starts.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        line, column = self._starts.pop()
+        # a syntactic position, recorded on the way, is the one kept
+        if id(node) not in self.spans:
+            self.spans[id(node)] = (line, column, self.line, self.column)
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
+                                  end_node: Optional[cst.CSTNode] = None) -> "_Syntactic":
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """The context in which libcst generates a node's syntactic part: on leaving, the
+    node's span, its start or end taken from ``start_node``/``end_node`` when given."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "line", "column")
+
+    def __init__(self, state: _SpanState, node: cst.CSTNode, start_node: Optional[cst.CSTNode],
+                 end_node: Optional[cst.CSTNode]) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+        self.line, self.column = state.line, state.column
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        state = self.state
+        spans = state.spans
+        if self.start_node is None:
+            line, column = self.line, self.column
+        else:
+            line, column = spans[id(self.start_node)][:2]
+        if self.end_node is None:
+            end_line, end_column = state.line, state.column
+        else:
+            end_line, end_column = spans[id(self.end_node)][2:]
+        spans[id(self.node)] = (line, column, end_line, end_column)
 
 
 def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode],
@@ -182,7 +255,7 @@ def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode],
         by_statement.setdefault(where.get(id(node)), []).append(node)
     if None in by_statement:  # a node outside the statements (the module itself)
         found = _ranges(module)
-        return {id(node): found[node] for node in nodes if node in found}
+        return {id(node): _shifted(found[id(node)], 0) for node in nodes if id(node) in found}
     pairs = _pair_top_level(module, starts.top) if starts is not None else None
     positions: dict = {}
     if pairs is not None and starts is not None and starts.lines is not None:
@@ -207,8 +280,9 @@ def node_positions(module: cst.Module, nodes: Sequence[cst.CSTNode],
         statement = module.body[index]
         ranges = memo.ranges(module, statement) if memo is not None else _statement_ranges(module, statement)
         for node in rest:
-            if node in ranges:
-                positions[id(node)] = _shifted(ranges[node], line)
+            span = ranges.get(id(node))
+            if span is not None:
+                positions[id(node)] = _shifted(span, line)
     return positions
 
 
@@ -248,8 +322,9 @@ def _place_in_lines(module: cst.Module, index: int, nodes: List[cst.CSTNode],
         ranges = memo.ranges(module, line, indent) if memo is not None else _line_ranges(module, line, indent)
         shift = starts.lines[found[id(line)]] - 1 - len(line.leading_lines) - _HOLDER_LINES
         for node in held:
-            if node in ranges:
-                positions[id(node)] = _shifted(ranges[node], shift)
+            span = ranges.get(id(node))
+            if span is not None:
+                positions[id(node)] = _shifted(span, shift)
     return positions
 
 
@@ -348,6 +423,6 @@ def _line_breaks(module: cst.Module, nodes) -> int:
     return sum(len(_LINE_BREAK.findall(module.code_for_node(node))) for node in nodes)
 
 
-def _shifted(span: CodeRange, lines: int) -> CodeRange:
-    return CodeRange(CodePosition(span.start.line + lines, span.start.column),
-                     CodePosition(span.end.line + lines, span.end.column))
+def _shifted(span: Span, lines: int) -> CodeRange:
+    line, column, end_line, end_column = span
+    return CodeRange(CodePosition(line + lines, column), CodePosition(end_line + lines, end_column))
