@@ -658,3 +658,14 @@ def test_fix_source_for_the_language_server():
     assert fix_source(ODD, "odd.py", DEFAULTS, ["TL301"], unsafe=True) == fixed
     assert fix_source(ODD, "odd.py", DEFAULTS, ["TL301"], unsafe=False) == ODD  # the fix is unsafe
     assert fix_source(ODD, "odd.py", DEFAULTS, ["TL302"], unsafe=True) == ODD  # only the codes asked for
+
+
+def test_a_dotted_expression_is_the_one_libcst_parses():
+    """``edits.dotted_expression`` builds without a parse what ``parse_expression`` gives:
+    the same nodes (the fixes that wrap code in ``with torch.no_grad():`` print the same)."""
+    from torchlint.edits import dotted_expression
+
+    for name in ("no_grad", "torch.no_grad", "th.autograd.no_grad", "torch.inference_mode"):
+        built = dotted_expression(name)
+        assert built.deep_equals(cst.parse_expression(name))
+        assert cst.Module(()).code_for_node(cst.Call(func=built)) == f"{name}()"

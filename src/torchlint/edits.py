@@ -199,11 +199,12 @@ def as_argument(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.with_changes(lpar=(), rpar=()) if len(expr.lpar) == 1 else expr
 
 
-def wrap_in_with(stmt: Statement, context: str) -> cst.With:
-    """``with <context>:`` around ``stmt``; comments above ``stmt`` stay above the ``with``."""
+def wrap_in_with(stmt: Statement, manager: str) -> cst.With:
+    """``with <manager>():`` around ``stmt`` (``manager``: a dotted name, ``torch.no_grad``);
+    comments above ``stmt`` stay above the ``with``."""
     inner = stmt.with_changes(leading_lines=())
     return cst.With(
-        items=[cst.WithItem(item=cst.parse_expression(context))],
+        items=[cst.WithItem(item=cst.Call(func=dotted_expression(manager)))],
         body=cst.IndentedBlock(body=[inner]),
         leading_lines=stmt.leading_lines,
     )
@@ -238,6 +239,16 @@ def first_statement(body: cst.BaseSuite) -> Optional[cst.CSTNode]:
 
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+
+
+def dotted_expression(name: str) -> Union[cst.Name, cst.Attribute]:
+    """The expression ``name`` (``torch.no_grad``) spells, as ``cst.parse_expression`` would
+    build it, without a parse (two fifths of the cost of TL101's fix, built per finding)."""
+    first, *rest = name.split(".")
+    expression: Union[cst.Name, cst.Attribute] = cst.Name(first)
+    for part in rest:
+        expression = cst.Attribute(value=expression, attr=cst.Name(part))
+    return expression
 
 
 def method_call(expr: cst.BaseExpression, method: str) -> cst.Call:

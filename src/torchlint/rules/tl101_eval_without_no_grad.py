@@ -844,7 +844,7 @@ def _wrap_in_no_grad(file_model: FileModel, scope: Scope, loop: Optional[Loop],
     # Under the new no_grad a volatile Variable inside is dead code; left there, it
     # would look fixed (TL105 is silent under no_grad) while still in the file.
     return Fix(f"wrap the evaluation {what} in `with {name}():`",
-               ((target, wrap_in_with(without_volatile(file_model, target), f"{name}()")),), imports)
+               ((target, wrap_in_with(without_volatile(file_model, target), name)),), imports)
 
 
 def _suspends(file_model: FileModel, target: cst.CSTNode) -> bool:
