@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import OrderedDict
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, cast
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -205,8 +205,10 @@ class _SpanState(CodegenState):
         if id(node) not in self.spans:
             self.spans[id(node)] = (line, column, self.line, self.column)
 
-    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
-                                  end_node: Optional[cst.CSTNode] = None) -> "_Syntactic":
+    # libcst declares a generator context manager; its codegen only enters and leaves it
+    def record_syntactic_position(  # type: ignore[override]
+            self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
+            end_node: Optional[cst.CSTNode] = None) -> "_Syntactic":
         return _Syntactic(self, node, start_node, end_node)
 
 
