@@ -297,6 +297,6 @@ def test_reaching_value_is_the_last_binding_before_the_order():
             orders = sorted({a.order for a in scope.assignments} | {a.order + 1 for a in scope.assignments} | {0, 10**9})
             for path in paths:
                 for order in orders:
-                    assert reaching_value(scope, path, order) == _reaching_by_scan(scope, path, order), (path, order)
+                    assert reaching_value(model, scope, path, order) == _reaching_by_scan(scope, path, order), (path, order)
                     asked += 1
     assert asked > 10_000

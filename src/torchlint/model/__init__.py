@@ -162,7 +162,6 @@ class FileModel:
         self._memo.clear()
         for scope in self.scopes:
             scope.calls, scope.assignments, scope.returns, scope.loops = [], [], [], []
-            scope.bindings_by_path = None
 
     def scope_of_node(self, node: cst.CSTNode) -> Optional[Scope]:
         """The scope the ``def`` ``node`` opens (None for other nodes)."""

@@ -82,7 +82,7 @@ def host_copies(file_model: FileModel, span: Union[Loop, Scope]) -> Iterator[Hos
             yield HostCopy(call, made[0], made[1], _invariant(file_model, made[0], bound))
             continue
         path = dotted(func.value)
-        reaching = reaching_value(scope, path, call.order) if path is not None else None
+        reaching = reaching_value(file_model, scope, path, call.order) if path is not None else None
         if reaching is None:
             continue
         binding, value = reaching

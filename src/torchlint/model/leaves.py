@@ -144,24 +144,22 @@ def _binds(a: Assignment, name: str) -> bool:
     return any(name in bound_paths(t) for t in a.targets)
 
 
-def reaching_value(scope: Scope, path: str, order: int) -> Optional[Tuple[Assignment, Optional[cst.BaseExpression]]]:
+def reaching_value(file_model: FileModel, scope: Scope, path: str, order: int) -> Optional[Tuple[Assignment, Optional[cst.BaseExpression]]]:
     """``(assignment, value)`` of the last binding of ``path`` in ``scope`` before ``order``.
 
     ``value`` is the matching element for ``a, b = x, y``; the whole value when
     a tuple target unpacks something else. None when ``path`` is not bound in
     ``scope`` before ``order`` (a parameter, a global, state set elsewhere).
     """
-    index = scope.bindings_by_path
-    if index is None:  # built on the first question: rules ask it thousands of times a file
-        index = scope.bindings_by_path = _bindings_by_path(scope)
-    found = index.get(path)
+    # indexed on the first question: rules ask it thousands of times a file
+    found = file_model.derived(_bindings_by_path, scope).get(path)
     if found is None:
         return None
     at = bisect_left(found[0], order)
     return found[1][at - 1] if at else None
 
 
-def _bindings_by_path(scope: Scope) -> Dict[str, Tuple[List[int], List[Tuple[Assignment, Optional[cst.BaseExpression]]]]]:
+def _bindings_by_path(file_model: FileModel, scope: Scope) -> Dict[str, Tuple[List[int], List[Tuple[Assignment, Optional[cst.BaseExpression]]]]]:
     """For each path ``scope`` binds (not by ``del`` or ``+=``): the orders of its bindings
     and ``(assignment, value)`` of each, in source order; the model records assignments in
     the order it numbers them, so each list is sorted."""
@@ -199,13 +197,13 @@ def _each_binding(target: cst.BaseExpression,
                 yield path, value
 
 
-def loop_members(scope: Scope, path: str, order: int) -> Optional[Tuple[int, List[cst.BaseExpression]]]:
+def loop_members(file_model: FileModel, scope: Scope, path: str, order: int) -> Optional[Tuple[int, List[cst.BaseExpression]]]:
     """``(loop order, [w, b])`` when ``path`` at ``order`` is the variable of a loop over a
     literal tuple or list of names that ``order`` stands inside: ``p`` in ``for p in (w, b):``
     is each of ``w`` and ``b`` in turn, so what holds for all of them holds for ``p``, and a
     write to ``p`` writes to every one. None for any other binding, after the loop (``p`` is
     then only the last one), or when an element is not a plain name or attribute."""
-    reaching = reaching_value(scope, path, order)
+    reaching = reaching_value(file_model, scope, path, order)
     if reaching is None or reaching[0].kind != "for":
         return None
     binding = reaching[0]
@@ -345,29 +343,29 @@ def _freezes(file_model: FileModel) -> list:
             paths: List[Optional[str]] = [call.receiver] if call.receiver else []
             paths += [p for p in (dotted(arg.value) for arg in call.node.args) if p]
             out.extend((call.scope, call.order, p) for path in (paths or [None])
-                       for p in _frozen_with(call.scope, path, call.order))
+                       for p in _frozen_with(file_model, call.scope, path, call.order))
     for a in file_model.assignments:
         if a.kind == "assign" and not _literal_true(a.value):
             for t in a.targets:
                 if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad":
-                    out.extend((a.site.scope, a.order, p) for p in _frozen_with(a.site.scope, dotted(t.value), a.order))
+                    out.extend((a.site.scope, a.order, p) for p in _frozen_with(file_model, a.site.scope, dotted(t.value), a.order))
     return out
 
 
-def _frozen_with(scope: Scope, path: Optional[str], order: int) -> List[Optional[str]]:
+def _frozen_with(file_model: FileModel, scope: Scope, path: Optional[str], order: int) -> List[Optional[str]]:
     """What a freeze of ``path`` turns off: ``_standing_for``'s names and, for the variable of
     ``for p in net.parameters(): p.requires_grad = False``, the module it ranges over (a
     partial freeze, ``if "fc" not in name``, counts as a whole one: that only silences)."""
-    owners = iterated_owners(scope, path, order) if path is not None and "." not in path else []
-    return _standing_for(scope, path, order) + list(owners)
+    owners = iterated_owners(file_model, scope, path, order) if path is not None and "." not in path else []
+    return _standing_for(file_model, scope, path, order) + list(owners)
 
 
-def iterated_owners(scope: Scope, name: str, order: int) -> List[str]:
+def iterated_owners(file_model: FileModel, scope: Scope, name: str, order: int) -> List[str]:
     """The paths a loop variable's iterable reads, when ``name`` at ``order`` is one: ``net``
     and ``net.fc`` for ``p`` of ``for p in net.fc.parameters()`` (each path and what it is an
     attribute of, less the iterator methods), ``ema`` and ``model`` for ``for e, p in
     zip(ema.parameters(), model.parameters())``. Empty for any other binding."""
-    reaching = reaching_value(scope, name, order)
+    reaching = reaching_value(file_model, scope, name, order)
     if reaching is None or reaching[0].kind != "for" or reaching[1] is None:  # a For's iter
         return []
     read = list(referenced_paths(reaching[1]))
@@ -375,13 +373,13 @@ def iterated_owners(scope: Scope, name: str, order: int) -> List[str]:
     return owners + [p.rsplit(".", 1)[0] for p in read if "." in p]
 
 
-def _standing_for(scope: Scope, path: Optional[str], order: int) -> List[Optional[str]]:
+def _standing_for(file_model: FileModel, scope: Scope, path: Optional[str], order: int) -> List[Optional[str]]:
     """``path`` and, for the variable of ``for p in (w, b)``, the names it stands for."""
-    found = loop_members(scope, path, order) if path is not None else None
+    found = loop_members(file_model, scope, path, order) if path is not None else None
     return [path] + ([dotted(m) for m in found[1]] if found is not None else [])
 
 
-def grad_switched_on(scope: Scope) -> List[Tuple[str, int]]:
+def grad_switched_on(file_model: FileModel, scope: Scope) -> List[Tuple[str, int]]:
     """``(path, order)`` for every ``x.requires_grad = True`` in ``scope`` (each of ``w`` and
     ``b`` for ``for p in (w, b): p.requires_grad = True``). Torch refuses to set the flag on a
     computed tensor, so once the line has run ``x`` is a leaf that requires grad."""
@@ -391,7 +389,7 @@ def grad_switched_on(scope: Scope) -> List[Tuple[str, int]]:
             continue
         for t in a.targets:
             if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad":
-                out.extend((p, a.order) for p in _standing_for(scope, dotted(t.value), a.order) if p is not None)
+                out.extend((p, a.order) for p in _standing_for(file_model, scope, dotted(t.value), a.order) if p is not None)
     return out
 
 

@@ -92,7 +92,7 @@ def is_parameter(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, 
     if isinstance(expr, cst.Attribute) and expr.attr.value in PARAMETER_ATTRS:
         return True
     if isinstance(expr, cst.Subscript):  # ``list(model.parameters())[0]``, ``params[-1]``
-        followed = _followed(scope, expr.value, order)  # not None: ``expr.value`` is not
+        followed = _followed(file_model, scope, expr.value, order)  # not None: ``expr.value`` is not
         return followed is not None and _calls_parameter_iterator(followed) is not None
     path = dotted(expr)
     if path is None:
@@ -100,14 +100,14 @@ def is_parameter(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, 
     if "." in path:  # ``self.w``: every binding in the file makes a leaf
         bindings = [a for a in file_model.assignments if any(dotted(t) == path for t in a.targets)]
         return bool(bindings) and all(a.kind == "assign" and _wraps_parameter(file_model, a.value) for a in bindings)
-    reaching = reaching_value(scope, path, order)
+    reaching = reaching_value(file_model, scope, path, order)
     if reaching is None:
         return False
     assignment, value = reaching
     if assignment.kind == "for" and isinstance(assignment.node, cst.For):  # a "for" binding is a For's
         if _all_members(file_model, scope, path, order, is_parameter):  # ``for p in (w, b)``
             return True
-        iterated = _followed(scope, assignment.value, order)
+        iterated = _followed(file_model, scope, assignment.value, order)
         return _loop_parameter(assignment.node, iterated, path)
     return assignment.kind == "assign" and (
         _wraps_parameter(file_model, value)
@@ -119,7 +119,7 @@ def _all_members(file_model: FileModel, scope: Scope, path: str, order: int,
                  holds: Callable[[FileModel, Scope, cst.BaseExpression, int], bool]) -> bool:
     """Is ``path`` a loop variable over a literal tuple of names (``for p in (w, b)``), each
     of which ``holds`` where the loop starts?"""
-    found = loop_members(scope, path, order)
+    found = loop_members(file_model, scope, path, order)
     return found is not None and all(holds(file_model, scope, member, found[0]) for member in found[1])
 
 
@@ -130,11 +130,11 @@ def _wraps_parameter(file_model: FileModel, value: Optional[cst.BaseExpression])
             and (dotted(base.func) or "").rsplit(".", 1)[-1] in LEAF_WRAPPERS)
 
 
-def _followed(scope: Scope, iterated: Optional[cst.BaseExpression], order: int) -> Optional[cst.BaseExpression]:
+def _followed(file_model: FileModel, scope: Scope, iterated: Optional[cst.BaseExpression], order: int) -> Optional[cst.BaseExpression]:
     """``params`` of ``for p in params`` replaced by the value it was bound to, once."""
     path = dotted(iterated)
     if path is not None:
-        reaching = reaching_value(scope, path, order)
+        reaching = reaching_value(file_model, scope, path, order)
         if reaching is not None and reaching[0].kind == "assign":
             return reaching[1]
     return iterated
@@ -146,7 +146,7 @@ def is_leaf(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, order
     if is_parameter(file_model, scope, expr, order):
         return True
     path = dotted(expr)
-    reaching = reaching_value(scope, path, order) if path is not None and "." not in path else None
+    reaching = reaching_value(file_model, scope, path, order) if path is not None and "." not in path else None
     if reaching is not None and reaching[0].kind == "for":
         assert path is not None  # bound, so a path
         return _all_members(file_model, scope, path, order, is_leaf)
@@ -169,7 +169,7 @@ def is_tensor(file_model: FileModel, scope: Scope, expr: cst.BaseExpression, ord
     path = dotted(expr)
     if path is None or "." in path:
         return False
-    reaching = reaching_value(scope, path, order)
+    reaching = reaching_value(file_model, scope, path, order)
     if reaching is None:  # a function's own argument, not rebound before here
         return not scope.is_module and path in file_model.derived(_tensor_names, scope).params
     if reaching[0].kind == "for":
@@ -220,7 +220,7 @@ def _owner_values(file_model: FileModel, scope: Scope, owner: str,
     if "." in owner:
         bindings = [a for a in file_model.assignments if any(dotted(t) == owner for t in a.targets)]
         return [a.value if a.kind == "assign" else None for a in bindings] or None
-    reaching = reaching_value(scope, owner, order)
+    reaching = reaching_value(file_model, scope, owner, order)
     if reaching is None:
         return None
     return [reaching[1] if reaching[0].kind == "assign" else None]

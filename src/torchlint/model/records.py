@@ -33,8 +33,6 @@ class Scope:
     loops: List["Loop"] = field(default_factory=list)
     grad_switches: List[Tuple[int, GradMode]] = field(default_factory=list)
     global_names: Set[str] = field(default_factory=set)  # what its ``global`` statements declare
-    # ``leaves.reaching_value``'s index of the bindings, built on its first question
-    bindings_by_path: Optional[dict] = field(default=None, init=False, repr=False)
 
     @property
     def is_module(self) -> bool:

@@ -186,7 +186,7 @@ class _Sources:
         parts = path.split(".")
         for end in range(len(parts), 0, -1):  # ``logits`` bound, ``logits.mean`` read
             prefix = ".".join(parts[:end])
-            reaching = reaching_value(self.scope, prefix, order)
+            reaching = reaching_value(self.file_model, self.scope, prefix, order)
             if reaching is not None:
                 yield from self._binding(prefix, reaching, order, depth)
                 return

@@ -65,7 +65,7 @@ def leaf_bindings(file_model: FileModel, scope: Scope) -> dict:
         for target in a.targets:
             for path in bound_paths(target):
                 bindings.setdefault(path, []).append((a.order, path in leaves))
-    for path, order in grad_switched_on(scope):
+    for path, order in grad_switched_on(file_model, scope):
         bindings.setdefault(path, []).append((order, True))
     bindings = {path: sorted(seen) for path, seen in bindings.items()}
     return bindings
@@ -148,7 +148,7 @@ class _Leaves:
             leaf = depth < 3 and self._module_leaf(path, depth)
         else:
             leaf = through_params and depth < 3 and path in scope.params and self._bound_to_leaves(scope, path, depth)
-        if not leaf and depth < 3 and (members := loop_members(scope, path, order)) is not None:
+        if not leaf and depth < 3 and (members := loop_members(file_model, scope, path, order)) is not None:
             # ``for p in (w, b): p -= ...`` writes to each of them in turn
             leaf = any((member_path := dotted(member)) is not None
                        and self.requires_grad_at(scope, member_path, order, depth + 1, through_params)
@@ -190,10 +190,9 @@ class _Leaves:
             for call, value in calls
         )
 
-    @staticmethod
-    def _owners(scope: Scope, path: str, order: int) -> List[str]:
+    def _owners(self, scope: Scope, path: str, order: int) -> List[str]:
         """``path`` and what it belongs to: ``net`` for ``p`` of ``for p in net.parameters()``."""
-        return [path] + (iterated_owners(scope, path, order) if "." not in path else [])
+        return [path] + (iterated_owners(self.file_model, scope, path, order) if "." not in path else [])
 
 
 class InplaceOnLeaf(Rule):

@@ -127,7 +127,7 @@ optimizer.step()
             return produced_by_graph_call(file_model, subject)
         if is_model_name(path.rsplit(".", 1)[-1]) or wants_its_gradient(file_model, scope, path):
             return False  # ``model.requires_grad_()`` unfreezes a module
-        reaching = reaching_value(scope, path, order)
+        reaching = reaching_value(file_model, scope, path, order)
         if reaching is None or reaching[0].kind != "assign":
             return False  # a parameter, a loop variable, state set elsewhere
         value = reaching[1]

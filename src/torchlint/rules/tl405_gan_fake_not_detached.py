@@ -68,13 +68,13 @@ class _Scope:
         parts = path.split(".")
         for end in range(len(parts), 0, -1):
             prefix = ".".join(parts[:end])
-            if reaching_value(self.scope, prefix, order) is not None:
+            if reaching_value(self.file_model, self.scope, prefix, order) is not None:
                 return prefix
         return path
 
     def _bindings(self, path: str, order: int) -> Iterator[Tuple[Assignment, cst.BaseExpression]]:
         """The binding of ``path`` that reaches ``order``, plus ``path += ...`` after it."""
-        reaching = reaching_value(self.scope, path, order)
+        reaching = reaching_value(self.file_model, self.scope, path, order)
         start = -1
         if reaching is not None:
             binding, value = reaching
@@ -99,7 +99,7 @@ class _Scope:
                 return self.carries_fake(e.value, order, depth + 1)
             if wants_its_gradient(self.file_model, self.scope, path):
                 return False  # WGAN-GP interpolates: differentiated on purpose
-            reaching = reaching_value(self.scope, path, order)
+            reaching = reaching_value(self.file_model, self.scope, path, order)
             if reaching is None or reaching[0].kind != "assign":
                 return False
             return self.carries_fake(reaching[1], reaching[0].order, depth + 1)
