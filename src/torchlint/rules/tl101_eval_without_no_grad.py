@@ -1,7 +1,7 @@
 """TL101: evaluation code runs the model without no_grad, building a graph nobody uses."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, ClassVar, Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -1180,15 +1180,24 @@ def _classes_built_here(file_model: FileModel, scope: Scope, name: str) -> Set[s
     (``mu, mu_target = MuNet(), MuNet()``); none when one binding is anything else."""
     if scope.is_module or name in scope.params:
         return set()
-    values = [value for a in scope.assignments for t in a.targets
-              for path, value in bound_values(t, a.value if a.kind == "assign" else None) if path == name]
     classes = set()
-    for value in values:
+    for value in file_model.derived(_bound_values_by_path, scope).get(name, ()):
         cls = dotted(value.func) if isinstance(value, cst.Call) else None
         if cls is None or not file_model.is_module_class(cls):
             return set()
         classes.add(cls)
     return classes
+
+
+def _bound_values_by_path(file_model: FileModel, scope: Scope) -> Dict[str, List[Optional[cst.BaseExpression]]]:
+    """``path -> the values bindings in scope give it`` (``expr.bound_values``; None for a
+    binding other than ``=``), in source order: asked per call, read once per scope."""
+    index: Dict[str, List[Optional[cst.BaseExpression]]] = {}
+    for a in scope.assignments:
+        for t in a.targets:
+            for path, value in bound_values(t, a.value if a.kind == "assign" else None):
+                index.setdefault(path, []).append(value)
+    return index
 
 
 def _runs_as_a_script(file_model: FileModel) -> bool:
