@@ -464,13 +464,17 @@ def _external_base(file_model: FileModel, scope: Scope) -> bool:
 def _names_dropout_switch(file_model: FileModel, call: CallSite) -> bool:
     """``enable_dropout(model)``, ``enable_mc_dropout(net)``, ``model.apply(apply_dropout)``:
     a helper of the project (not torch's ``F.dropout`` or ``nn.Dropout``) about dropout."""
-    name = call.method or last_name(call.callee or "")
     if call.method == "apply":
-        names = [last_name(p) for a in call.node.args for p in referenced_paths(a.value)]
-    else:
-        qualified = file_model.qualify(call)
-        names = [name] if qualified is None or not qualified.startswith("torch.") else []
-    return any("dropout" in tokens(n) and _SWITCHING_WORDS & set(tokens(n)) for n in names)
+        return any(_switches_dropout(last_name(p)) for a in call.node.args for p in referenced_paths(a.value))
+    if not _switches_dropout(call.method or last_name(call.callee or "")):
+        return False  # the name first: qualifying every call of the file costs more
+    qualified = file_model.qualify(call)
+    return qualified is None or not qualified.startswith("torch.")
+
+
+def _switches_dropout(name: str) -> bool:
+    words = tokens(name)
+    return "dropout" in words and not _SWITCHING_WORDS.isdisjoint(words)
 
 
 # With ``dropout`` in a helper's name: one that turns dropout on (not ``self.dropout(x)``).
