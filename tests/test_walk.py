@@ -81,6 +81,30 @@ def test_parented_walk_gives_every_node_its_parent_and_calls_only_where_asked():
     assert sorted(map(id, left)) == sorted(map(id, called))
 
 
+def test_the_parented_walk_passes_by_only_quiet_nodes_with_nothing_under_them():
+    """``walk_parented`` makes no call for a quiet type it reads as barren (no syntax node
+    under it): on every fixture and corpus file, no node of such a type holds one; and a
+    watched node of a barren quiet type is still entered."""
+    from torchlint.model.builder import _QUIET
+    from torchlint.model.walk import _barren, walk_parented
+
+    barren = {kind for kind in _QUIET if _barren(kind)}
+    assert {cst.Name, cst.Integer, cst.Add} <= barren and cst.Attribute not in barren
+    seen = set()
+    for path in SOURCES:
+        nodes, _ = nodes_and_parents(cst.parse_module(path.read_text(encoding="utf-8")))
+        for node in nodes:
+            if type(node) in barren:
+                seen.add(type(node))
+                assert children(node) == [], (path, node)
+    assert {cst.Name, cst.Integer, cst.SimpleString, cst.Float} <= seen
+    module = cst.parse_module("x = a + 1\n")
+    name = module.body[0].body[0].value.left
+    called, found = [], {}
+    walk_parented(module, called.append, lambda n: None, found, frozenset((cst.Name, cst.Integer)), {id(name)})
+    assert name in called and not any(type(n) is cst.Integer for n in called)
+
+
 @pytest.mark.parametrize("path", SOURCES[::8], ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_models_parents_are_the_trees(path):
     from torchlint.model import FileModel

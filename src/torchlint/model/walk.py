@@ -93,7 +93,16 @@ def walk_parented(node: cst.CSTNode, enter: Callable, leave: Callable, parents: 
     ``node``, and calling ``enter``/``leave`` only around the nodes whose type is not in
     ``quiet`` or whose id is in ``watched`` (which ``enter`` may add to on the way down). The
     model's builder records nothing at most nodes (names, attributes, literals): two calls
-    for nothing at each were a fifth of the model's build."""
+    for nothing at each were a fifth of the model's build. A quiet node with nothing under
+    it (a name, a number, an operator: a third of the nodes) gets its parent and no call."""
+    barren = _BARREN_QUIET.get(quiet)
+    if barren is None:
+        barren = _BARREN_QUIET[quiet] = frozenset(kind for kind in quiet if _barren(kind))
+    _walk_parented(node, enter, leave, parents, quiet, watched, barren)
+
+
+def _walk_parented(node: cst.CSTNode, enter: Callable, leave: Callable, parents: dict,
+                   quiet: FrozenSet[type], watched: Set[int], barren: FrozenSet[type]) -> None:
     kind = type(node)
     called = kind not in quiet or id(node) in watched
     if called:
@@ -104,11 +113,24 @@ def walk_parented(node: cst.CSTNode, enter: Callable, leave: Callable, parents: 
         found = _KINDS.get(type(value)) or _kind(value)
         if found == _NODE:
             parents[id(value)] = node
-            walk_parented(value, enter, leave, parents, quiet, watched)
+            if type(value) not in barren or id(value) in watched:
+                _walk_parented(value, enter, leave, parents, quiet, watched, barren)
         elif found == _SEQUENCE:
             for item in value:
                 if (_KINDS.get(type(item)) or _kind(item)) == _NODE:
                     parents[id(item)] = node
-                    walk_parented(item, enter, leave, parents, quiet, watched)
+                    if type(item) not in barren or id(item) in watched:
+                        _walk_parented(item, enter, leave, parents, quiet, watched, barren)
     if called:
         leave(node)
+
+
+# quiet types -> those of them under which no syntax node can sit
+_BARREN_QUIET: Dict[FrozenSet[type], FrozenSet[type]] = {}
+
+
+def _barren(kind: type) -> bool:
+    """No syntax node can sit under a node of ``kind``: its child fields hold text only
+    (``Name.value``) or it has none (``Add``, ``Ellipsis``), as the fields' types say."""
+    types = {f.name: f.type for f in fields(kind)}
+    return all(types[name] is str for name in _CHILD_FIELDS.get(kind) or _child_fields(kind))
