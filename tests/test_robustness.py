@@ -529,22 +529,21 @@ def test_ctrl_c_during_fix_leaves_every_file_old_or_new(tmp_path):
 
 
 def _ctrl_c_in_position_codegen(monkeypatch, at_token: int) -> None:
-    """Ctrl-C as it lands in libcst's position codegen: KeyboardInterrupt on the ``at_token``-th token.
-    libcst's position ``finally`` then fails with a KeyError that hides the interrupt."""
-    from libcst.metadata import position_provider
+    """Ctrl-C as it lands in the position codegen that places findings
+    (``positions._SpanState``): KeyboardInterrupt on the ``at_token``-th token."""
+    from torchlint.positions import _SpanState
 
-    state = position_provider.WhitespaceInclusivePositionProvidingCodegenState
-    add_token, tokens = state.add_token, iter(range(10**9))
+    add_token, tokens = _SpanState.add_token, iter(range(10**9))
 
     def interrupted(self, value: str) -> None:
         if next(tokens) == at_token:
             raise KeyboardInterrupt
         add_token(self, value)
 
-    monkeypatch.setattr(state, "add_token", interrupted)
+    monkeypatch.setattr(_SpanState, "add_token", interrupted)
 
 
-def test_ctrl_c_hidden_by_libcst_while_fixing_still_stops_the_fix(monkeypatch):
+def test_ctrl_c_in_the_position_codegen_while_fixing_stops_the_fix(monkeypatch):
     """The race behind a flaky Ctrl-C test: the fix reported "internal error: KeyError" and went on."""
     from torchlint import fix_files
     from torchlint.fixer import allowed_fixes
@@ -555,14 +554,43 @@ def test_ctrl_c_hidden_by_libcst_while_fixing_still_stops_the_fix(monkeypatch):
         fix_files.fix_data("x.py", STORED.encode(), LintRequest.for_rules(ALL_RULES), allowed_fixes(True))
 
 
-def test_ctrl_c_hidden_by_libcst_while_checking_exits_130(tmp_path, monkeypatch, capsys):
+def test_ctrl_c_in_the_position_codegen_while_checking_exits_130(tmp_path, monkeypatch, capsys):
     from torchlint.cli import main
 
     _tree(tmp_path)
     monkeypatch.chdir(tmp_path)
-    _ctrl_c_in_position_codegen(monkeypatch, at_token=3)  # inside the finding's statement: the KeyError case
+    _ctrl_c_in_position_codegen(monkeypatch, at_token=3)  # inside the finding's statement
     assert main(["check", "--no-cache", "--jobs", "1", "bad.py"]) == 130
     assert "KeyError" not in capsys.readouterr().err
+
+
+def test_ctrl_c_mid_statement_leaves_the_position_codegen_as_itself(monkeypatch):
+    """libcst's own position state records a node's span in a ``finally``, which met a child
+    never placed and raised a KeyError over the interrupt; torchlint's records nothing then."""
+    import libcst as cst
+
+    from torchlint import positions
+
+    _ctrl_c_in_position_codegen(monkeypatch, at_token=5)
+    module = cst.parse_module("def f(a, b):\n    return g(a)[b] + h(b)\n")
+    with pytest.raises(KeyboardInterrupt) as caught:
+        positions._ranges(module)
+    assert caught.type is KeyboardInterrupt
+
+
+def test_an_interrupt_hidden_behind_an_error_in_a_finally_is_raised():
+    """A library's ``finally`` that fails while a Ctrl-C unwinds (libcst's position codegen
+    did) raises the interrupt again, not its own error."""
+    from torchlint.safe_io import raise_hidden_interrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        try:
+            try:
+                raise KeyboardInterrupt
+            finally:
+                {}["placed"]
+        except KeyError as exc:
+            raise_hidden_interrupt(exc)
 
 
 def test_an_error_with_no_interrupt_behind_it_is_left_alone():

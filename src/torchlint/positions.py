@@ -227,7 +227,9 @@ class _Syntactic:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        if exc_type is not None:
+            return  # a Ctrl-C mid-codegen passes as itself (libcst's ``finally`` hid it in a KeyError)
         state = self.state
         spans = state.spans
         if self.start_node is None:
