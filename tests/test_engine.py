@@ -450,3 +450,21 @@ def test_a_lint_leaves_its_tree_to_reference_counting_not_to_the_cyclic_collecto
         gc.enable()
     assert [d.code for d in result.diagnostics] == ["TL301"]
     assert left == []
+
+
+def test_positions_fall_back_to_libcsts_provider_with_the_same_spans(monkeypatch):
+    """``positions._ranges`` without its codegen state (a libcst release that moved the private
+    ``CodegenState`` or its hooks): PositionProvider's ranges, the same spans by id."""
+    import libcst as cst
+
+    from torchlint import positions
+
+    module = cst.parse_module("def f(a, b):\n    return g(a)[b] + h(\n        b)  # c\n@d\nclass C: pass\n")
+    expected = positions._ranges(module)
+
+    class Moved:
+        def __init__(self, *args):
+            raise TypeError("CodegenState.__init__() got an unexpected keyword argument")
+
+    monkeypatch.setattr(positions, "_SpanState", Moved)
+    assert positions._ranges(module) == expected

@@ -21,8 +21,12 @@ from collections import OrderedDict
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+try:  # private to libcst: a release that moves it leaves positions to its own provider (``_ranges``)
+    from libcst._nodes.internal import CodegenState
+except ImportError:  # pragma: no cover
+    CodegenState = object  # type: ignore[misc, assignment]
 
 from torchlint.model.walk import walk
 
@@ -166,8 +170,8 @@ def _ranges(module: cst.Module) -> Dict[int, Span]:
     ``_SpanState`` does the same bookkeeping with tuples and ids (not libcst's metadata
     wrapper either, which also runs its batched visitors over the whole tree); a libcst
     whose codegen hooks differ takes the provider itself, through the wrapper."""
-    state = _SpanState(module.default_indent, module.default_newline)
     try:
+        state = _SpanState(module.default_indent, module.default_newline)
         module._codegen(state)
     except (AttributeError, TypeError):  # pragma: no cover - a libcst with other codegen hooks
         whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
