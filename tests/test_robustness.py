@@ -573,9 +573,8 @@ def test_ctrl_c_mid_statement_leaves_the_position_codegen_as_itself(monkeypatch)
 
     _ctrl_c_in_position_codegen(monkeypatch, at_token=5)
     module = cst.parse_module("def f(a, b):\n    return g(a)[b] + h(b)\n")
-    with pytest.raises(KeyboardInterrupt) as caught:
+    with pytest.raises(KeyboardInterrupt):  # not a KeyError
         positions._ranges(module)
-    assert caught.type is KeyboardInterrupt
 
 
 def test_an_interrupt_hidden_behind_an_error_in_a_finally_is_raised():
