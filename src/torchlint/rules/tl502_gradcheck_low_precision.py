@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
+from torchlint.edits import dotted_expression
 from torchlint.model import FileModel
 from torchlint.model.dtypes import DtypeReader
 from torchlint.model.expr import dotted, keyword, literal_number, positional
@@ -50,8 +51,8 @@ def _to_double(file_model: FileModel, origin: Origin) -> Tuple[cst.CSTNode, cst.
         return node.func.attr, cst.Name("cdouble" if complex_cast else "double")
     if origin.kind == "dtype":
         old = (dotted(node) or "").rsplit(".", 1)[-1]
-        return node, cst.parse_expression(f"{torch}.{'complex128' if old in _COMPLEX else 'float64'}")
-    dtype = cst.Arg(keyword=cst.Name("dtype"), value=cst.parse_expression(f"{torch}.float64"),
+        return node, dotted_expression(f"{torch}.{'complex128' if old in _COMPLEX else 'float64'}")
+    dtype = cst.Arg(keyword=cst.Name("dtype"), value=dotted_expression(f"{torch}.float64"),
                     equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                           whitespace_after=cst.SimpleWhitespace("")))
     assert isinstance(node, cst.Call)  # the factory call that lacks ``dtype=``

@@ -6,7 +6,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.edits import as_argument, shadowed, torch_reference
+from torchlint.edits import as_argument, dotted_expression, shadowed, torch_reference
 from torchlint.model import CallSite, FileModel
 from torchlint.needs import Text
 from torchlint.rule import Finding, Fix, Rule
@@ -158,7 +158,7 @@ is a sum with `dtype=`, which logsumexp does not take.
         name, imports = torch_reference(file_model, "logsumexp")
         if shadowed(call.scope, name.split(".", 1)[0]):
             return None
-        replacement = cst.Call(func=cst.parse_expression(name), args=args)
+        replacement = cst.Call(func=dotted_expression(name), args=args)
         return Fix("call torch.logsumexp", ((call.node, replacement),), imports=imports)
 
     valid = (

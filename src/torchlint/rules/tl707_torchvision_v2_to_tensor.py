@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchlint.edits import parent_map, shadowed, torch_reference
+from torchlint.edits import dotted_expression, parent_map, shadowed, torch_reference
 from torchlint.model import CallSite, FileModel
 from torchlint.needs import Text
 from torchlint.rule import Finding, Fix, Rule
@@ -109,7 +109,7 @@ needs names the file does not import.
             comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             pair = cst.FlattenSentinel([cst.Element(to_image, comma=comma), element.with_changes(value=to_dtype)])
             return Fix(description, ((element, pair),), imports=imports)
-        composed = cst.Call(func=cst.parse_expression(f"{module}.Compose"),
+        composed = cst.Call(func=dotted_expression(f"{module}.Compose"),
                             args=[cst.Arg(cst.List([cst.Element(to_image), cst.Element(to_dtype)]))])
         return Fix(description, ((call.node, composed),), imports=imports)
 
