@@ -303,9 +303,7 @@ def test_merge_stamps_a_report_made_elsewhere_with_a_commits_fixtures(harness, t
 def test_tl705_probe_reads_the_rules_table_without_torchlint(harness, monkeypatch):
     from torchlint.model.torchvision_weights import loads_imagenet_v1
 
-    spec = importlib.util.spec_from_file_location("_tl705_probe_alone", harness.fixture_dirs()["TL705"] / "probe.py")
-    probe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(probe)
+    probe = _probe_alone(harness, "TL705", "_tl705_probe_alone")
     for name in [n for n in sys.modules if n == "torchlint" or n.startswith("torchlint.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "torchlint", None)  # as if the linter were not installed
@@ -313,6 +311,42 @@ def test_tl705_probe_reads_the_rules_table_without_torchlint(harness, monkeypatc
     for builder in ("resnet50", "vit_b_16", "detection.fasterrcnn_resnet50_fpn", "vit_h_14", "resnet.resnet18"):
         assert table.loads_imagenet_v1(builder) == loads_imagenet_v1(builder), builder
     assert "torchlint" not in probe.__dict__
+
+
+def _probe_alone(harness, code, name):
+    spec = importlib.util.spec_from_file_location(name, harness.fixture_dirs()[code] / "probe.py")
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    return probe
+
+
+def _fixture_module(path, text):
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"_tl_stand_in_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tl702_a_run_that_wedges_is_killed_and_tried_again(harness, monkeypatch, tmp_path):
+    probe = _probe_alone(harness, "TL702", "_tl702_probe_alone")
+    monkeypatch.setattr(probe, "LIMIT_S", 2)
+    tries = tmp_path / "tries"
+    stuck = _fixture_module(tmp_path / "stuck.py", (
+        "import time\n"
+        "def main(device='cpu', iterations=1):\n"
+        f"    open({str(tries)!r}, 'a').write('x')\n"
+        "    time.sleep(600)\n"))
+    with pytest.raises(RuntimeError, match=r"stuck.*sent nothing in 2 s, 2 times"):
+        probe._run_apart(HARNESS, stuck, "cpu", 1)
+    assert tries.read_text() == "xx"
+
+
+def test_tl702_a_run_that_raises_fails_the_probe_with_its_error(harness, tmp_path):
+    probe = _probe_alone(harness, "TL702", "_tl702_probe_alone")
+    broken = _fixture_module(tmp_path / "broken.py", "def main(device='cpu', iterations=1):\n    raise ValueError('no gloo')\n")
+    with pytest.raises(RuntimeError, match=r"broken.*raised ValueError: no gloo"):
+        probe._run_apart(HARNESS, broken, "cpu", 1)
 
 
 def test_tl205_only_good_clips_what_the_step_applies(report):
