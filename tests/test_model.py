@@ -30,6 +30,16 @@ def test_torch_aliases(source, expected):
     assert build(source).names.aliases == expected
 
 
+@pytest.mark.parametrize("source, spelled", [
+    ("import torch as T\n", "T"),
+    ("import torch as T\nimport torch\n", "torch"),  # torch itself wins wherever it is bound
+    ("import torch\nimport torch as T\n", "torch"),
+    ("import numpy as np\n", "torch"),  # none: the fixer adds ``import torch``
+])
+def test_fixes_spell_torch_as_the_file_binds_it(source, spelled):
+    assert build(source).names.torch_alias == spelled
+
+
 @pytest.mark.parametrize("source", [
     "import torch\nwith torch.no_grad():\n    m.probe()\n",
     "import torch as T\nwith T.inference_mode():\n    m.probe()\n",

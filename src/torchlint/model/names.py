@@ -189,7 +189,10 @@ class TorchNames:
 
     @property
     def torch_alias(self) -> str:
-        """The name ``torch`` is bound to here (``T`` after ``import torch as T``); fixes write it."""
+        """The name ``torch`` is bound to here (``T`` after ``import torch as T``; ``torch`` itself
+        where both are bound); fixes write it."""
+        if self.aliases.get("torch") == "torch":
+            return "torch"
         for local, path in self.aliases.items():
             if path == "torch":
                 return local

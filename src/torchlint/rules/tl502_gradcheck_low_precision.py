@@ -35,16 +35,9 @@ def input_elements(scope: Scope, call_site: Site, inputs: cst.BaseExpression) ->
     return [inputs]
 
 
-def torch_alias(file_model: FileModel) -> str:
-    """How this file spells ``torch`` (``torch``, or ``T`` after ``import torch as T``)."""
-    if file_model.names.aliases.get("torch") == "torch":
-        return "torch"
-    return next((local for local, path in file_model.names.aliases.items() if path == "torch"), "torch")
-
-
 def _to_double(file_model: FileModel, origin: Origin) -> Tuple[cst.CSTNode, cst.CSTNode]:
     """The edit that makes ``origin`` float64 (complex128 for complex dtypes)."""
-    node, torch = origin.node, torch_alias(file_model)
+    node, torch = origin.node, file_model.names.torch_alias
     if origin.kind == "cast":
         assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)  # ``x.float()``
         complex_cast = node.func.attr.value == "cfloat"
