@@ -28,6 +28,7 @@ from torchlint.model.vocab import (
     GRADIENT_CLIPS, KILL_ATTRS, KILL_METHODS, NUMBER_READ_METHODS, PLAIN_BUILTINS, PROPAGATE_BUILTINS, calls_a_loss,
     called_module, is_eval_function_name, last_name, unwrapped_module, writes_in_place as is_in_place_method,
 )
+from torchlint.model.tree import COMPREHENSIONS
 from torchlint.model.walk import children
 
 if TYPE_CHECKING:
@@ -188,8 +189,7 @@ def _exhausts(statement: cst.CSTNode, name: str) -> bool:
     if not isinstance(statement, (cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Return)):
         return False
     for node in _own_nodes(statement):
-        if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)) \
-                and _is_name(node.for_in.iter, name):
+        if isinstance(node, COMPREHENSIONS) and _is_name(node.for_in.iter, name):
             return True
         if isinstance(node, cst.Call) and (_clip_of(node, name) or (
                 isinstance(node.func, cst.Name) and node.func.value in _EXHAUSTING_CALLS

@@ -24,6 +24,7 @@ from torchlint.model.expr import dotted, keyword, literal_bool, positional
 from torchlint.model.function_effects import positional_and_keyword_params, positional_params, rewalked
 from torchlint.model.project_calls import project_callee
 from torchlint.model.records import CallSite, Loop, Scope
+from torchlint.model.tree import COMPREHENSIONS
 
 if TYPE_CHECKING:
     from torchlint.model.records import Assignment
@@ -477,7 +478,7 @@ def _consumes(file_model: FileModel, call: CallSite, path: Optional[str]) -> boo
 def _iterates(node: cst.BaseExpression, path: Optional[str]) -> bool:
     if dotted(node) == path:
         return True
-    if isinstance(node, (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)):
+    if isinstance(node, COMPREHENSIONS):
         return dotted(node.for_in.iter) == path
     return False
 

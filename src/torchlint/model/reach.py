@@ -18,7 +18,7 @@ from torchlint.model import vocab
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.grad import GradMode, classify
 from torchlint.model.records import LoopRole
-from torchlint.model.walk import walk
+from torchlint.model.tree import COMPREHENSIONS, ancestors
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -186,7 +186,7 @@ def loop_children(file_model: FileModel, loop: Loop) -> list:
 def repeats(file_model: FileModel, call: CallSite) -> bool:
     """Does the call run more than once: in a loop or a comprehension, or in a function
     that a same-module caller reaches from one? (Callers elsewhere are not known.)"""
-    here = call.site.loop is not None or _in_comprehension(call)
+    here = call.site.loop is not None or _in_comprehension(file_model, call)
     return file_model.derived(_repeats, call.scope, here, while_computing=False)
 
 
@@ -197,26 +197,12 @@ def _repeats(file_model: FileModel, scope: Scope, here: bool) -> bool:
     if scope.class_name is not None:  # ``agent.choose_action(s)``: a method, by its name
         calls += [c for c in file_model.derived(_calls_by_method).get(scope.name, ()) if c.receiver is not None]
     # A recursive call asking about its own scope hears "no" until the answer is known.
-    return any(file_model.derived(_repeats, c.scope, c.site.loop is not None or _in_comprehension(c),
+    return any(file_model.derived(_repeats, c.scope, c.site.loop is not None or _in_comprehension(file_model, c),
                                   while_computing=False) for c in calls)
 
 
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-
-
-def _in_comprehension(call: CallSite) -> bool:
-    """Is the call inside a comprehension of its statement (``[model(x) for x in xs]``)?"""
-    depth, found = [0], [False]
-
-    def enter(node: cst.CSTNode) -> None:
-        if isinstance(node, _COMPREHENSIONS):
-            depth[0] += 1
-        elif node is call.node and depth[0]:
-            found[0] = True
-
-    def leave(node: cst.CSTNode) -> None:
-        if isinstance(node, _COMPREHENSIONS):
-            depth[0] -= 1
-
-    walk(call.site.stmt, enter, leave)
-    return found[0]
+def _in_comprehension(file_model: FileModel, call: CallSite) -> bool:
+    """Is the call inside a comprehension of its statement (``[model(x) for x in xs]``)?
+    Climbed from the call to the statement, not searched down from it."""
+    between = ancestors(call.site.stmt, call.node, file_model.parents)
+    return between is not None and any(isinstance(node, COMPREHENSIONS) for node in between)

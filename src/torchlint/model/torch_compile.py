@@ -17,6 +17,7 @@ import libcst as cst
 from torchlint.model import vocab
 from torchlint.model.distributed import scope_repeats
 from torchlint.model.expr import bound_paths, dotted, keyword, positional, referenced_paths
+from torchlint.model.tree import COMPREHENSIONS
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
 # What clears dynamo's cache of compiled code: a loop that calls it compiles afresh on purpose.
 _RESETS = frozenset(("torch._dynamo.reset", "torch.compiler.reset"))
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def compile_calls(file_model: FileModel) -> List[CallSite]:
@@ -62,7 +62,7 @@ def _enclosing(file_model: FileModel, call: CallSite, stop: cst.CSTNode) -> Iter
 def _conditional(file_model: FileModel, call: CallSite, stop: cst.CSTNode) -> bool:
     """Does an ``if`` (or a comprehension) between ``stop`` and the call decide whether
     or how often it runs?"""
-    return any(isinstance(node, (cst.If, cst.IfExp, *_COMPREHENSIONS)) for node in _enclosing(file_model, call, stop))
+    return any(isinstance(node, (cst.If, cst.IfExp, *COMPREHENSIONS)) for node in _enclosing(file_model, call, stop))
 
 
 def _reads(call: CallSite) -> Set[str]:

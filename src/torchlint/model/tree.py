@@ -12,6 +12,10 @@ import libcst as cst
 
 from torchlint.model.walk import children
 
+# The comprehensions: each runs its element once per item of its ``for``.
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
 
 def ancestors(root: cst.CSTNode, target: cst.CSTNode, parents: Optional[Dict[int, cst.CSTNode]] = None) -> Optional[list]:
     """The nodes from ``root`` down to ``target``'s parent, or None if it is not under ``root``;
