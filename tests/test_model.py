@@ -30,6 +30,21 @@ def test_torch_aliases(source, expected):
     assert build(source).names.aliases == expected
 
 
+@pytest.mark.parametrize("source, suspends", [
+    ("for x in xs:\n    f(x)\n", False),
+    ("def g():\n    for x in xs:\n        yield f(x)\n", True),
+    ("async def g():\n    await f()\n", True),
+    ("async def g():\n    async for x in xs:\n        f(x)\n", True),
+    ("async def g():\n    async with lock:\n        f()\n", True),
+    ("async def g():\n    return [x async for x in xs]\n", True),
+    ("def g():\n    if False:\n        yield\n    f()\n", True),  # dead, and still a generator
+    ("def g():\n    while False:\n        await f()\n", True),
+])
+def test_a_file_that_suspends_nowhere_is_known_as_one(source, suspends):
+    """``edits.suspends`` is not asked of a file where this is False: it must never miss one."""
+    assert build(source).suspends_somewhere is suspends
+
+
 @pytest.mark.parametrize("source, spelled", [
     ("import torch as T\n", "T"),
     ("import torch as T\nimport torch\n", "torch"),  # torch itself wins wherever it is bound

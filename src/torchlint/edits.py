@@ -23,6 +23,7 @@ import libcst as cst
 from torchlint.model.expr import bound_paths, dotted
 from torchlint.model.legacy import variable_data, volatile_flag
 from torchlint.model.names import from_import_bindings
+from torchlint.model.tree import suspends_here
 from torchlint.model.walk import walk
 
 if TYPE_CHECKING:
@@ -294,9 +295,7 @@ def suspends(node: cst.CSTNode) -> bool:
             return
         if isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and n is not node:
             skip.append(n)
-        elif isinstance(n, (cst.Yield, cst.Await)) or (
-            isinstance(n, (cst.For, cst.With, cst.CompFor)) and n.asynchronous is not None
-        ):
+        elif suspends_here(n):
             found.append(n)
 
     def leave(n):

@@ -116,6 +116,7 @@ class FileModel:
         self.module_scope.end = builder.order + 1
         self.parents: Dict[int, cst.CSTNode] = builder.parents  # id(node) -> the node it sits in
         self.dead_suites: FrozenSet[int] = frozenset(builder.dead_suites)  # ids; see dead_code.py
+        self.suspends_somewhere: bool = builder.suspends  # a yield, an await, an async for/with
         self._call_orders = [c.order for c in self.calls]
         self._assign_orders = [a.order for a in self.assignments]
         self._call_by_node = {id(c.node): c for c in self.calls}

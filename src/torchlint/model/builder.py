@@ -8,6 +8,7 @@ import libcst as cst
 from torchlint.model.dead_code import dead_suites
 from torchlint.model.expr import dotted
 from torchlint.model.records import Assignment, CallSite, Loop, Scope, Site
+from torchlint.model.tree import suspends_here
 from torchlint.model.walk import walk_parented
 from torchlint.model.grad import classify, classify_statement_call
 
@@ -58,6 +59,9 @@ class ModelBuilder:
         # nothing under one is recorded, only its parents (so the engine can tell it is dead)
         self.dead_suites: set = set()
         self.dead_depth = 0
+        # a yield, an await or an async for/with/comprehension anywhere, dead code included
+        # (``edits.suspends`` walks a fix's target for one: a file without any needs no walk)
+        self.suspends = False
 
     # -- helpers -------------------------------------------------------
     def _tick(self) -> int:
@@ -86,6 +90,7 @@ class ModelBuilder:
         if self.dead_depth or id(node) in self.dead_suites:
             if id(node) in self.dead_suites:
                 self.dead_depth += 1
+            self.suspends = self.suspends or suspends_here(node)  # a dead yield still makes a generator
             return
         kind = type(node)
         statement = _IS_STATEMENT.get(kind)  # ``_is_statement``, its call spared at every node
@@ -157,6 +162,7 @@ class ModelBuilder:
     def visit_loop(self, node: Union[cst.For, cst.While]) -> None:
         if isinstance(node, cst.While):
             self.dead_suites.update(map(id, dead_suites(node)))
+        self.suspends = self.suspends or suspends_here(node)
         stack = self.loops[-1]
         loop = Loop(node, self.scope, stack[-1] if stack else None, self._tick())
         self.scope.loops.append(loop)
@@ -170,6 +176,7 @@ class ModelBuilder:
         self.loops[-1].pop().end = self._tick()
 
     def visit_with(self, node: cst.With) -> None:
+        self.suspends = self.suspends or suspends_here(node)
         mode = None
         for item in node.items:
             mode = classify(item.item) or mode
@@ -179,6 +186,9 @@ class ModelBuilder:
 
     def leave_with(self, node: cst.With) -> None:
         self.grad.pop()
+
+    def visit_suspension(self, node: Union[cst.Yield, cst.Await, cst.CompFor]) -> None:
+        self.suspends = self.suspends or suspends_here(node)
 
     # -- records -------------------------------------------------------
     def visit_call(self, node: cst.Call) -> None:
@@ -243,6 +253,9 @@ _VISIT: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.Import: ModelBuilder.visit_import,
     cst.ImportFrom: ModelBuilder.visit_import_from,
     cst.Subscript: ModelBuilder.visit_subscript,
+    cst.Yield: ModelBuilder.visit_suspension,
+    cst.Await: ModelBuilder.visit_suspension,
+    cst.CompFor: ModelBuilder.visit_suspension,
 }
 _LEAVE: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.FunctionDef: ModelBuilder.leave_function,

@@ -16,6 +16,12 @@ from torchlint.model.walk import children
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
+def suspends_here(node: cst.CSTNode) -> bool:
+    """Is ``node`` a point where its function suspends: a ``yield``, an ``await``, or an
+    ``async for``/``async with``/async comprehension, which await implicitly?"""
+    return isinstance(node, (cst.Yield, cst.Await)) or (
+        isinstance(node, (cst.For, cst.With, cst.CompFor)) and node.asynchronous is not None)
+
 
 def ancestors(root: cst.CSTNode, target: cst.CSTNode, parents: Optional[Dict[int, cst.CSTNode]] = None) -> Optional[list]:
     """The nodes from ``root`` down to ``target``'s parent, or None if it is not under ``root``;

@@ -848,8 +848,9 @@ def _wrap_in_no_grad(file_model: FileModel, scope: Scope, loop: Optional[Loop],
 
 
 def _suspends(file_model: FileModel, target: cst.CSTNode) -> bool:
-    """``edits.suspends``, asked once per loop: the forwards of one loop share its fix's question."""
-    return suspends(target)
+    """``edits.suspends``, asked once per loop: the forwards of one loop share its fix's question;
+    not asked where the file suspends nowhere (most training code)."""
+    return file_model.suspends_somewhere and suspends(target)
 
 
 def _generates(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
