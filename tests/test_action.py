@@ -22,6 +22,9 @@ from conftest import ROOT, STORED_LOSS
 from test_formats import _validate
 
 yaml = pytest.importorskip("yaml")
+# Each step of the action may run 600 s (a pip install among them), more than pyproject.toml's
+# ten minutes a test leave a test of several steps.
+pytestmark = pytest.mark.timeout(1800)
 
 ACTION = ROOT / "action.yml"
 NUMPY_ON_OUTPUT = "import torch\nmodel = torch.nn.Linear(4, 2)\nout = model(torch.randn(8, 4))\nprint(out.numpy())\n"

@@ -131,6 +131,7 @@ def test_fixed_fixtures_match_their_good_versions(tmp_path, capsys):
     capsys.readouterr()
 
 
+@pytest.mark.timeout(1800)  # its subprocess alone is allowed 600 s; pyproject.toml allows a test 600
 def test_fixed_fixture_programs_still_run(tmp_path):
     pytest.importorskip("torch")
     paths = [tmp_path / f"{code}.py" for code in FIXED_BY_US]
@@ -614,6 +615,7 @@ def test_every_rule_with_a_fix_documents_its_safety():
 
 # -- the pre-commit hook ------------------------------------------------------
 
+@pytest.mark.timeout(1800)  # its subprocess alone is allowed 900 s; pyproject.toml allows a test 600
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_precommit_fix_hook(tmp_path):
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "home"),

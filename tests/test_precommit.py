@@ -11,7 +11,9 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+# pre-commit builds the hook's virtualenv (a pip install): its runs may take up to 900 s each,
+# more than pyproject.toml's ten minutes a test.
+pytestmark = [pytest.mark.skipif(shutil.which("git") is None, reason="needs git"), pytest.mark.timeout(1800)]
 
 
 def _git(*args, cwd):

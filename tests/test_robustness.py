@@ -305,6 +305,7 @@ _PEAK_RSS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.timeout(1800)  # its subprocess alone is allowed 900 s; pyproject.toml allows a test 600
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc to measure memory")
 def test_many_small_files_finish_within_memory(tmp_path):
     """A generated repository runs to completion; the whole process tree stays under 400 MB.
