@@ -90,7 +90,7 @@ class ModelBuilder:
         if self.dead_depth or id(node) in self.dead_suites:
             if id(node) in self.dead_suites:
                 self.dead_depth += 1
-            self.suspends = self.suspends or suspends_here(node)  # a dead yield still makes a generator
+            self.note_suspension(node)  # a dead yield still makes a generator
             return
         kind = type(node)
         statement = _IS_STATEMENT.get(kind)  # ``_is_statement``, its call spared at every node
@@ -162,7 +162,7 @@ class ModelBuilder:
     def visit_loop(self, node: Union[cst.For, cst.While]) -> None:
         if isinstance(node, cst.While):
             self.dead_suites.update(map(id, dead_suites(node)))
-        self.suspends = self.suspends or suspends_here(node)
+        self.note_suspension(node)
         stack = self.loops[-1]
         loop = Loop(node, self.scope, stack[-1] if stack else None, self._tick())
         self.scope.loops.append(loop)
@@ -176,7 +176,7 @@ class ModelBuilder:
         self.loops[-1].pop().end = self._tick()
 
     def visit_with(self, node: cst.With) -> None:
-        self.suspends = self.suspends or suspends_here(node)
+        self.note_suspension(node)
         mode = None
         for item in node.items:
             mode = classify(item.item) or mode
@@ -187,7 +187,8 @@ class ModelBuilder:
     def leave_with(self, node: cst.With) -> None:
         self.grad.pop()
 
-    def visit_suspension(self, node: Union[cst.Yield, cst.Await, cst.CompFor]) -> None:
+    def note_suspension(self, node: cst.CSTNode) -> None:
+        """Called at every node type that may suspend (``tree.suspends_here``), dead or not."""
         self.suspends = self.suspends or suspends_here(node)
 
     # -- records -------------------------------------------------------
@@ -253,9 +254,9 @@ _VISIT: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.Import: ModelBuilder.visit_import,
     cst.ImportFrom: ModelBuilder.visit_import_from,
     cst.Subscript: ModelBuilder.visit_subscript,
-    cst.Yield: ModelBuilder.visit_suspension,
-    cst.Await: ModelBuilder.visit_suspension,
-    cst.CompFor: ModelBuilder.visit_suspension,
+    cst.Yield: ModelBuilder.note_suspension,
+    cst.Await: ModelBuilder.note_suspension,
+    cst.CompFor: ModelBuilder.note_suspension,
 }
 _LEAVE: Dict[type, Callable[[ModelBuilder, Any], None]] = {
     cst.FunctionDef: ModelBuilder.leave_function,
