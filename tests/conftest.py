@@ -1,6 +1,7 @@
 """Shared helpers: read ``# expect:`` markers and run torchlint the ways users do."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -30,6 +31,15 @@ def train(model, loader, optimizer, criterion):
         losses.append(loss){suffix}
     return losses
 """
+
+
+def load_module(path: Path, name: str):
+    """The Python file at ``path`` imported afresh as ``name`` (not put in ``sys.modules``):
+    the fixtures' harness and probes, a fixed ``bad.py``, a stand-in fixture."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def expected(path: Path) -> set:

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, load_module
 from torchlint.rules import ALL_RULES
 
 pytest.importorskip("torch")
@@ -24,14 +24,7 @@ pytest.importorskip("torch")
 ITERATIONS = 20
 
 
-def _harness():
-    spec = importlib.util.spec_from_file_location("_torchlint_evidence_harness", FIXTURES / "harness.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-HARNESS = _harness()
+HARNESS = load_module(FIXTURES / "harness.py", "_torchlint_evidence_harness")
 
 
 @pytest.fixture(scope="module")
@@ -314,18 +307,12 @@ def test_tl705_probe_reads_the_rules_table_without_torchlint(harness, monkeypatc
 
 
 def _probe_alone(harness, code, name):
-    spec = importlib.util.spec_from_file_location(name, harness.fixture_dirs()[code] / "probe.py")
-    probe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(probe)
-    return probe
+    return load_module(harness.fixture_dirs()[code] / "probe.py", name)
 
 
 def _fixture_module(path, text):
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location(f"_tl_stand_in_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(path, f"_tl_stand_in_{path.stem}")
 
 
 def test_tl702_a_run_that_wedges_is_killed_and_tried_again(harness, monkeypatch, tmp_path):

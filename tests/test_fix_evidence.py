@@ -8,23 +8,16 @@ raises fails the test). On CPU, in the suite.
 """
 from __future__ import annotations
 
-import importlib.util
 import shutil
 
 import pytest
 
+from conftest import load_module
 from test_evidence import HARNESS, ITERATIONS
 from torchlint.cli import main
 from torchlint.rules import ALL_RULES
 
 FIXED = sorted(rule.code for rule in ALL_RULES if rule.fix_safety != "none" and rule.code in HARNESS.PROBES)
-
-
-def _module(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _verdict_word(verdict: str) -> str:
@@ -50,7 +43,7 @@ def test_the_fixed_program_measures_like_good(code, tmp_path, capsys):
 
     probe, _, advisory = HARNESS.PROBES[code]
     good = HARNESS.load(code, "good")
-    fixed = _module(fixed_path, f"_tl_fixed_{code}")
+    fixed = load_module(fixed_path, f"_tl_fixed_{code}")
     expected, _, baseline = probe(HARNESS.load(code, "good"), good, "cpu", ITERATIONS, 0)
     measured, _, verdict = probe(fixed, good, "cpu", ITERATIONS, 0)
     assert _verdict_word(verdict) == _verdict_word(baseline) == "not confirmed", (verdict, baseline)
