@@ -246,6 +246,8 @@ class FileModel:
     # What a call does to gradients and optimizers (``training_calls.py``).
     is_backward = training_calls.is_backward
     is_autograd_grad = training_calls.is_autograd_grad
+    backwards_in = memoized(training_calls.backwards_in)
+    differentiations_in = memoized(training_calls.differentiations_in)
     is_gradient_call = training_calls.is_gradient_call
     computes_gradients = training_calls.computes_gradients
     optimizer_names = memoized_property(training_calls.optimizer_names)

@@ -19,7 +19,7 @@ own ``backward``) or summed on purpose (``reduction="sum"``) is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -66,7 +66,7 @@ def _accumulations(file_model: FileModel) -> Tuple[Accumulation, ...]:
     found: List[Accumulation] = []
     for scope in file_model.scopes:
         steps = [c for c in scope.calls if file_model.stepped_optimizer(c) is not None]
-        backwards = [c for c in scope.calls if file_model.is_backward(c)]
+        backwards = file_model.backwards_in(scope)
         if not steps or not backwards:
             continue
         for step in steps:
@@ -76,7 +76,7 @@ def _accumulations(file_model: FileModel) -> Tuple[Accumulation, ...]:
 
 
 # -- the counter form ----------------------------------------------------------------
-def _guarded(file_model: FileModel, scope: Scope, step: CallSite, backwards: List[CallSite]) -> Iterator[Accumulation]:
+def _guarded(file_model: FileModel, scope: Scope, step: CallSite, backwards: Sequence[CallSite]) -> Iterator[Accumulation]:
     loop = step.site.loop
     if loop is None:
         return
@@ -199,7 +199,7 @@ def _loss_computed_in(file_model: FileModel, backward: CallSite, loop: Loop) -> 
 
 # -- the inner-loop form -------------------------------------------------------------
 def _micro_batch_loop(file_model: FileModel, scope: Scope, step: CallSite,
-                      backwards: List[CallSite]) -> Iterator[Accumulation]:
+                      backwards: Sequence[CallSite]) -> Iterator[Accumulation]:
     """``for _ in range(k): ...; loss.backward()`` right before ``opt.step()``, in the same block."""
     outer = step.site.loop
     before = [m for m in scope.loops if m.parent is outer and m.end <= step.order

@@ -220,7 +220,7 @@ def guarded_training(file_model: FileModel, scope: Scope) -> Optional[cst.BaseEx
 
 
 def _guarded_training(file_model: FileModel, scope: Scope) -> Optional[cst.BaseExpression]:
-    backwards = [c for c in scope.calls if file_model.is_backward(c)]
+    backwards = file_model.backwards_in(scope)
     if not backwards or scope.grad_switches:
         return None
     guards = [_guard_of(file_model, scope, call) for call in backwards]

@@ -44,7 +44,7 @@ def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[Frozen
         return True
     if scope.decorator_grad is not None:
         return scope.decorator_grad is GradMode.GRAD
-    if any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in scope.calls):
+    if file_model.differentiations_in(scope):
         return True
     if any(file_model.grad_at(c.site) is GradMode.GRAD and _backpropagates_as_called(file_model, c) for c in scope.calls):
         return True  # ``backprop(loss)``: its loss needs grad as much as one backpropagated here
@@ -69,9 +69,8 @@ def _backpropagates_as_called(file_model: FileModel, call: CallSite) -> bool:
     caller: no grad-mode decorator, its backward in no ``with`` block that sets the mode."""
     target = file_model.resolve(call)
     return target is not None and target.decorator_grad is None and any(
-        (file_model.is_backward(c) or file_model.is_autograd_grad(c)) and c.site.grad is None and not any(
-            order < c.order for order, _ in target.grad_switches)
-        for c in target.calls)
+        c.site.grad is None and not any(order < c.order for order, _ in target.grad_switches)
+        for c in file_model.differentiations_in(target))
 
 
 def constructions(file_model: FileModel, cls: str) -> list:

@@ -3,7 +3,7 @@ built, stepped or cleared. Told from the call alone and the file's names (an opt
 name the file binds to one, or one named like one)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Set
+from typing import TYPE_CHECKING, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -13,7 +13,7 @@ from torchlint.text_gate import BACKWARD_METHODS
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
-    from torchlint.model.records import Assignment, CallSite
+    from torchlint.model.records import Assignment, CallSite, Scope
 
 _CLEAR_WORDS = ("zero_grad", "clear_grad", "cleargrads", "reset_grad", "zero_gradients")
 
@@ -37,6 +37,17 @@ def is_autograd_grad(file_model: FileModel, call: CallSite) -> bool:
     return q in ("torch.autograd.grad", "torch.autograd.functional.vjp") or (
         call.callee is not None and call.callee.endswith("autograd.grad")
     )
+
+
+def backwards_in(file_model: FileModel, scope: Scope) -> Tuple[CallSite, ...]:
+    """The scope's backward calls (``is_backward``), in order: asked of the same scope by
+    many rules and facts (and again by ``known_grad_scope`` through callers), kept once."""
+    return tuple(c for c in scope.calls if is_backward(file_model, c))
+
+
+def differentiations_in(file_model: FileModel, scope: Scope) -> Tuple[CallSite, ...]:
+    """The scope's backward and ``autograd.grad`` calls, in order."""
+    return tuple(c for c in scope.calls if is_backward(file_model, c) or is_autograd_grad(file_model, c))
 
 
 def is_gradient_call(file_model: FileModel, call: CallSite) -> bool:

@@ -448,7 +448,7 @@ class _FileModes:
             ran = file_model.forward_target(call) if file_model.is_forward(call) else None
             if ran is None or not same_model(ran, target) or file_model.grad_at(call.site) is not GradMode.GRAD:
                 continue
-            if any(file_model.is_backward(c) for c in call.scope.calls):
+            if file_model.backwards_in(call.scope):
                 return True
         return False
 

@@ -1,7 +1,7 @@
 """TL203: a backward() through a forward pass whose weights an optimizer.step() already changed."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, List, Tuple, Union
+from typing import TYPE_CHECKING, Iterator, List, Sequence, Tuple, Union
 from torchlint.model import FileModel, differentiated
 from torchlint.model.steps import forward_sources, may_run_after, model_called, updates_model
 from torchlint.rule import Rule
@@ -90,7 +90,7 @@ optimizerG.step()
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
-            backwards = [c for c in scope.calls if file_model.is_backward(c)]
+            backwards = file_model.backwards_in(scope)
             if len(backwards) < 2:
                 continue
             steps = [(c, optimizer) for c in scope.calls if (optimizer := file_model.stepped_optimizer(c))]
@@ -100,7 +100,7 @@ optimizerG.step()
 
     @staticmethod
     def _after_step_through_stale_graph(file_model: FileModel, scope: Scope, backward: CallSite,
-                                        backwards: List[CallSite], steps: List[Tuple[CallSite, str]]) -> bool:
+                                        backwards: Sequence[CallSite], steps: List[Tuple[CallSite, str]]) -> bool:
         span = backward.site.loop or scope
         sources = None  # the forward passes the loss comes from, read once
         for step, optimizer in steps:

@@ -125,7 +125,7 @@ something to backpropagate through.
         loops = [loop for loop in loops if file_model.loop_role(loop).trains or file_model.loop_role(loop).data]
         if not loops:
             # a training step method called once per iteration by a loop we cannot see
-            hook = scope.name == "training_step" or any(file_model.is_backward(c) for c in scope.calls)
+            hook = scope.name == "training_step" or bool(file_model.backwards_in(scope))
             return scope.class_name is not None and receiver.startswith("self.") and hook
         inner = max(loops, key=lambda loop: loop.start)
         for a in scope.assignments:

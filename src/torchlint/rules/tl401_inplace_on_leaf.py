@@ -105,7 +105,7 @@ def class_parameters(file_model: FileModel, cls: str) -> set:
 def _backpropagates(file_model: FileModel) -> bool:
     """Some call of the file is a backward or ``autograd.grad`` (what ``COMPUTES_GRADIENTS``
     finds in the text, or less)."""
-    return any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for s in file_model.scopes for c in s.calls)
+    return any(file_model.differentiations_in(s) for s in file_model.scopes)
 
 
 class _Leaves:

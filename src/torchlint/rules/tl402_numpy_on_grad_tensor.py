@@ -105,7 +105,7 @@ a `.cpu()` that directly precedes `.numpy()`, else right before `.numpy()`.
             calls = [c for c in scope.calls if c.method == "numpy" and isinstance(c.node.func, cst.Attribute)]
             if not calls or not known_grad_scope(file_model, scope):
                 continue
-            backprops = any(file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in scope.calls)
+            backprops = bool(file_model.differentiations_in(scope))
             if not backprops and file_freezes(file_model):
                 continue
             starts = _statement_orders(scope)

@@ -231,7 +231,7 @@ optimizerD.step()
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
         for scope in file_model.scopes:
-            backwards = [c for c in scope.calls if file_model.is_backward(c)]
+            backwards = file_model.backwards_in(scope)
             if not backwards or _generator_frozen(file_model, scope):
                 continue
             gan, reported = _Scope(file_model, scope), set()

@@ -39,7 +39,7 @@ def _trains(file_model: FileModel, call: CallSite) -> bool:
     calls backward itself?"""
     if call.site.loop is not None:
         return file_model.loop_role(call.site.loop).trains
-    return any(file_model.is_backward(c) for c in call.scope.calls)
+    return bool(file_model.backwards_in(call.scope))
 
 
 class WrapperBypassed(Rule):
