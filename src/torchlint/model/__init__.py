@@ -267,7 +267,10 @@ class FileModel:
 
     # -- what calls do -------------------------------------------------
     def qualify(self, call: CallSite) -> Optional[str]:
-        return self.names.qualify(call.callee)
+        kept = call.qualified
+        if kept is None:
+            kept = call.qualified = (self.names.qualify(call.callee),)
+        return kept[0]
 
     def qualify_forwarded(self, call: CallSite) -> Optional[str]:
         """``qualify``, also through a module-level name bound only to a lambda that hands
