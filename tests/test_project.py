@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -240,6 +241,37 @@ def test_project_root_is_the_nearest_marked_folder(tmp_path):
     deep = tmp_path / "a" / "b"
     deep.mkdir(parents=True)
     assert project_root(deep / "x.py") == tmp_path
+
+
+def test_a_marker_made_or_removed_later_moves_the_root(tmp_path):
+    """The folders' answers are kept while their mtimes stand (old enough to be settled):
+    a marker made or removed since is seen at once."""
+    (tmp_path / "setup.py").write_text("")
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    settled = time.time_ns() - 60 * 10**9  # as if the folders had been made a minute ago
+    for folder in (tmp_path, tmp_path / "a", deep):
+        os.utime(folder, ns=(settled, settled))
+    assert project_root(deep / "x.py") == tmp_path
+    assert project_root(deep / "x.py") == tmp_path  # kept: one stat per folder
+    (tmp_path / "a" / ".git").mkdir()
+    assert project_root(deep / "x.py") == tmp_path / "a"
+    (tmp_path / "a" / ".git").rmdir()
+    assert project_root(deep / "x.py") == tmp_path
+
+
+def test_a_folder_changed_in_the_last_seconds_is_looked_in_afresh(tmp_path):
+    """A marker made within the clock's tick of the last look leaves the folder's mtime as
+    it was: an answer is kept only for a folder whose last change is seconds old."""
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    (tmp_path / "setup.py").write_text("")
+    now = time.time_ns()
+    os.utime(tmp_path / "a", ns=(now, now))
+    assert project_root(deep / "x.py") == tmp_path
+    (tmp_path / "a" / "pyproject.toml").write_text("")
+    os.utime(tmp_path / "a", ns=(now, now))  # the same mtime, as within one tick
+    assert project_root(deep / "x.py") == tmp_path / "a"
 
 
 # -- function summaries: helpers of other modules, applied where they are called -------------

@@ -21,6 +21,7 @@ import ast
 import hashlib
 import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -390,10 +391,35 @@ _INDEXES_LOCK = threading.Lock()
 def project_root(path: Path) -> Path:
     """The nearest folder above ``path`` with a project marker, else the file's own folder."""
     for folder in path.parents:
-        text = str(folder)
-        if any(os.path.exists(os.path.join(text, marker)) for marker in _ROOT_MARKERS):
+        if _marked(str(folder)):
             return folder
     return path.parent
+
+
+# folder -> (its mtime_ns when looked in, whether it held a marker then)
+_MARKED: Dict[str, Tuple[int, bool]] = {}
+
+
+def _marked(folder: str) -> bool:
+    """Whether ``folder`` holds a project marker. Every lint asks it of each folder above its
+    file: one ``stat`` of the folder answers while its entries are unchanged (a marker made
+    or removed changes the folder's mtime), instead of one per marker. A folder changed in
+    the last seconds is looked in afresh: a marker made within the clock's tick of the last
+    look would leave the mtime as it was (git's "racily clean" entries)."""
+    try:
+        stamp = os.stat(folder).st_mtime_ns
+    except OSError:
+        return False
+    kept = _MARKED.get(folder)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    found = any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS)
+    if time.time_ns() - stamp > _SETTLED_NS:
+        _MARKED[folder] = (stamp, found)
+    return found
+
+
+_SETTLED_NS = 2_000_000_000
 
 
 # Set to 1 to lint every file alone (the benchmark measures what the index costs with it).
