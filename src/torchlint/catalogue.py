@@ -86,7 +86,7 @@ GATES = {  # code -> the regexes that must all match a file for the rule to look
     "TL402": ('\\.[\\s\\\\]*numpy[\\s\\\\]*\\(',),
     "TL403": ('requires_grad\\s*=\\s*True|requires_grad_\\(\\s*(?:(?:requires_grad\\s*=\\s*)?True\\s*)?\\)',),
     "TL404": ('\\.grad\\b', '\\.[\\s\\\\]*(?:backward|manual_backward)[\\s\\\\]*\\(|(?<![\\w.])(?<!def )(?:backward|manual_backward)[\\s\\\\]*\\(|autograd'),
-    "TL405": ('(?:\\b(?:net_?)?|_)[Gg](?:_|\\d|[A-Z]\\b|\\b)|(?i:gen)', '(?:\\b(?:net_?)?|_)[Dd](?:_|\\d|[A-Z]\\b|\\b)|(?i:dis|critic)', '\\.[\\s\\\\]*(?:backward|manual_backward)[\\s\\\\]*\\(|(?<![\\w.])(?<!def )(?:backward|manual_backward)[\\s\\\\]*\\('),
+    "TL405": ('[Gg](?:(?<!\\w[Gg])|(?<=_[Gg])|(?<=\\bnet[Gg]))(?:_|\\d|[A-Z]\\b|\\b)|(?i:gen)', '[Dd](?:(?<!\\w[Dd])|(?<=_[Dd])|(?<=\\bnet[Dd]))(?:_|\\d|[A-Z]\\b|\\b)|(?i:dis|critic)', '\\.[\\s\\\\]*(?:backward|manual_backward)[\\s\\\\]*\\(|(?<![\\w.])(?<!def )(?:backward|manual_backward)[\\s\\\\]*\\('),
     "TL501": ('utils\\.checkpoint|from\\s+torch\\.utils\\s+import\\s+\\(?[^)]*\\bcheckpoint\\b',),
     "TL502": ('gradcheck',),
     "TL503": ('detect_anomaly',),
