@@ -46,7 +46,7 @@ def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[Frozen
         return scope.decorator_grad is GradMode.GRAD
     if file_model.differentiations_in(scope):
         return True
-    if any(file_model.grad_at(c.site) is GradMode.GRAD and _backpropagates_as_called(file_model, c) for c in scope.calls):
+    if file_model.derived(_calls_a_backprop_with_grad, scope):
         return True  # ``backprop(loss)``: its loss needs grad as much as one backpropagated here
     if scope.class_name is not None and scope.name == "training_step":
         return True  # Lightning runs it with grad enabled
@@ -62,6 +62,13 @@ def known_grad_scope(file_model: FileModel, scope: Scope, _seen: Optional[Frozen
         and known_grad_scope(file_model, c.scope, seen, forward_records=forward_records)
         for c in callers
     )
+
+
+def _calls_a_backprop_with_grad(file_model: FileModel, scope: Scope) -> bool:
+    """``scope`` calls with grad on a function of this file that backpropagates as called (kept
+    per scope: ``known_grad_scope`` asks it again of every caller on every path)."""
+    return any(file_model.grad_at(c.site) is GradMode.GRAD and _backpropagates_as_called(file_model, c)
+               for c in scope.calls)
 
 
 def _backpropagates_as_called(file_model: FileModel, call: CallSite) -> bool:

@@ -84,6 +84,7 @@ class CallSite:
     # and facts ask it of the same call (``is_backward`` alone, 160,000 times in a lint of
     # the training corpus's median-sized files), after the build has read every import.
     qualified: Optional[Tuple[Optional[str]]] = field(init=False, repr=False, default=None)
+    resolved: Optional[Tuple[Optional[Scope]]] = field(init=False, repr=False, default=None)  # ``reach.resolve``'s
 
     def __post_init__(self) -> None:
         self.order = self.site.order
