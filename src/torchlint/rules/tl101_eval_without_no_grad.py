@@ -1223,7 +1223,11 @@ _TRACING_LIBRARIES = frozenset(("pyro", "numpyro", "funsor"))
 
 def _freezes_parameters(file_model: FileModel) -> bool:
     """``requires_grad_(False)``, ``p.requires_grad = False`` or Lightning's ``model.freeze()``
-    anywhere in the file."""
+    anywhere in the file (asked of each forward the check weighs: kept)."""
+    return file_model.derived(_parameters_frozen)
+
+
+def _parameters_frozen(file_model: FileModel) -> bool:
     for call in file_model.calls:
         if call.method == "requires_grad_" and call.node.args and literal_bool(call.node.args[0].value) is False:
             return True
