@@ -47,7 +47,8 @@ class ModelBuilder:
         self.scope: Scope = file_model.module_scope
         self.frames: list = []  # enclosing ClassDef/FunctionDef nodes
         self.loops: list = [[]]  # a loop stack per open scope
-        self.grad: list = []  # lexical grad modes of open with-blocks
+        # the lexical grad mode in each open with-block: its own, else the one it sits in
+        self.grad: list = []
         self.blocks: list = []  # [block id, statement count]
         # the statement being walked: every call and assignment sits in one, so the
         # module stands here only until the first statement
@@ -70,7 +71,7 @@ class ModelBuilder:
 
     def _site(self) -> Site:
         loops = self.loops[-1]
-        mode = next((g for g in reversed(self.grad) if g is not None), None)
+        mode = self.grad[-1] if self.grad else None
         return Site(self.scope, loops[-1] if loops else None, self._tick(), mode,
                     self.block_id, self.stmt_index, self.stmt)
 
@@ -127,7 +128,7 @@ class ModelBuilder:
         dec = None
         for d in node.decorators:
             dec = classify(d.decorator) or dec
-        lexical = next((g for g in reversed(self.grad) if g is not None), None)
+        lexical = self.grad[-1] if self.grad else None
         scope = Scope(node, node.name.value, self.scope, class_name, _params(node), dec,
                       lexical, start=self._tick())
         self.file_model.add_scope(scope)
@@ -182,7 +183,7 @@ class ModelBuilder:
             mode = classify(item.item) or mode
             if item.asname is not None:
                 self._assign(node, "with", [item.asname.name], item.item)
-        self.grad.append(mode)
+        self.grad.append(mode if mode is not None or not self.grad else self.grad[-1])
 
     def leave_with(self, node: cst.With) -> None:
         self.grad.pop()
@@ -193,14 +194,14 @@ class ModelBuilder:
 
     # -- records -------------------------------------------------------
     def visit_call(self, node: cst.Call) -> None:
-        callee = dotted(node.func)
-        method = receiver = None
+        callee = method = receiver = None
         func = node.func
         if type(func) is cst.Attribute:  # not ``isinstance``: see ``expr.dotted``
             method = func.attr.value
             receiver = dotted(func.value)
+            callee = None if receiver is None else f"{receiver}.{method}"  # ``dotted(func)``, its chain read once
         elif type(func) is cst.Name:
-            method = func.value
+            callee = method = func.value
         call = CallSite(node, self._site(), callee, method, receiver)
         self.scope.calls.append(call)
         self.file_model.calls.append(call)
