@@ -325,3 +325,73 @@ def test_reaching_value_is_the_last_binding_before_the_order():
                     assert reaching_value(model, scope, path, order) == _reaching_by_scan(scope, path, order), (path, order)
                     asked += 1
     assert asked > 10_000
+
+
+def test_a_scopes_backward_and_gradient_calls_in_order():
+    m = build("""
+        import torch
+        from torch import autograd as ag
+
+        def step(model, x, opt):
+            loss = model(x).sum()
+            grads = ag.grad(loss, model.parameters(), create_graph=True)
+            loss.backward()
+            opt.step()
+            torch.autograd.backward([loss])
+
+        def evaluate(model, x):
+            return model(x)
+    """)
+    step, evaluate = m.functions["step"][0], m.functions["evaluate"][0]
+    spelled = lambda calls: [c.callee for c in calls]
+    assert spelled(m.backwards_in(step)) == ["loss.backward", "torch.autograd.backward"]
+    assert spelled(m.differentiations_in(step)) == ["ag.grad", "loss.backward", "torch.autograd.backward"]
+    assert m.backwards_in(evaluate) == () and m.differentiations_in(evaluate) == ()
+
+
+def test_call_answers_kept_on_the_call_see_imports_and_defs_made_after_it():
+    """``qualify`` and ``resolve`` are kept on the call once asked, after the build: an import
+    or a ``def`` below the call counts, as Python would have bound it by the time it runs."""
+    m = build("""
+        def train(loss):
+            T.autograd.backward(loss)
+            helper(loss)
+
+        import torch as T
+
+        def helper(loss):
+            pass
+    """)
+    backward, helper = m.functions["train"][0].calls
+    for _ in range(2):  # the kept answer is the answer
+        assert m.qualify(backward) == "torch.autograd.backward"
+        assert m.resolve(helper) is m.functions["helper"][0]
+        assert m.resolve(backward) is None and m.qualify(helper) is None
+
+
+@pytest.mark.parametrize("call, callee, receiver, method", [
+    ("a.b.c(x)", "a.b.c", "a.b", "c"),
+    ("f(x)", "f", None, "f"),
+    ("f(x)[0].g()", None, None, "g"),
+    ("(lambda: 1)()", None, None, None),
+])
+def test_a_calls_callee_receiver_and_method(call, callee, receiver, method):
+    site = build(call + "\n").calls[0]
+    assert (site.callee, site.receiver, site.method) == (callee, receiver, method)
+
+
+def test_a_with_block_without_a_mode_keeps_the_mode_it_sits_in():
+    m = build("""
+        import torch
+        with torch.no_grad():
+            with open("log") as f:
+                a = model(x)
+                def inner():
+                    return model(x)
+            with torch.enable_grad():
+                b = model(x)
+        c = model(x)
+    """)
+    grads = {a.targets[0].value: a.site.grad for a in m.assignments if a.kind == "assign"}
+    assert grads == {"a": GradMode.NO_GRAD, "b": GradMode.GRAD, "c": None}
+    assert m.functions["inner"][0].def_grad is GradMode.NO_GRAD
