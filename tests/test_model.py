@@ -349,8 +349,8 @@ def test_a_scopes_backward_and_gradient_calls_in_order():
     assert m.backwards_in(evaluate) == () and m.differentiations_in(evaluate) == ()
 
 
-def test_call_answers_kept_on_the_call_see_imports_and_defs_made_after_it():
-    """``qualify`` and ``resolve`` are kept on the call once asked, after the build: an import
+def test_call_answers_kept_once_asked_see_imports_and_defs_made_after_it():
+    """``qualify`` and ``resolve`` are kept in the model's memo once asked, after the build: an import
     or a ``def`` below the call counts, as Python would have bound it by the time it runs."""
     m = build("""
         def train(loss):

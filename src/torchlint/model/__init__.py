@@ -229,7 +229,7 @@ class FileModel:
     # Each is a function of its module taking the model first; here it is a method, and a
     # memoised one keeps its answer in the model's memo (``derived``).
     # Which code a call runs, who calls what, what repeats (``reach.py``).
-    resolve = reach.resolve
+    resolve = memoized(reach.resolve)  # asked 280,000 times over the corpus's median files
     instance_methods = reach.instance_methods
     callers = memoized_property(reach.callers)
     wrapped_calls = memoized_property(reach.wrapped_calls)
@@ -266,11 +266,9 @@ class FileModel:
     is_loss_call = forwards.is_loss_call
 
     # -- what calls do -------------------------------------------------
-    def qualify(self, call: CallSite) -> Optional[str]:
-        kept = call.qualified
-        if kept is None:
-            kept = call.qualified = (self.names.qualify(call.callee),)
-        return kept[0]
+    @memoized  # asked of the same calls by many rules and facts (``is_backward`` alone, 160,000
+    def qualify(self, call: CallSite) -> Optional[str]:  # times over the corpus's median files)
+        return self.names.qualify(call.callee)
 
     def qualify_forwarded(self, call: CallSite) -> Optional[str]:
         """``qualify``, also through a module-level name bound only to a lambda that hands

@@ -26,16 +26,8 @@ if TYPE_CHECKING:
 
 
 def resolve(file_model: FileModel, call: CallSite) -> Optional[Scope]:
-    """The function or method of this module a call runs, if we can tell (kept on the call:
-    most questions about a call ask it, 280,000 times in a lint of the training corpus's
-    median-sized files)."""
-    kept = call.resolved
-    if kept is None:
-        kept = call.resolved = (_resolved(file_model, call),)
-    return kept[0]
-
-
-def _resolved(file_model: FileModel, call: CallSite) -> Optional[Scope]:
+    """The function or method of this module a call runs, if we can tell (``FileModel.resolve``
+    keeps the answer)."""
     callee = call.callee
     if callee is None:
         return None
@@ -110,7 +102,7 @@ def callers(file_model: FileModel) -> Dict[Scope, List[CallSite]]:
     """{function or method of the file: the calls of the file that run it (``resolve``)}."""
     out: Dict[Scope, List[CallSite]] = defaultdict(list)
     for call in file_model.calls:
-        target = resolve(file_model, call)
+        target = file_model.resolve(call)
         if target is not None:
             out[target].append(call)
     return out
@@ -157,7 +149,7 @@ def reachable_ranges(file_model: FileModel, span: Union[Scope, Span, Loop]) -> L
         start, end = todo.pop()
         ranges.append((start, end))
         for call in file_model.calls_between(start, end):
-            target = resolve(file_model, call)
+            target = file_model.resolve(call)
             if target is not None and target not in seen and not start <= target.start < end:
                 seen.add(target)
                 todo.append((target.start, target.end))

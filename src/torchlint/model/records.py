@@ -80,11 +80,6 @@ class CallSite:
     # more than the answer (600,000 reads in a lint of the training corpus).
     order: int = field(init=False, repr=False)
     scope: Scope = field(init=False, repr=False)
-    # ``FileModel.qualify``'s answer once asked (in a one-tuple: None is an answer). Many rules
-    # and facts ask it of the same call (``is_backward`` alone, 160,000 times in a lint of
-    # the training corpus's median-sized files), after the build has read every import.
-    qualified: Optional[Tuple[Optional[str]]] = field(init=False, repr=False, default=None)
-    resolved: Optional[Tuple[Optional[Scope]]] = field(init=False, repr=False, default=None)  # ``reach.resolve``'s
 
     def __post_init__(self) -> None:
         self.order = self.site.order
