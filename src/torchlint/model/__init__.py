@@ -246,6 +246,7 @@ class FileModel:
     # What a call does to gradients and optimizers (``training_calls.py``).
     is_backward = training_calls.is_backward
     is_autograd_grad = training_calls.is_autograd_grad
+    is_differentiation = training_calls.is_differentiation
     backwards_in = memoized(training_calls.backwards_in)
     differentiations_in = memoized(training_calls.differentiations_in)
     is_gradient_call = training_calls.is_gradient_call

@@ -30,7 +30,7 @@ def consumed_by_backward(file_model: FileModel, scope: Scope) -> frozenset:
 def _consumed(file_model: FileModel, scope: Scope) -> frozenset:
     paths: Set[str] = set()
     for call in scope.calls:
-        if file_model.is_backward(call) or file_model.is_autograd_grad(call):
+        if file_model.is_differentiation(call):
             paths.update(read_paths(call.node))
             source = differentiated(call)
             if source is not None:

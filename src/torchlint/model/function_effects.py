@@ -385,7 +385,7 @@ class _CallEffects:
         if param is not None and not _off(self.scope, call.site):
             self.forwards.add(param)
             self.forward_in_loop |= in_loop
-        if model.is_backward(call) or model.is_autograd_grad(call):
+        if model.is_differentiation(call):
             self.backwards.append((call, in_loop))
         # Gradients wanted: computed, or a step, or recording turned on (not evaluation code).
         if model.computes_gradients(call) or call.method == "step" or (

@@ -39,6 +39,11 @@ def is_autograd_grad(file_model: FileModel, call: CallSite) -> bool:
     )
 
 
+def is_differentiation(file_model: FileModel, call: CallSite) -> bool:
+    """A backward or an ``autograd.grad``: a call that differentiates through a graph."""
+    return is_backward(file_model, call) or is_autograd_grad(file_model, call)
+
+
 def backwards_in(file_model: FileModel, scope: Scope) -> Tuple[CallSite, ...]:
     """The scope's backward calls (``is_backward``), in order: asked of the same scope by
     many rules and facts (and again by ``known_grad_scope`` through callers), kept once."""
@@ -47,7 +52,7 @@ def backwards_in(file_model: FileModel, scope: Scope) -> Tuple[CallSite, ...]:
 
 def differentiations_in(file_model: FileModel, scope: Scope) -> Tuple[CallSite, ...]:
     """The scope's backward and ``autograd.grad`` calls, in order."""
-    return tuple(c for c in scope.calls if is_backward(file_model, c) or is_autograd_grad(file_model, c))
+    return tuple(c for c in scope.calls if is_differentiation(file_model, c))
 
 
 def is_gradient_call(file_model: FileModel, call: CallSite) -> bool:
@@ -58,7 +63,7 @@ def is_gradient_call(file_model: FileModel, call: CallSite) -> bool:
 
 
 def computes_gradients(file_model: FileModel, call: CallSite) -> bool:
-    return is_backward(file_model, call) or is_autograd_grad(file_model, call) or call.method in (
+    return is_differentiation(file_model, call) or call.method in (
         "requires_grad_", "enable_grad", "retain_grad", "register_hook"
     )
 

@@ -1258,7 +1258,7 @@ def _loop_feeds_a_backward(file_model: FileModel, scope: Scope, loop: Loop) -> b
     """Does a value bound in the loop (or kept by it) reach a backward of the module?
     Not when every backward of the module runs before the loop (sampling after training)."""
     backwards = [c for c in file_model.reachable_calls(scope)
-                 if loop.start <= c.order and (file_model.is_backward(c) or file_model.is_autograd_grad(c))]
+                 if loop.start <= c.order and file_model.is_differentiation(c)]
     if not backwards:
         return False
     if scope.is_module and all(c.scope is scope and c.order >= loop.end for c in backwards):

@@ -74,7 +74,7 @@ def train_step(model, optimizer, x, y):
 
     def check(self, file_model: FileModel) -> Iterator[Finding]:
         for call in file_model.calls:
-            if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
+            if not file_model.is_differentiation(call):
                 continue
             if file_model.grad_at(call.site) is not GradMode.NO_GRAD or _in_optimizer(file_model, call):
                 continue

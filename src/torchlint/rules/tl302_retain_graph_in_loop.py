@@ -24,11 +24,11 @@ if TYPE_CHECKING:
 def _later_backward(file_model: FileModel, call: CallSite, loop: Loop) -> bool:
     """Another backward through the graph later in the same iteration (maybe in a helper)."""
     for later in file_model.calls_between(call.order + 1, loop.end):
-        if file_model.is_backward(later) or file_model.is_autograd_grad(later):
+        if file_model.is_differentiation(later):
             return True
         target = file_model.resolve(later)
         if target is not None and any(
-            file_model.is_backward(c) or file_model.is_autograd_grad(c) for c in file_model.reachable_calls(target)
+            file_model.is_differentiation(c) for c in file_model.reachable_calls(target)
         ):
             return True
     return False
@@ -139,7 +139,7 @@ def _called_in_a_training_loop(file_model: FileModel, call: CallSite) -> bool:
     scope = call.scope
     if scope.is_module or not file_model.is_backward(call):
         return False
-    if any(file_model.is_backward(c) or file_model.is_autograd_grad(c)
+    if any(file_model.is_differentiation(c)
            for c in file_model.reachable_calls(Span(call.order + 1, scope.end))):
         return False
     source = differentiated(call)
@@ -210,7 +210,7 @@ def _other_gradients(file_model: FileModel, call: CallSite, backward: Optional[C
     for other in calls:
         if other is backward or other is call:
             continue
-        if file_model.is_backward(other) or file_model.is_autograd_grad(other):
+        if file_model.is_differentiation(other):
             return True
         does = project_function(file_model, other)
         if does is not None and does.needs_grad:
@@ -328,7 +328,7 @@ time".
     def check(self, file_model: FileModel) -> Iterator[Finding]:
         for call in file_model.calls:
             loop = call.site.loop
-            if not (file_model.is_backward(call) or file_model.is_autograd_grad(call)):
+            if not file_model.is_differentiation(call):
                 continue
             if literal_bool(keyword(call.node, "retain_graph")) is not True:
                 continue

@@ -229,7 +229,7 @@ def _backpropagated(file_model: FileModel, call: CallSite) -> bool:
     accumulator of losses for one backward pass, which needs the graphs."""
     paths: Set[str] = set()
     for c in call.scope.calls:
-        if file_model.is_backward(c) or file_model.is_autograd_grad(c):
+        if file_model.is_differentiation(c):
             paths.update(referenced_paths(c.node))
     receiver = call.receiver
     assert receiver is not None  # a call on a meter
