@@ -398,6 +398,7 @@ def project_root(path: Path) -> Path:
 
 # folder -> (its mtime_ns when looked in, whether it held a marker then)
 _MARKED: Dict[str, Tuple[int, bool]] = {}
+_SETTLED_NS = 2_000_000_000  # a folder's answer is kept once its mtime is this old
 
 
 def _marked(folder: str) -> bool:
@@ -417,9 +418,6 @@ def _marked(folder: str) -> bool:
     if time.time_ns() - stamp > _SETTLED_NS:
         _MARKED[folder] = (stamp, found)
     return found
-
-
-_SETTLED_NS = 2_000_000_000
 
 
 # Set to 1 to lint every file alone (the benchmark measures what the index costs with it).
