@@ -18,6 +18,7 @@ import libcst as cst
 from torchlint.engine import lint_source
 from torchlint.model import FileModel
 from torchlint.model.function_effects import effects, returns_plain, rewalked, written_in_place
+from torchlint.model import project as project_module
 from torchlint.model.project import ProjectIndex, project_root, summarize, view_for
 from torchlint.model.mode_effects import mode_free_class
 from torchlint.model.shapes import returns_zero_dim
@@ -272,6 +273,89 @@ def test_a_folder_changed_in_the_last_seconds_is_looked_in_afresh(tmp_path):
     (tmp_path / "a" / "pyproject.toml").write_text("")
     os.utime(tmp_path / "a", ns=(now, now))  # the same mtime, as within one tick
     assert project_root(deep / "x.py") == tmp_path / "a"
+
+
+def _settle(*folders: Path) -> None:
+    settled = time.time_ns() - 60 * 10**9  # as if the folders had been made a minute ago
+    for folder in folders:
+        os.utime(folder, ns=(settled, settled))
+
+
+def test_a_module_made_or_removed_later_is_seen_though_listings_are_kept(tmp_path):
+    """``module_file`` reads folders' listings, kept while their mtimes stand: a module made
+    or removed since, next to the importer or at the root, is seen at once."""
+    (tmp_path / "setup.py").write_text("")
+    app = tmp_path / "app"
+    app.mkdir()
+    train = app / "train.py"
+    train.write_text("")
+    _settle(tmp_path, app)
+    index = ProjectIndex(tmp_path)
+    assert index.module_file("helpers", 0, train) is None
+    (tmp_path / "helpers.py").write_text("")
+    assert index.module_file("helpers", 0, train) == tmp_path / "helpers.py"
+    (app / "helpers").mkdir()
+    (app / "helpers" / "__init__.py").write_text("")
+    assert index.module_file("helpers", 0, train) == app / "helpers" / "__init__.py"
+    (app / "helpers" / "__init__.py").unlink()
+    (app / "helpers").rmdir()
+    (tmp_path / "helpers.py").unlink()
+    assert index.module_file("helpers", 0, train) is None
+
+
+def test_a_folder_of_many_entries_is_asked_path_by_path(tmp_path, monkeypatch):
+    """A folder of more entries than a listing is kept for (a data folder beside the script)
+    answers the same, each path asked of the file system."""
+    monkeypatch.setattr(project_module, "_MAX_LISTED", 3)
+    (tmp_path / ".git").mkdir()
+    for n in range(5):
+        (tmp_path / f"sample_{n}.png").write_text("")
+    (tmp_path / "helpers.py").write_text("")
+    (tmp_path / "pkg").mkdir()
+    _settle(tmp_path)
+    assert project_module.listing(str(tmp_path)).files is None
+    index = ProjectIndex(tmp_path)
+    assert index.module_file("helpers", 0, tmp_path / "train.py") == tmp_path / "helpers.py"
+    assert index.module_file("pkg", 0, tmp_path / "train.py") is None  # a folder, no __init__.py
+    assert project_root(tmp_path / "train.py") == tmp_path
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges there")
+def test_a_dangling_link_is_no_marker_and_no_module(tmp_path):
+    """As ``os.path.exists`` and ``os.path.isfile`` say: a link to nothing is neither."""
+    deep = tmp_path / "a"
+    deep.mkdir()
+    (tmp_path / "setup.cfg").write_text("")
+    (deep / "pyproject.toml").symlink_to(deep / "gone.toml")
+    (deep / "helpers.py").symlink_to(deep / "gone.py")
+    (deep / "models.py").symlink_to(tmp_path / "setup.cfg")  # a link to a file is a file
+    _settle(tmp_path, deep)
+    assert project_root(deep / "train.py") == tmp_path
+    index = ProjectIndex(tmp_path)
+    assert index.module_file("helpers", 0, deep / "train.py") is None
+    assert index.module_file("models", 0, deep / "train.py") == deep / "models.py"
+
+
+def test_one_lint_reads_each_folder_once(tmp_path, monkeypatch):
+    """A file's imports are looked for in the same few folders: each is read (one ``stat``)
+    once per lint, and a folder its parent lacks is not looked for at all."""
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "helpers.py").write_text("def accuracy(out, y):\n    return out\n")
+    train = tmp_path / "train.py"
+    train.write_text("")
+    _settle(tmp_path)
+    read = []
+    real = project_module.listing
+    source = ("import numpy as np\nimport torch.nn.functional as F\nfrom helpers import accuracy\n"
+              "from sklearn.metrics import f1_score\n"
+              "x = np.zeros(3)\ny = F.relu(x)\nz = accuracy(x, y)\nw = f1_score(x, y)\n")
+    model = FileModel(cst.parse_module(source), str(train))
+    assert model.project is not None  # its root found first: the lint's own look at the folders above
+    monkeypatch.setattr(project_module, "listing", lambda folder: read.append(folder) or real(folder))
+    for call in model.calls:
+        model.roles.is_project_loss_function(call.callee)
+    assert read and len(read) == len(set(read))
+    assert set(read) <= {str(tmp_path), str(tmp_path / "src")}
 
 
 # -- function summaries: helpers of other modules, applied where they are called -------------

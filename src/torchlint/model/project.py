@@ -25,7 +25,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Hashable, List, Optional, Tuple, TypeVar, cast
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Hashable, List, NamedTuple, Optional, Tuple, TypeVar, cast
 
 import libcst as cst
 
@@ -197,10 +197,13 @@ class ProjectIndex:
         except OSError:
             return None
 
-    def module_file(self, module: str, level: int, importer: Path) -> Optional[Path]:
+    def module_file(self, module: str, level: int, importer: Path,
+                    listed: Optional[Dict[str, Optional[Listing]]] = None) -> Optional[Path]:
         """The file ``import module`` (``level`` dots) from ``importer`` would load, if it
-        belongs to this project. Asked for every imported name a call or a role meets (most
-        of them a library's: nothing found), so it works on strings, not ``Path`` objects."""
+        belongs to this project. Asked for every imported module a call or a role meets
+        (most of them a library's: nothing found), so it works on strings, not ``Path``
+        objects, and reads folders' listings (``listing``), not a ``stat`` per path tried;
+        ``listed`` keeps the listings one lint has read (each folder checked once a lint)."""
         parts = module.split(".") if module else []
         folder = os.path.dirname(str(importer))
         if level:
@@ -209,10 +212,15 @@ class ProjectIndex:
             bases = [folder]
         else:
             bases = [folder, self._root, os.path.join(self._root, "src")]
+        listed = {} if listed is None else listed
         for base in bases:
+            folder = base
+            for part in ["", *parts[:-1]]:  # down from the base: a folder absent above is not asked
+                folder = os.path.join(folder, part) if part else folder
+                _listed(folder, listed)
             stem = os.path.join(base, *parts)
             for candidate in ((stem + ".py") if parts else None, os.path.join(stem, "__init__.py")):
-                if candidate is not None and (os.path.isfile(candidate) or buffer_of(candidate) is not None) \
+                if candidate is not None and (_is_file(candidate, listed) or buffer_of(candidate) is not None) \
                         and self._inside(candidate):
                     return Path(candidate)
         return None
@@ -269,11 +277,12 @@ class ProjectView:
         # ``module_file``'s answers for this file's questions: ``nn.Linear``, ``nn.Conv2d`` and
         # ``nn.ReLU`` each ask where ``torch.nn`` is (six paths tried, none of the project's)
         self._files: Dict[Tuple[str, int, Path], Optional[Path]] = {}
+        self._listed: Dict[str, Optional[Listing]] = {}  # the folders those answers read
 
     def _module_file(self, module: str, level: int, importer: Path) -> Optional[Path]:
         key = (module, level, importer)
         if key not in self._files:
-            self._files[key] = self.index.module_file(module, level, importer)
+            self._files[key] = self.index.module_file(module, level, importer, self._listed)
         return self._files[key]
 
     def kind_of(self, module: str, level: int, name: str) -> Optional[str]:
@@ -396,28 +405,87 @@ def project_root(path: Path) -> Path:
     return path.parent
 
 
-# folder -> (its mtime_ns when looked in, whether it held a marker then)
-_MARKED: Dict[str, Tuple[int, bool]] = {}
-_SETTLED_NS = 2_000_000_000  # a folder's answer is kept once its mtime is this old
+class Listing(NamedTuple):
+    """What a folder holds, as one ``os.scandir`` read it."""
+
+    stamp: int  # the folder's mtime_ns when read
+    # None for a folder of more than ``_MAX_LISTED`` entries (a data or checkpoint folder beside
+    # a script): its paths are each asked of the file system, as a listing would cost more
+    present: Optional[FrozenSet[str]]  # names that exist (``os.path.exists``: not a dangling link)
+    files: Optional[FrozenSet[str]]  # names of regular files, links followed (``os.path.isfile``)
 
 
-def _marked(folder: str) -> bool:
-    """Whether ``folder`` holds a project marker. Every lint asks it of each folder above its
-    file: one ``stat`` of the folder answers while its entries are unchanged (a marker made
-    or removed changes the folder's mtime), instead of one per marker. A folder changed in
-    the last seconds is looked in afresh: a marker made within the clock's tick of the last
-    look would leave the mtime as it was (git's "racily clean" entries)."""
+_LISTINGS: Dict[str, Listing] = {}  # folder -> its listing, while its mtime stands
+_SETTLED_NS = 2_000_000_000  # a folder's listing is kept once its mtime is this old
+_MAX_LISTED = 2000
+
+
+def listing(folder: str) -> Optional[Listing]:
+    """What ``folder`` holds (None: no such folder). Every lint looks for markers in each
+    folder above its file and for each imported module's file next to it and at the root:
+    one ``stat`` of the folder answers while its entries are unchanged (a file made, removed
+    or renamed changes the folder's mtime), instead of one per path tried. A folder changed
+    in the last seconds is read afresh: an entry made within the clock's tick of the last
+    read would leave the mtime as it was (git's "racily clean" entries)."""
     try:
         stamp = os.stat(folder).st_mtime_ns
     except OSError:
-        return False
-    kept = _MARKED.get(folder)
-    if kept is not None and kept[0] == stamp:
-        return kept[1]
-    found = any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS)
+        return None
+    kept = _LISTINGS.get(folder)
+    if kept is not None and kept.stamp == stamp:
+        return kept
+    try:
+        found = _read_listing(folder, stamp)
+    except OSError:  # not a folder, or not readable
+        return None
     if time.time_ns() - stamp > _SETTLED_NS:
-        _MARKED[folder] = (stamp, found)
+        _LISTINGS[folder] = found
     return found
+
+
+def _read_listing(folder: str, stamp: int) -> Listing:
+    present, files = set(), set()
+    with os.scandir(folder) as entries:
+        for count, entry in enumerate(entries):
+            if count == _MAX_LISTED:
+                return Listing(stamp, None, None)
+            if entry.is_file():
+                files.add(entry.name)
+            if not entry.is_symlink() or os.path.exists(entry.path):
+                present.add(entry.name)
+    return Listing(stamp, frozenset(present), frozenset(files))
+
+
+def _listed(folder: str, listed: Dict[str, Optional[Listing]]) -> Optional[Listing]:
+    """``listing(folder)``, read once per ``listed``; a folder whose parent (read already)
+    is absent or lacks it is known absent without a ``stat``."""
+    if folder in listed:
+        return listed[folder]
+    parent, name = os.path.split(folder)
+    absent = False
+    if parent != folder and parent in listed:
+        above = listed[parent]
+        absent = above is None or (above.present is not None and name not in above.present)
+    found = None if absent else listing(folder)
+    listed[folder] = found
+    return found
+
+
+def _is_file(path: str, listed: Dict[str, Optional[Listing]]) -> bool:
+    """``os.path.isfile(path)``, read off its folder's listing."""
+    folder, name = os.path.split(path)
+    held = _listed(folder, listed)
+    if held is None or held.files is None:
+        return held is not None and os.path.isfile(path)
+    return name in held.files
+
+
+def _marked(folder: str) -> bool:
+    """Whether ``folder`` holds a project marker."""
+    held = listing(folder)
+    if held is None or held.present is None:
+        return held is not None and any(os.path.exists(os.path.join(folder, m)) for m in _ROOT_MARKERS)
+    return any(marker in held.present for marker in _ROOT_MARKERS)
 
 
 # Set to 1 to lint every file alone (the benchmark measures what the index costs with it).
