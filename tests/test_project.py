@@ -320,6 +320,20 @@ def test_a_folder_of_many_entries_is_asked_path_by_path(tmp_path, monkeypatch):
     assert project_root(tmp_path / "train.py") == tmp_path
 
 
+def test_a_folder_in_use_is_asked_path_by_path_and_not_read(tmp_path):
+    """A folder changed in the last seconds (``/tmp``, checkpoints being written) is not
+    listed, which would happen again at every lint: each path is asked, as before."""
+    (tmp_path / "setup.py").write_text("")
+    (tmp_path / "helpers.py").write_text("")
+    assert project_module.listing(str(tmp_path)).files is None
+    assert str(tmp_path) not in project_module._LISTINGS
+    assert ProjectIndex(tmp_path).module_file("helpers", 0, tmp_path / "train.py") == tmp_path / "helpers.py"
+    assert project_root(tmp_path / "train.py") == tmp_path
+    _settle(tmp_path)
+    assert project_module.listing(str(tmp_path)).files == {"setup.py", "helpers.py"}
+    assert project_module.listing(str(tmp_path / "helpers.py")) is None  # a file is no folder
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges there")
 def test_a_dangling_link_is_no_marker_and_no_module(tmp_path):
     """As ``os.path.exists`` and ``os.path.isfile`` say: a link to nothing is neither."""

@@ -25,6 +25,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISDIR
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Hashable, List, NamedTuple, Optional, Tuple, TypeVar, cast
 
 import libcst as cst
@@ -409,8 +410,8 @@ class Listing(NamedTuple):
     """What a folder holds, as one ``os.scandir`` read it."""
 
     stamp: int  # the folder's mtime_ns when read
-    # None for a folder of more than ``_MAX_LISTED`` entries (a data or checkpoint folder beside
-    # a script): its paths are each asked of the file system, as a listing would cost more
+    # None for a folder changed in the last seconds or of more than ``_MAX_LISTED`` entries (a
+    # data or checkpoint folder beside a script): its paths are each asked of the file system
     present: Optional[FrozenSet[str]]  # names that exist (``os.path.exists``: not a dangling link)
     files: Optional[FrozenSet[str]]  # names of regular files, links followed (``os.path.isfile``)
 
@@ -425,21 +426,24 @@ def listing(folder: str) -> Optional[Listing]:
     folder above its file and for each imported module's file next to it and at the root:
     one ``stat`` of the folder answers while its entries are unchanged (a file made, removed
     or renamed changes the folder's mtime), instead of one per path tried. A folder changed
-    in the last seconds is read afresh: an entry made within the clock's tick of the last
-    read would leave the mtime as it was (git's "racily clean" entries)."""
+    in the last seconds is not read: an entry made within the clock's tick of the read would
+    leave the mtime as it was (git's "racily clean" entries), and a folder in use would be
+    read again at every lint; its paths are asked one by one."""
     try:
-        stamp = os.stat(folder).st_mtime_ns
+        status = os.stat(folder)
     except OSError:
         return None
+    stamp, mode = status.st_mtime_ns, status.st_mode
     kept = _LISTINGS.get(folder)
     if kept is not None and kept.stamp == stamp:
         return kept
+    if time.time_ns() - stamp <= _SETTLED_NS or not S_ISDIR(mode):
+        # a folder in use (``/tmp``, checkpoints being written) would be read at every lint
+        return Listing(stamp, None, None) if S_ISDIR(mode) else None
     try:
-        found = _read_listing(folder, stamp)
-    except OSError:  # not a folder, or not readable
+        found = _LISTINGS[folder] = _read_listing(folder, stamp)
+    except OSError:  # not readable
         return None
-    if time.time_ns() - stamp > _SETTLED_NS:
-        _LISTINGS[folder] = found
     return found
 
 
