@@ -1082,6 +1082,22 @@ reset(w)
 """
 
 
+def test_one_lint_finds_its_project_once(tmp_path, monkeypatch):
+    """The tree gate and the model both ask the project index of a file whose names come from
+    a sibling module: they share one view, so the folders above are looked in once a lint."""
+    _in_project(tmp_path, helpers=INIT_HELPERS)
+    source = INIT_SCRIPT.format(imports="from helpers import harmless, init_, init_quietly_, normalised, shrink")
+    script = tmp_path / "init.py"
+    script.write_text(source)
+    found = []
+    real = project_module.view_for
+    monkeypatch.setattr(project_module, "view_for", lambda path: found.append(path) or real(path))
+    result = lint_source(source, str(script), ALL_RULES)
+    assert {(d.line, d.code) for d in result.diagnostics if d.code == "TL401"} == {(7, "TL401"), (8, "TL401"),
+                                                                                 (10, "TL401")}
+    assert found == [str(script)]
+
+
 @pytest.mark.parametrize("imports", ["from helpers import harmless, init_, init_quietly_, normalised, shrink",
                                      "from helpers import *"])
 def test_a_leaf_handed_to_a_helper_of_another_module_that_writes_it_in_place(tmp_path, imports):

@@ -16,6 +16,7 @@ import libcst as cst
 from torchlint.cst_parse import PieceCache, cut_lines, parse_module
 from torchlint.diagnostic import Applicability, Diagnostic, FileError, FileResult, error_summary
 from torchlint.model import FileModel
+from torchlint.model.project import ProjectLookup
 from torchlint.noqa import answered_codes, comment_texts, file_exemption, suppressed, unused_codes
 from torchlint.noqa import with_codes_replaced, without_codes
 from torchlint.positions import RangeMemo, StatementStarts, node_positions, statement_starts
@@ -214,8 +215,9 @@ def _lint(
             return result
     assert tree is not None  # python_parse gives a tree or a problem
     _stop_if(cancelled)
+    project = ProjectLookup(path)  # the gate's questions and the model share it
     if applicable:
-        applicable = _tree_gated(applicable, tree, source, path, target_torch, result.dependencies)
+        applicable = _tree_gated(applicable, tree, source, path, target_torch, result.dependencies, project=project)
     if not applicable:
         # No rule can find anything: every TL code in a noqa comment went unused.
         if noqa_checks:
@@ -243,7 +245,7 @@ def _lint(
                                       noqa_checks=noqa_checks, target_torch=target_torch,
                                       dependencies=result.dependencies, statement_starts=starts,
                                       ranges=memory.ranges if memory is not None else None,
-                                      cancelled=cancelled)
+                                      cancelled=cancelled, project=project)
     result.diagnostics.extend(diagnostics)
     result.errors.extend(errors)
     return result
@@ -254,7 +256,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
                 target_torch: Optional[TorchVersion] = None,
                 dependencies: Optional[dict] = None,
                 statement_starts: Optional[StatementStarts] = None, ranges: Optional[RangeMemo] = None,
-                cancelled: Optional[Callable[[], bool]] = None) -> Tuple[List[Diagnostic], List[FileError]]:
+                cancelled: Optional[Callable[[], bool]] = None,
+                project: Optional[ProjectLookup] = None) -> Tuple[List[Diagnostic], List[FileError]]:
     """The rules' sorted findings on a parsed module, and the errors met on the way.
 
     A file's ``# torchlint: noqa`` exemption applies always (flake8 does not know
@@ -266,7 +269,8 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
     ``statement_starts``: ``positions.statement_starts`` of Python's tree of ``source``, when
     the caller had one (it spares a codegen of the module to place findings); ``ranges``:
     statement ranges kept from earlier lints (``LintMemory``). ``cancelled`` is asked
-    between rules: ``LintCancelled`` when it says yes.
+    between rules: ``LintCancelled`` when it says yes. ``project``: the file's project
+    lookup, when the caller's tree gate has one (the folders above the file are looked in once).
 
     The one lint path after parsing, for checking and for the fix loop (which
     passes ``keep_edits`` to get each fix's tree edits on its diagnostic). The
@@ -274,7 +278,7 @@ def lint_module(module: cst.Module, source: str, path: str, rules: Sequence[Type
     """
     errors: List[FileError] = []
     try:
-        file_model = FileModel(module, path, target_torch=target_torch)
+        file_model = FileModel(module, path, target_torch=target_torch, project=project)
     except RecursionError:
         return [], [FileError(path, "nesting too deep to analyse; file skipped")]
     except Exception as exc:  # a bug of ours: say so, keep the run going
@@ -456,13 +460,13 @@ class _Replacer(cst.CSTTransformer):
 
 def _tree_gated(rules: list, tree: ast.Module, source: str, path: str,
                 target_torch: Optional[TorchVersion] = None, dependencies: Optional[dict] = None,
-                every_question: bool = False) -> list:
+                every_question: bool = False, project: Optional[ProjectLookup] = None) -> list:
     """The rules that still may find something, asked of the tree: whether the file is
     a torch program at all, their text gates on the code without its docstrings, then
     their own questions (``_admitted``; ``every_question``: each rule's, as
     ``bench/gates.py`` counts them). What a question read of other modules of the project
     goes to ``dependencies``, as the analysis's reads do: a cached answer depends on them too."""
-    tree_index = TreeIndex(tree, source, target_torch, path)
+    tree_index = TreeIndex(tree, source, target_torch, path, project)
     if any(rule.torch_programs_only for rule in rules) and tree_index.is_unit_test_or_other_framework(path):
         rules = [rule for rule in rules if not rule.torch_programs_only]
     code = tree_index.code_text()

@@ -37,7 +37,7 @@ from torchlint.model.vocab import ACTIVATION_FUNCTIONS, ACTIVATION_LAYERS, ACTIV
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
 
 if TYPE_CHECKING:
-    from torchlint.model.project import ProjectView
+    from torchlint.model.project import ProjectLookup, ProjectView
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -52,10 +52,10 @@ class TreeIndex:
     questions more than one rule asks."""
 
     def __init__(self, tree: ast.Module, source: str, target_torch: Optional[TorchVersion] = None,
-                 path: str = "") -> None:
+                 path: str = "", project: Optional["ProjectLookup"] = None) -> None:
         self.source = source
         self.path = path  # the file's, for its project (``project``)
-        self._project: Any = _UNASKED
+        self._project = project  # made when a question first asks (its module imports libcst)
         self.target_torch: TorchVersion = target_torch or NEWEST_KNOWN  # what version-dependent rules read
         self.loops: List[Tuple[str, Union[ast.For, ast.AsyncFor, ast.While]]] = []  # (enclosing function name, loop)
         # The loops of ``loops`` no other loop of their scope holds: walking their nodes
@@ -344,15 +344,15 @@ class TreeIndex:
     def project(self) -> Optional["ProjectView"]:
         """The file's view of its project's other modules (``model/project.py``), or None; the
         engine adds what a gate read through it to what the file's result depends on."""
-        if self._project is _UNASKED:
-            from torchlint.model.project import view_for
+        if self._project is None:
+            from torchlint.model.project import ProjectLookup
 
-            self._project = view_for(self.path)
-        return self._project
+            self._project = ProjectLookup(self.path)
+        return self._project.view()
 
     def consulted_files(self) -> dict:
         """The project files read through ``project``, as ``FileModel.consulted_files``."""
-        return dict(self._project.consulted) if self._project not in (_UNASKED, None) else {}
+        return self._project.consulted_files() if self._project is not None else {}
 
     def imported_from(self, callee: str) -> Optional[Tuple[str, int, str]]:
         """``names.Names.imported_from`` read off the ast's imports (at any depth)."""
@@ -394,8 +394,6 @@ class TreeIndex:
 # are in ``sys.stdlib_module_names``): calls of theirs need no project index.
 _LIBRARIES = NON_TORCH_LIBRARIES | LIBRARIES_AROUND_TORCH
 
-
-_UNASKED = object()
 
 
 def _import_origins(tree_index: TreeIndex) -> Dict[str, Tuple[str, Optional[str], int]]:

@@ -31,7 +31,7 @@ from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope,
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames, forwarded_callee
 from torchlint.model.roles import Roles
-from torchlint.model.project import ProjectView, view_for
+from torchlint.model.project import ProjectLookup, ProjectView
 from torchlint.model.training_calls import differentiated
 from torchlint.model.unit_tests import is_unit_test_file
 from torchlint.torch_version import NEWEST_KNOWN, TorchVersion
@@ -96,7 +96,8 @@ def flow_back(paths: set, scope: Scope) -> set:
 
 
 class FileModel:
-    def __init__(self, module: cst.Module, path: str = "", target_torch: Optional[TorchVersion] = None) -> None:
+    def __init__(self, module: cst.Module, path: str = "", target_torch: Optional[TorchVersion] = None,
+                 project: Optional[ProjectLookup] = None) -> None:
         self.module = module
         self.path = path
         # The oldest torch the project supports; version-dependent advice follows it.
@@ -121,7 +122,7 @@ class FileModel:
         self._assign_orders = [a.order for a in self.assignments]
         self._call_by_node = {id(c.node): c for c in self.calls}
         self._memo: dict = {}
-        self._project = _UNSET
+        self._project = project if project is not None else ProjectLookup(path)  # the gate's, in a lint
 
     def is_dead(self, node: cst.CSTNode) -> bool:
         """Does ``node`` sit in a branch that never runs (``dead_code.py``)? The model holds
@@ -208,13 +209,11 @@ class FileModel:
     def project(self) -> Optional[ProjectView]:
         """The project the file belongs to, for names imported from its other modules;
         found when first asked (most files never ask)."""
-        if self._project is _UNSET:
-            self._project = view_for(self.path)
-        return cast("Optional[ProjectView]", self._project)  # no longer _UNSET
+        return self._project.view()
 
     def consulted_files(self) -> dict:
         """The project files read for this file's analysis: path -> (mtime_ns, size)."""
-        return dict(self._project.consulted) if isinstance(self._project, ProjectView) else {}
+        return self._project.consulted_files()
 
     @memoized_property
     def roles(self) -> Roles:

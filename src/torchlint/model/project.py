@@ -400,10 +400,13 @@ _INDEXES_LOCK = threading.Lock()
 
 def project_root(path: Path) -> Path:
     """The nearest folder above ``path`` with a project marker, else the file's own folder."""
-    for folder in path.parents:
-        if _marked(str(folder)):
-            return folder
-    return path.parent
+    folder = os.path.dirname(str(path))  # strings, not ``path.parents``: asked at every lint
+    while not _marked(folder):
+        above = os.path.dirname(folder)
+        if above == folder:
+            return path.parent
+        folder = above
+    return Path(folder)
 
 
 class Listing(NamedTuple):
@@ -496,15 +499,37 @@ def _marked(folder: str) -> bool:
 NO_INDEX_ENV = "TORCHLINT_NO_PROJECT_INDEX"
 
 
+class ProjectLookup:
+    """A file's project view (``view_for``), found when first asked and then kept: one lint's
+    tree gate and model share it, so the folders above the file are looked in once a lint."""
+
+    __slots__ = ("path", "_view", "_found")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._view: Optional[ProjectView] = None
+        self._found = False
+
+    def view(self) -> Optional[ProjectView]:
+        if not self._found:
+            self._view, self._found = view_for(self.path), True
+        return self._view
+
+    def consulted_files(self) -> dict:
+        """The project files read through the view: path -> (mtime_ns, size)."""
+        return dict(self._view.consulted) if self._view is not None else {}
+
+
 def view_for(path: str) -> Optional[ProjectView]:
     """The project view of a file on disk, or None (standard input, a snippet, no such file)."""
     if not path or path in ("-", "<stdin>") or not path.endswith((".py", ".ipynb", ".pyi")):
         return None
     if os.environ.get(NO_INDEX_ENV) == "1":
         return None
-    file = Path(os.path.abspath(path))
-    if not file.parent.is_dir():
+    absolute = os.path.abspath(path)
+    if not os.path.isdir(os.path.dirname(absolute)):
         return None
+    file = Path(absolute)
     root = project_root(file)
     with _INDEXES_LOCK:
         index = _INDEXES.get(root)
