@@ -79,7 +79,9 @@ class EvalWithoutNoGrad(Rule):
     torch_programs_only = True
     # TL101 reports forwards over evaluation; TL107, its opt-in twin, the ones made for a look.
     reports_looks: ClassVar[bool] = False
-    asked_when_parsed = True  # its check costs more than its question where that says no
+    # Not asked of a file parsed anyway: on training code its question (twelve alternatives, all
+    # unspelled) costs three times the check it spares (bench/README.md, "One look at the
+    # project a lint"); the benchmark tree's libraries pay about what they save.
     # Asked in this order until one holds: the cheap questions that most training files answer
     # yes to first (a quarter less time on the training corpus than the order of the docs).
     needs = Text(_EVALUATION_SPELLED) & (
