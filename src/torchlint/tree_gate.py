@@ -395,7 +395,6 @@ class TreeIndex:
 _LIBRARIES = NON_TORCH_LIBRARIES | LIBRARIES_AROUND_TORCH
 
 
-
 def _import_origins(tree_index: TreeIndex) -> Dict[str, Tuple[str, Optional[str], int]]:
     """local name -> (module, imported name or None for a module, relative level)."""
     origins: Dict[str, Tuple[str, Optional[str], int]] = {}
