@@ -80,8 +80,8 @@ class EvalWithoutNoGrad(Rule):
     # TL101 reports forwards over evaluation; TL107, its opt-in twin, the ones made for a look.
     reports_looks: ClassVar[bool] = False
     # Not asked of a file parsed anyway: on training code its question (twelve alternatives, all
-    # unspelled) costs three times the check it spares (bench/README.md, "One look at the
-    # project a lint"); the benchmark tree's libraries pay about what they save.
+    # unspelled) costs three times the check it spares (bench/README.md, "Folders read once,
+    # one project lookup a lint"); the benchmark tree's libraries pay about what they save.
     # Asked in this order until one holds: the cheap questions that most training files answer
     # yes to first (a quarter less time on the training corpus than the order of the docs).
     needs = Text(_EVALUATION_SPELLED) & (
