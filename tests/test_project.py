@@ -334,6 +334,21 @@ def test_a_folder_in_use_is_asked_path_by_path_and_not_read(tmp_path):
     assert project_module.listing(str(tmp_path / "helpers.py")) is None  # a file is no folder
 
 
+def test_listings_kept_are_bounded(tmp_path, monkeypatch):
+    """A long editor session over a big repository keeps the listings of the folders read
+    last, not of every folder it ever read."""
+    monkeypatch.setattr(project_module, "_MAX_FOLDERS", 2)
+    monkeypatch.setattr(project_module, "_LISTINGS", {})
+    folders = [tmp_path / name for name in "abc"]
+    for folder in folders:
+        folder.mkdir()
+        (folder / "helpers.py").write_text("")
+    _settle(*folders)
+    for folder in folders:
+        assert project_module.listing(str(folder)).files == {"helpers.py"}
+    assert list(project_module._LISTINGS) == [str(folders[1]), str(folders[2])]
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="symbolic links need privileges there")
 def test_a_dangling_link_is_no_marker_and_no_module(tmp_path):
     """As ``os.path.exists`` and ``os.path.isfile`` say: a link to nothing is neither."""

@@ -422,6 +422,7 @@ class Listing(NamedTuple):
 _LISTINGS: Dict[str, Listing] = {}  # folder -> its listing, while its mtime stands
 _SETTLED_NS = 2_000_000_000  # a folder's listing is kept once its mtime is this old
 _MAX_LISTED = 2000
+_MAX_FOLDERS = 4096  # listings kept at most
 
 
 def listing(folder: str) -> Optional[Listing]:
@@ -447,6 +448,8 @@ def listing(folder: str) -> Optional[Listing]:
         found = _LISTINGS[folder] = _read_listing(folder, stamp)
     except OSError:  # not readable
         return None
+    if len(_LISTINGS) > _MAX_FOLDERS:  # a long editor session over a big repository
+        del _LISTINGS[next(iter(_LISTINGS))]  # the folder read longest ago
     return found
 
 
