@@ -1258,7 +1258,12 @@ def _hooks_registered(file_model: FileModel) -> bool:
 
 def _loop_feeds_a_backward(file_model: FileModel, scope: Scope, loop: Loop) -> bool:
     """Does a value bound in the loop (or kept by it) reach a backward of the module?
-    Not when every backward of the module runs before the loop (sampling after training)."""
+    Not when every backward of the module runs before the loop (sampling after training).
+    Kept per loop: asked again for each forward the loop runs."""
+    return file_model.derived(_feeds_a_backward, scope, loop)
+
+
+def _feeds_a_backward(file_model: FileModel, scope: Scope, loop: Loop) -> bool:
     backwards = [c for c in file_model.reachable_calls(scope)
                  if loop.start <= c.order and file_model.is_differentiation(c)]
     if not backwards:
