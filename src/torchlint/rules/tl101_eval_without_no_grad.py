@@ -1,7 +1,7 @@
 """TL101: evaluation code runs the model without no_grad, building a graph nobody uses."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import TYPE_CHECKING, ClassVar, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -935,8 +935,7 @@ def _may_run_layers(file_model: FileModel, method: str) -> bool:
     """A model class of this file that defines ``method`` runs layers in it (``self.fc(h)``,
     ``self(x)``); ``make_trg_mask`` only compares and builds tensors. With no such class in
     sight, a method named for building inputs is taken for one that does."""
-    defined = [m for (cls, name), m in file_model.methods.items()
-               if name == method and (file_model.is_module_class(cls) or cls in file_model.roles.model_classes)]
+    defined = file_model.derived(_model_methods_named, method)
     if not defined:
         return not method.startswith(_BUILDS_INPUTS)
     return any(_runs_layers(file_model, m, set()) for m in defined)
@@ -1159,7 +1158,7 @@ def _acts_with_a_model_of_the_file(file_model: FileModel, scope: Scope, call: Ca
         for m in methods)
 
 
-def _methods_run(file_model: FileModel, scope: Scope, call: CallSite) -> List[Scope]:
+def _methods_run(file_model: FileModel, scope: Scope, call: CallSite) -> Sequence[Scope]:
     """The methods of this file's model classes that ``call`` runs (none when one is out of sight)."""
     if call.callee is None:
         return []
@@ -1173,9 +1172,15 @@ def _methods_run(file_model: FileModel, scope: Scope, call: CallSite) -> List[Sc
         return methods
     if not file_model.is_submodule_forward(call) or call.receiver == "self" or call.method is None:
         return []
-    methods = [m for (cls, name), m in file_model.methods.items() if name == call.method
-               and (file_model.is_module_class(cls) or cls in file_model.roles.model_classes)]
-    return methods if all(_runs_layers(file_model, m, set()) for m in methods) else []
+    named = file_model.derived(_model_methods_named, call.method)
+    return named if all(_runs_layers(file_model, m, set()) for m in named) else ()
+
+
+def _model_methods_named(file_model: FileModel, name: str) -> Tuple[Scope, ...]:
+    """The methods called ``name`` of this file's model classes, in the file's order (asked
+    of every call of a submodule, by name)."""
+    return tuple(m for (cls, method), m in file_model.methods.items() if method == name
+                 and (file_model.is_module_class(cls) or cls in file_model.roles.model_classes))
 
 
 def _classes_built_here(file_model: FileModel, scope: Scope, name: str) -> Set[str]:
