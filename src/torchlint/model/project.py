@@ -215,10 +215,11 @@ class ProjectIndex:
             bases = [folder, self._root, os.path.join(self._root, "src")]
         listed = {} if listed is None else listed
         for base in bases:
-            folder = base
-            for part in ["", *parts[:-1]]:  # down from the base: a folder absent above is not asked
-                folder = os.path.join(folder, part) if part else folder
-                _listed(folder, listed)
+            down = base
+            _listed(down, listed)
+            for part in parts[:-1]:  # down from the base: a folder absent above is not asked
+                down = os.path.join(down, part)
+                _listed(down, listed)
             stem = os.path.join(base, *parts)
             for candidate in ((stem + ".py") if parts else None, os.path.join(stem, "__init__.py")):
                 if candidate is not None and (_is_file(candidate, listed) or buffer_of(candidate) is not None) \
@@ -449,7 +450,7 @@ def listing(folder: str) -> Optional[Listing]:
     except OSError:  # not readable
         return None
     if len(_LISTINGS) > _MAX_FOLDERS:  # a long editor session over a big repository
-        del _LISTINGS[next(iter(_LISTINGS))]  # the folder read longest ago
+        del _LISTINGS[next(iter(_LISTINGS))]  # the one kept longest
     return found
 
 
