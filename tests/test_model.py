@@ -349,6 +349,22 @@ def test_a_scopes_backward_and_gradient_calls_in_order():
     assert m.backwards_in(evaluate) == () and m.differentiations_in(evaluate) == ()
 
 
+def test_a_training_call_is_a_backward_or_an_optimizer_step():
+    m = build("""
+        import torch
+
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loss.backward()
+        optimizer.step()
+        scaler.step(optimizer)
+        scheduler.step()
+        env.step(action)
+        ag = torch.autograd.grad(loss, x)
+    """)
+    assert [c.callee for c in m.calls if m.is_training_call(c)] == [
+        "loss.backward", "optimizer.step", "scaler.step"]
+
+
 def test_call_answers_kept_once_asked_see_imports_and_defs_made_after_it():
     """``qualify`` and ``resolve`` are kept in the model's memo once asked, after the build: an import
     or a ``def`` below the call counts, as Python would have bound it by the time it runs."""

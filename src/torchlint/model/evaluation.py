@@ -59,7 +59,7 @@ def _evaluates_at(file_model: FileModel, call: CallSite) -> bool:
 
 
 def _trains(file_model: FileModel, scope: Scope) -> bool:
-    return any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in scope.calls)
+    return any(map(file_model.is_training_call, scope.calls))
 
 
 def _passes_eval_model(file_model: FileModel, call: CallSite) -> bool:

@@ -82,10 +82,6 @@ def _reach(file_model: FileModel) -> Tuple[Tuple[CallSite, Tuple[int, ...]], ...
     return tuple(reached)
 
 
-def _trains(file_model: FileModel, call: CallSite) -> bool:
-    return file_model.is_backward(call) or file_model.stepped_optimizer(call) is not None
-
-
 def _saves(file_model: FileModel, call: CallSite) -> bool:
     return (file_model.qualify(call) in _SAVING_TORCH or file_model.names.qualify_any(call.callee) in _SAVING_MODULES
             or call.method in _SAVING_METHODS)
@@ -95,7 +91,7 @@ def saves_after_training(file_model: FileModel) -> List[CallSite]:
     """The program's calls that write a checkpoint, weights or metrics to a file once training
     has begun, in the order they run (a cache of word vectors written before is not a result)."""
     runs = _program_runs(file_model)
-    started = min((when for call, when in runs if _trains(file_model, call)), default=None)
+    started = min((when for call, when in runs if file_model.is_training_call(call)), default=None)
     if started is None:
         return []
     return [call for call, when in sorted(runs, key=lambda run: run[1])

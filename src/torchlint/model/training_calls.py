@@ -108,6 +108,11 @@ def stepped_optimizer(file_model: FileModel, call: CallSite) -> Optional[str]:
     return None
 
 
+def is_training_call(file_model: FileModel, call: CallSite) -> bool:
+    """A backward or an optimizer step: a call that trains."""
+    return is_backward(file_model, call) or stepped_optimizer(file_model, call) is not None
+
+
 def is_closure_step(call: CallSite) -> bool:
     """``optimizer.step(closure)``: the closure runs zero_grad and backward itself."""
     return bool(call.node.args) and "scaler" not in (call.receiver or "").lower()

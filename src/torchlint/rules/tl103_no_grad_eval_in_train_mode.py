@@ -552,13 +552,13 @@ def _trains_between(file_model: FileModel, scope: Scope, start: int, end: int) -
     for call in scope.calls:
         if not start <= call.order < end:
             continue
-        if file_model.is_backward(call) or file_model.stepped_optimizer(call):
+        if file_model.is_training_call(call):
             return True
         helper = file_model.resolve(call)
         if helper is None:
             continue
         reached = file_model.reachable_calls(helper)
-        if any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in reached):
+        if any(map(file_model.is_training_call, reached)):
             return True
         if any(switch.to_eval is False for switch in mode_switches(file_model, reached)):
             return True

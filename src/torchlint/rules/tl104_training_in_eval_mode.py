@@ -397,7 +397,7 @@ def _evaluating_forward(file_model: FileModel, call: CallSite, loop: Optional[Lo
         loop = outer if loop is None else None
     end = loop.end if loop is not None else call.scope.end
     after = file_model.reachable_calls(Span(call.order + 1, end))
-    return not any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in after)
+    return not any(map(file_model.is_training_call, after))
 
 
 def _trains_first(file_model: FileModel, loop: Loop, switch: ModeSwitch) -> bool:
@@ -406,8 +406,7 @@ def _trains_first(file_model: FileModel, loop: Loop, switch: ModeSwitch) -> bool
     if switch.call.scope is not loop.scope:
         entry = file_model.call_of(_entry(file_model, loop, switch))
         order = entry.order if entry is not None else loop.end
-    return any(file_model.is_backward(c) or file_model.stepped_optimizer(c)
-               for c in file_model.reachable_calls(Span(loop.start, order)))
+    return any(map(file_model.is_training_call, file_model.reachable_calls(Span(loop.start, order))))
 
 
 def _runs_a_model_after(file_model: FileModel, switch: ModeSwitch, loop: Loop) -> bool:

@@ -33,7 +33,7 @@ def _switches_on(file_model: FileModel, call: CallSite) -> bool:
 def _trains(file_model: FileModel) -> bool:
     """The file backpropagates, steps an optimizer or hands a model to a Lightning Trainer."""
     return any(
-        file_model.is_backward(c) or file_model.stepped_optimizer(c)
+        file_model.is_training_call(c)
         or (c.method == "fit" and "trainer" in (c.receiver or "").lower())
         for c in file_model.calls
     ) or any(name == "training_step" for _, name in file_model.methods)

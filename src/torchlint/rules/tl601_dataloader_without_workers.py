@@ -86,7 +86,7 @@ for x, y in loader:
                    and not any(arg.star == "**" for arg in c.node.args) and missing_options(c.node)]
         if not loaders or not moves_to_cuda(file_model):
             return
-        if not any(file_model.is_backward(c) or file_model.stepped_optimizer(c) for c in file_model.calls):
+        if not any(map(file_model.is_training_call, file_model.calls)):
             return
         for call in loaders:
             missing = missing_options(call.node)
