@@ -165,6 +165,8 @@ def test_directories_are_walked_for_notebooks(project, capsys):
     ("no_cells.ipynb", '{"metadata": {}, "nbformat": 4, "nbformat_minor": 5}', "TL001 not a valid notebook: no 'cells' list"),
     ("bad_source.ipynb", dumps([{"cell_type": "code", "metadata": {}, "outputs": [], "source": 3}]),
      "TL001 not a valid notebook: cell 1 has a 'source' that is not text"),
+    ("bad_source_part.ipynb", dumps([{"cell_type": "code", "metadata": {}, "outputs": [], "source": ["x = 1\n", 3]}]),
+     "TL001 not a valid notebook: cell 1 has a 'source' that is not text"),
 ])
 def test_broken_notebooks_are_findings_and_the_run_goes_on(project, capsys, name, text, finding):
     write(project, name, text=text)

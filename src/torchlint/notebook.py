@@ -139,10 +139,13 @@ def _cell_text(cell, number: int) -> Optional[str]:
     if cell.get("cell_type") != "code":
         return None
     source = cell.get("source", "")
-    if isinstance(source, list) and all(isinstance(part, str) for part in source):
-        return "".join(source)
     if isinstance(source, str):
         return source
+    if isinstance(source, list):
+        try:
+            return "".join(source)  # refuses any part that is not text
+        except TypeError:
+            pass
     raise NotebookError(f"not a valid notebook: cell {number} has a 'source' that is not text")
 
 
@@ -212,6 +215,13 @@ def _is_magic(stripped: str) -> bool:
     )
 
 
+def _has_magic_characters(lines: List[str]) -> bool:
+    """Whether one of the lines holds a character every magic needs (``_is_magic``): one scan
+    of the cell's text, where most cells have none, instead of a test per line."""
+    text = "\n".join(lines)
+    return "%" in text or "!" in text or "?" in text
+
+
 def _placeholder(line: str) -> str:
     indent = line[: len(line) - len(line.lstrip())]
     return indent + "pass" if indent else ""  # an indented magic may be a block's only line
@@ -222,7 +232,8 @@ def _mask(lines: List[str]) -> List[str]:
     if first is None:
         return list(lines)
     head = lines[first].strip()
-    if not head.startswith("%%") and not any(_is_magic(line.strip()) for line in lines):
+    if not _has_magic_characters(lines) or (
+            not head.startswith("%%") and not any(_is_magic(line.strip()) for line in lines)):
         return list(lines)  # no line IPython could read as a magic: nothing to mask, no parse to ask
     if _parses(lines):
         return list(lines)  # plain Python: leave it exactly as written
