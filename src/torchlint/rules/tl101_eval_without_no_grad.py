@@ -1170,9 +1170,13 @@ def _methods_run(file_model: FileModel, scope: Scope, call: CallSite) -> Sequenc
                 return []  # a forward inherited or built elsewhere: what it keeps is out of sight
             methods.append(forward)
         return methods
-    if not file_model.is_submodule_forward(call) or call.receiver == "self" or call.method is None:
+    if call.receiver == "self" or call.method is None:
         return []
+    # the file's model methods of that name first: most calls name none (``append``, ``item``),
+    # and the submodule question costs several lookups of names each
     named = file_model.derived(_model_methods_named, call.method)
+    if not named or not file_model.is_submodule_forward(call):
+        return ()
     return named if all(_runs_layers(file_model, m, set()) for m in named) else ()
 
 
