@@ -20,7 +20,7 @@ all of them, and an unknown one could be anything.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -78,7 +78,7 @@ def constructions(file_model: FileModel, scope: Scope, path: str, order: int,
                         built_from(file_model, call.scope, value, call.order, _depth + 1) for call, value in passed])
     outer = scope.parent
     while outer is not None:  # a closure's or a module-level name, bound before the function runs
-        bound = [_built_by(file_model, outer, b, _depth) for b in _every_binding(outer, path)]
+        bound = [_built_by(file_model, outer, b, _depth) for b in _every_binding(file_model, outer, path)]
         if bound:
             return _all_of(bound)
         outer = outer.parent
@@ -113,7 +113,7 @@ def reaching_bindings(file_model: FileModel, scope: Scope, path: str, order: int
     read = _statement_at(file_model, scope, order)
     read_blocks = _ancestor_ids(file_model, read, scope) if read is not None else frozenset()
     live: List[Binding] = []
-    for a in scope.assignments:
+    for a in _assignments_naming(file_model, scope, path):
         if a.order >= order:
             break
         if a.site.stmt is read:
@@ -126,8 +126,29 @@ def reaching_bindings(file_model: FileModel, scope: Scope, path: str, order: int
     return live
 
 
-def _every_binding(scope: Scope, path: str) -> List[Binding]:
-    return [b for a in scope.assignments for b in _bindings_of(a, path)]
+def _every_binding(file_model: FileModel, scope: Scope, path: str) -> List[Binding]:
+    return [b for a in _assignments_naming(file_model, scope, path) for b in _bindings_of(a, path)]
+
+
+def _assignments_naming(file_model: FileModel, scope: Scope, path: str) -> Sequence[Assignment]:
+    """The assignments of ``scope``, in order, whose targets name ``path`` (``_bindings_of`` finds
+    its bindings in no others): asked for name after name, a scan of every assignment each time
+    was most of what the loss rules' constructions cost in a long notebook."""
+    return file_model.derived(_assignments_by_name, scope).get(path, ())
+
+
+def _assignments_by_name(file_model: FileModel, scope: Scope) -> Dict[str, List[Assignment]]:
+    by_name: Dict[str, List[Assignment]] = {}
+    for a in scope.assignments:
+        named: Set[str] = set()
+        for target in a.targets:
+            path = dotted(target)
+            if path is not None:
+                named.add(path)
+            named |= _names_in(target)
+        for path in named:
+            by_name.setdefault(path, []).append(a)
+    return by_name
 
 
 def _bindings_of(a: Assignment, path: str) -> Iterator[Binding]:
@@ -184,7 +205,7 @@ def _attribute_constructions(file_model: FileModel, scope: Scope, path: str,
     found: List[Optional[Tuple[Built, ...]]] = []
     for method in file_model.scopes:
         if method.class_name in classes:
-            found += [_built_by(file_model, method, b, depth) for b in _every_binding(method, path)]
+            found += [_built_by(file_model, method, b, depth) for b in _every_binding(file_model, method, path)]
     return _all_of(found) if found else None
 
 
