@@ -287,6 +287,10 @@ class ProjectView:
             self._files[key] = self.index.module_file(module, level, importer, self._listed)
         return self._files[key]
 
+    def holds_module(self, module: str, level: int) -> bool:
+        """Whether ``import module`` (``level`` dots) from this file loads a module of the project."""
+        return self._module_file(module, level, self.path) is not None
+
     def kind_of(self, module: str, level: int, name: str) -> Optional[str]:
         """``"model"``, ``"loss"`` (a loss class or function) or None, for ``name`` of
         ``module`` imported from this file."""

@@ -43,13 +43,31 @@ def project_callee(file_model: FileModel, call: CallSite) -> Optional[ProjectFun
     callee = call.callee
     if callee is None or callee.count(".") > 1:
         return None
-    if callee.split(".", 1)[0] not in file_model.names.origins:
+    head = callee.split(".", 1)[0]
+    if head not in file_model.names.origins:
         if "." in callee or not file_model.names.star_imports or callee in file_model.bound_here:
             return None  # most calls: nothing imported, no index asked
         return file_model.derived(_star_imported, callee)  # ``from utils import *`` then ``compute_loss(...)``
+    if not file_model.derived(_names_a_project_module, head, head != callee):
+        return None
     if file_model.names.qualify(callee) is not None or file_model.resolve(call) is not None:
         return None  # torch's own, or a function of this file
     return file_model.derived(_imported, callee)
+
+
+def _names_a_project_module(file_model: FileModel, head: str, dotted_call: bool) -> bool:
+    """Whether a call headed by the imported name ``head`` (``head.f(...)`` when ``dotted_call``,
+    else ``head(...)``) may run a function of the project: the module the index would first
+    look in (``ast_reading.imported_definition``) is one of the project's. Asked once per name
+    and spelling: most calls of a file are of libraries' names (``np.mean``, ``plt.plot``)."""
+    project, names = file_model.project, file_model.names
+    if project is None or head in names.aliases:
+        return False  # torch's names are no project's (``project_callee`` drops them)
+    module, name, level = names.origins[head]
+    if not dotted_call:
+        return name is not None and project.holds_module(module, level)
+    within = module if name is None else ".".join(part for part in (module, name) if part)
+    return project.holds_module(within, level)
 
 
 def _star_imported(file_model: FileModel, name: str) -> Optional[ProjectFunction]:
