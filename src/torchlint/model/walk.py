@@ -105,7 +105,8 @@ def walk_parented(node: cst.CSTNode, enter: Callable, leave: Callable, parents: 
 def _walk_parented(node: cst.CSTNode, enter: Callable, leave: Callable, parents: dict,
                    quiet: FrozenSet[type], watched: Set[int], barren: FrozenSet[type]) -> None:
     kind = type(node)
-    called = kind not in quiet or id(node) in watched
+    # ``watched and``: most files have no watched node, and the test spares an ``id`` a node
+    called = kind not in quiet or (watched and id(node) in watched)
     if called:
         enter(node)
     names = _CHILD_FIELDS.get(kind)
@@ -114,13 +115,13 @@ def _walk_parented(node: cst.CSTNode, enter: Callable, leave: Callable, parents:
         found = _KINDS.get(type(value)) or _kind(value)
         if found == _NODE:
             parents[id(value)] = node
-            if type(value) not in barren or id(value) in watched:
+            if type(value) not in barren or (watched and id(value) in watched):
                 _walk_parented(value, enter, leave, parents, quiet, watched, barren)
         elif found == _SEQUENCE:
             for item in value:
                 if (_KINDS.get(type(item)) or _kind(item)) == _NODE:
                     parents[id(item)] = node
-                    if type(item) not in barren or id(item) in watched:
+                    if type(item) not in barren or (watched and id(item) in watched):
                         _walk_parented(item, enter, leave, parents, quiet, watched, barren)
     if called:
         leave(node)
