@@ -1281,15 +1281,14 @@ def _feeds_a_backward(file_model: FileModel, scope: Scope, loop: Loop) -> bool:
         # Later cells of a notebook: follow each backward's values back, in order.
         return any(_reaches_into(file_model, scope, c, loop) for c in backwards)
     consumed = consumed_by_backward(file_model, scope)
-    taint = file_model.taint(scope)
     for a in scope.assignments:
         if loop.contains(a.order) and any(p in consumed for t in a.targets for p in bound_paths(t)):
             return True
-    return any(
-        loop.contains(c.order) and c.method in CONTAINER_METHODS
-        and any(taint.carries_graph(arg.value, c.order) for arg in c.node.args)
-        for c in scope.calls
-    )
+    stores = [c for c in scope.calls if loop.contains(c.order) and c.method in CONTAINER_METHODS]
+    if not stores:
+        return False  # the scope's taint, a replay of all its assignments, only when one may keep a graph
+    taint = file_model.taint(scope)
+    return any(taint.carries_graph(arg.value, c.order) for c in stores for arg in c.node.args)
 
 
 def _reaches_into(file_model: FileModel, scope: Scope, backward: CallSite, loop: Loop) -> bool:
