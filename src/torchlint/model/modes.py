@@ -97,10 +97,10 @@ def is_mode_helper(call: CallSite, words: frozenset) -> bool:
     """A call named with ``words`` that may switch a model's mode for the caller:
     ``eval_mode(model)``, ``model.apply(set_bn_eval)``, ``switch_to_train(model)``."""
     name = call.method or ""
-    if name not in ("eval", "train") and words & set(tokens(name)):
+    if name not in ("eval", "train") and not words.isdisjoint(tokens(name)):
         return True
     if name == "apply":
-        return any(words & set(tokens(last_name(p))) for a in call.node.args
+        return any(not words.isdisjoint(tokens(last_name(p))) for a in call.node.args
                    for p in referenced_paths(a.value))
     return False
 
