@@ -60,9 +60,12 @@ def _names_a_project_module(file_model: FileModel, head: str, dotted_call: bool)
     else ``head(...)``) may run a function of the project: the module the index would first
     look in (``ast_reading.imported_definition``) is one of the project's. Asked once per name
     and spelling: most calls of a file are of libraries' names (``np.mean``, ``plt.plot``)."""
-    project, names = file_model.project, file_model.names
-    if project is None or head in names.aliases:
-        return False  # torch's names are no project's (``project_callee`` drops them)
+    names = file_model.names
+    if head in names.aliases:
+        return False  # torch's names are no project's (``project_callee`` drops them), nor looked for
+    project = file_model.project
+    if project is None:
+        return False
     module, name, level = names.origins[head]
     if not dotted_call:
         return name is not None and project.holds_module(module, level)
