@@ -88,11 +88,12 @@ def _module_class(file_model: FileModel, cls: str) -> bool:
 
 def _own_stores(file_model: FileModel, scope: Scope, cls: str) -> Iterator[KeptInState]:
     """``self.total += loss`` and ``self.history.append(loss)`` of a value computed in ``scope``."""
-    taint = file_model.taint(scope)
     for store in stores(scope):
         if not store.container.startswith("self.") or store.kind == "keyed":
             continue
-        if not taint.carries_graph_in_statement(store.value, store.site):
+        # the scope's taint (a replay of its assignments) only for a store on ``self``: a
+        # forward of most modules has none
+        if not file_model.taint(scope).carries_graph_in_statement(store.value, store.site):
             continue
         if store.kind == "accumulate" and file_model.grad_at(store.site) is GradMode.NO_GRAD:
             continue  # the sum records no graph: a buffer's running statistics
@@ -107,7 +108,6 @@ def _handed_to_helpers(file_model: FileModel, scope: Scope, cls: str) -> Iterato
     meters = file_model.derived(Meters)
     if not meters.accumulating:
         return
-    taint = file_model.taint(scope)
     for call in scope.calls:
         container = call.receiver
         if container is None or not (container == "self" or container.startswith("self.")):
@@ -119,7 +119,7 @@ def _handed_to_helpers(file_model: FileModel, scope: Scope, cls: str) -> Iterato
             continue
         kept = meters.arguments_kept_by(cls, call) if container == "self" else meters.kept_arguments(call)
         for value in kept:
-            if not taint.carries_graph_in_statement(value, call.site):
+            if not file_model.taint(scope).carries_graph_in_statement(value, call.site):
                 continue
             if not _helper_resets(file_model, cls, call, container):
                 yield KeptInState(call.node, container, value)
