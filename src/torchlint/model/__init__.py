@@ -363,6 +363,8 @@ class FileModel:
         return self.derived(FileModel._returns_graph, scope, while_computing=False)
 
     def _returns_graph(self, scope: Scope) -> Union[bool, Tuple[bool, ...]]:
+        if not scope.returns:
+            return False  # no value handed back: no replay of the scope's assignments to ask
         taint = self.taint(scope)
         shapes = [taint.element_taint(value, taint.names_at(site.order)) for site, value in scope.returns]
         tuples = [s for s in shapes if isinstance(s, tuple)]

@@ -999,14 +999,14 @@ def _hands_back_numbers(file_model: FileModel, scope: Scope) -> bool:
     (``action = np.random.randint(n)``), as long as they read no graph-carrying name."""
     if not scope.returns:
         return False
-    taint = file_model.taint(scope)
     for _, value in scope.returns:
         if _cuts(value):
             continue
         names = set(identifiers(value))
         sources = [a for a in scope.assignments
                    if a.value is not None and any(n in bound_paths(t) for t in a.targets for n in names)]
-        if not names or not sources or not all(_cuts(a.value) or _reads_no_graph(taint, a, names) for a in sources):
+        if not names or not sources or not all(
+                _cuts(a.value) or _reads_no_graph(file_model.taint(scope), a, names) for a in sources):
             return False
         if not any(_cuts(a.value) for a in sources):
             return False
@@ -1062,21 +1062,21 @@ def _keeps_graph(file_model: FileModel, scope: Scope) -> bool:
     cannot be told, so any store into a container that outlives the call counts), or handed
     to a method of the file that appends or sums its argument into its object
     (``pi.put_data((r, prob[a]))``)."""
-    taint = file_model.taint(scope)
     local = {p for a in scope.assignments for t in a.targets for p in bound_paths(t)}
     keepers = file_model.derived(Meters)
+    # the scope's taint (a replay of its assignments) is asked only of what a call may keep
     for call in scope.calls:
-        if any(taint.carries_graph(arg, call.order) for arg in keepers.kept_arguments(call)):
+        if any(file_model.taint(scope).carries_graph(arg, call.order) for arg in keepers.kept_arguments(call)):
             return True  # ``pi.put_data((r, prob[a]))``: a method of the file stores it on its object
         if call.method not in CONTAINER_METHODS or call.receiver is None:
             continue
         if call.receiver.split(".", 1)[0] not in local or "." in call.receiver:
             return True
-        if any(taint.carries_graph(a.value, call.order) for a in call.node.args):
+        if any(file_model.taint(scope).carries_graph(a.value, call.order) for a in call.node.args):
             return True
     return any(
         a.kind in ("assign", "aug") and any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in a.targets)
-        and taint.carries_graph(a.value, a.order)
+        and file_model.taint(scope).carries_graph(a.value, a.order)
         for a in scope.assignments
     )
 
@@ -1130,8 +1130,7 @@ def _only_numbers(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
     if not (read_as_numbers(file_model, call) or bound_then_read_as_numbers(file_model, call)) \
             or forwards_that_train(file_model):
         return False
-    taint = file_model.taint(scope)
-    if any(taint.carries_graph(arg.value, call.order) for arg in call.node.args):
+    if any(file_model.taint(scope).carries_graph(arg.value, call.order) for arg in call.node.args):
         return False
     if _registers_hooks(file_model) or _freezes_parameters(file_model):
         return False
