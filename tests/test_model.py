@@ -365,6 +365,24 @@ def test_a_training_call_is_a_backward_or_an_optimizer_step():
         "loss.backward", "optimizer.step", "scaler.step"]
 
 
+def test_autograd_is_needed_by_gradients_and_optimizer_steps():
+    m = build("""
+        import torch
+
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        ag = torch.autograd.grad(loss, x)
+        x.requires_grad_()
+        h.register_hook(print)
+        env.step(action)
+        out.detach()
+    """)
+    assert [c.callee for c in m.calls if m.needs_autograd(c)] == [
+        "loss.backward", "optimizer.step", "torch.autograd.grad", "x.requires_grad_", "h.register_hook"]
+
+
 def test_call_answers_kept_once_asked_see_imports_and_defs_made_after_it():
     """``qualify`` and ``resolve`` are kept in the model's memo once asked, after the build: an import
     or a ``def`` below the call counts, as Python would have bound it by the time it runs."""

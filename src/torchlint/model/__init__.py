@@ -255,6 +255,7 @@ class FileModel:
     is_optimizer = training_calls.is_optimizer
     stepped_optimizer = training_calls.stepped_optimizer
     is_training_call = training_calls.is_training_call
+    needs_autograd = training_calls.needs_autograd
     is_closure_step = staticmethod(training_calls.is_closure_step)
     clears_grad = training_calls.clears_grad
     clears_grad_by_assignment = staticmethod(training_calls.clears_grad_by_assignment)

@@ -35,8 +35,7 @@ def _evaluation_only(file_model: FileModel, scope: Scope) -> bool:
     callers = file_model.callers.get(scope)
     if not callers or scope.is_module or scope.name in vocab.FORWARD_METHODS:
         return False
-    if any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
-           for c in file_model.reachable_calls(scope)):
+    if any(file_model.needs_autograd(c) for c in file_model.reachable_calls(scope)):
         return False
     return all(_evaluates_at(file_model, call) for call in callers)
 
@@ -167,8 +166,7 @@ def _hand_written_forward(file_model: FileModel, scope: Scope) -> bool:
     values = [a.value for a in scope.assignments if a.value is not None] + [v for _, v in scope.returns]
     if not any(computes_with(file_model, v, free) for v in values):
         return False
-    return not any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
-                   for c in file_model.reachable_calls(scope))
+    return not any(file_model.needs_autograd(c) for c in file_model.reachable_calls(scope))
 
 
 def _makes_parameter(file_model: FileModel, value: cst.BaseExpression) -> bool:
@@ -316,7 +314,7 @@ def _trains_or_loads(file_model: FileModel) -> bool:
     """Does anything in the file compute gradients, step an optimizer, or load weights
     (``load_state_dict``, ``torch.load``, ``from_pretrained``, ``weights=``/``pretrained=``)?"""
     for call in file_model.calls:
-        if file_model.computes_gradients(call) or file_model.stepped_optimizer(call):
+        if file_model.needs_autograd(call):
             return True
         if call.method in _LOADS or (call.callee or "").rsplit(".", 1)[-1] in _LOADS:
             return True
@@ -526,7 +524,6 @@ def forwards_that_train(file_model: FileModel) -> bool:
 def _forwards_that_train(file_model: FileModel) -> bool:
     for (_, name), method in file_model.methods.items():
         if name in vocab.FORWARD_METHODS:
-            if any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
-                   for c in file_model.reachable_calls(method)):
+            if any(file_model.needs_autograd(c) for c in file_model.reachable_calls(method)):
                 return True
     return False

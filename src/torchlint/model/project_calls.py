@@ -202,7 +202,7 @@ def _wants_gradients(file_model: FileModel, span: Tuple[int, int]) -> bool:
     """Input gradients, an attack, test-time training: a backward or a step in the span, here
     or in a project function it calls."""
     for call in file_model.reachable_calls(Span(*span)):
-        if file_model.computes_gradients(call) or file_model.stepped_optimizer(call):
+        if file_model.needs_autograd(call):
             return True
         does = project_function(file_model, call)
         if does is not None and does.needs_grad:

@@ -113,6 +113,12 @@ def is_training_call(file_model: FileModel, call: CallSite) -> bool:
     return is_backward(file_model, call) or stepped_optimizer(file_model, call) is not None
 
 
+def needs_autograd(file_model: FileModel, call: CallSite) -> bool:
+    """A call that computes gradients (``computes_gradients``) or steps an optimizer: code around
+    it wants the graph autograd records, so no_grad there would break it."""
+    return computes_gradients(file_model, call) or stepped_optimizer(file_model, call) is not None
+
+
 def is_closure_step(call: CallSite) -> bool:
     """``optimizer.step(closure)``: the closure runs zero_grad and backward itself."""
     return bool(call.node.args) and "scaler" not in (call.receiver or "").lower()

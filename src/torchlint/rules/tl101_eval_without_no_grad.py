@@ -318,7 +318,7 @@ local name (a parameter called `torch`) hides the module the fix would name.
         """Gradients are wanted here: input gradients, attacks, test-time training."""
         window = Span(*span)
         return any(
-            file_model.computes_gradients(call) or file_model.stepped_optimizer(call)
+            file_model.needs_autograd(call)
             for call in file_model.reachable_calls(window)
         )
 
@@ -1153,7 +1153,7 @@ def _acts_with_a_model_of_the_file(file_model: FileModel, scope: Scope, call: Ca
         return False
     return all(
         not _keeps_graph(file_model, m) and not any(
-            file_model.computes_gradients(c) or file_model.stepped_optimizer(c) for c in file_model.reachable_calls(m))
+            file_model.needs_autograd(c) for c in file_model.reachable_calls(m))
         for m in methods)
 
 
@@ -1347,7 +1347,7 @@ def _serves_numbers(file_model: FileModel, scope: Scope, call: CallSite) -> bool
         return False
     if not (read_as_numbers(file_model, call) or _hands_back_numbers(file_model, scope)):
         return False
-    if any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c) for c in file_model.reachable_calls(scope)):
+    if any(file_model.needs_autograd(c) for c in file_model.reachable_calls(scope)):
         return False
     target = file_model.forward_target(call)
     if target is None:

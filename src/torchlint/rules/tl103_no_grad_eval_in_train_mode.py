@@ -433,7 +433,7 @@ class _FileModes:
         (or to a mode we cannot read)?"""
         file_model = self.file_model
         return any(s.to_eval is not True for s in self.switches) or any(
-            file_model.computes_gradients(c) or file_model.stepped_optimizer(c) for c in file_model.calls)
+            file_model.needs_autograd(c) for c in file_model.calls)
 
     def managed(self, target: str) -> bool:
         """Does anything in the file put ``target`` in eval mode (or a mode we cannot read)?"""
@@ -513,8 +513,7 @@ def _prediction(file_model: FileModel, scope: Scope, call: CallSite) -> bool:
         return _reads_eval_data(call) and not _feeds_backward(file_model, scope, call)
     if not is_eval_function_name(scope.name) or not file_model.callers.get(scope):
         return False  # a library's predict(): its callers, and what they switched, are elsewhere
-    return not any(file_model.computes_gradients(c) or file_model.stepped_optimizer(c)
-                   for c in file_model.reachable_calls(scope))
+    return not any(file_model.needs_autograd(c) for c in file_model.reachable_calls(scope))
 
 
 def _in_training_loop(file_model: FileModel, call: CallSite) -> bool:

@@ -145,7 +145,7 @@ def predict(model, images):
 
 def _trains(file_model: FileModel) -> bool:
     return any(
-        file_model.computes_gradients(c) or file_model.stepped_optimizer(c) or file_model.clears_grad(c)
+        file_model.needs_autograd(c) or file_model.clears_grad(c)
         for c in file_model.calls
     )
 
