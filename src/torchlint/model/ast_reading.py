@@ -98,7 +98,18 @@ def imported_definition(origins: dict, callee: str) -> Optional[Tuple[str, int, 
     origin = origins.get(head)
     if origin is None or "." in rest:
         return None
+    found = imported_module(origin, bool(rest))
+    if found is None:
+        return None
+    return found[0], found[1], rest or origin[1]
+
+
+def imported_module(origin: Tuple[str, Optional[str], int], dotted: bool) -> Optional[Tuple[str, int]]:
+    """``(module, relative level)`` in which a name imported as ``origin`` ((module, imported name
+    or None, level), as in ``imported_definition``) has the definition a call of it runs:
+    ``from .model import Net`` then ``Net(...)`` -> ``("model", 1)``; ``from models import nets``
+    then ``nets.Net(...)`` (``dotted``) -> ``("models.nets", 0)``; None for a call of a module."""
     module, name, level = origin
-    if not rest:
-        return (module, level, name) if name is not None else None
-    return (module if name is None else ".".join(p for p in (module, name) if p)), level, rest
+    if not dotted:
+        return (module, level) if name is not None else None
+    return (module if name is None else ".".join(p for p in (module, name) if p)), level

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Iterator, Optional, Tuple, Union
 
 from torchlint.model import modes, vocab
+from torchlint.model.ast_reading import imported_module
 from torchlint.model.evaluation import evaluation_only
 from torchlint.model.expr import dotted, identifiers
 from torchlint.model.function_effects import FunctionEffects, effects, returns_plain
@@ -58,7 +59,7 @@ def project_callee(file_model: FileModel, call: CallSite) -> Optional[ProjectFun
 def _names_a_project_module(file_model: FileModel, head: str, dotted_call: bool) -> bool:
     """Whether a call headed by the imported name ``head`` (``head.f(...)`` when ``dotted_call``,
     else ``head(...)``) may run a function of the project: the module the index would first
-    look in (``ast_reading.imported_definition``) is one of the project's. Asked once per name
+    look in (``ast_reading.imported_module``) is one of the project's. Asked once per name
     and spelling: most calls of a file are of libraries' names (``np.mean``, ``plt.plot``)."""
     names = file_model.names
     if head in names.aliases:
@@ -66,11 +67,8 @@ def _names_a_project_module(file_model: FileModel, head: str, dotted_call: bool)
     project = file_model.project
     if project is None:
         return False
-    module, name, level = names.origins[head]
-    if not dotted_call:
-        return name is not None and project.holds_module(module, level)
-    within = module if name is None else ".".join(part for part in (module, name) if part)
-    return project.holds_module(within, level)
+    found = imported_module(names.origins[head], dotted_call)
+    return found is not None and project.holds_module(*found)
 
 
 def _star_imported(file_model: FileModel, name: str) -> Optional[ProjectFunction]:
