@@ -140,13 +140,8 @@ def _assignments_naming(file_model: FileModel, scope: Scope, path: str) -> Seque
 def _assignments_by_name(file_model: FileModel, scope: Scope) -> Dict[str, List[Assignment]]:
     by_name: Dict[str, List[Assignment]] = {}
     for a in scope.assignments:
-        named: Set[str] = set()
-        for target in a.targets:
-            path = dotted(target)
-            if path is not None:
-                named.add(path)
-            named |= _names_in(target)
-        for path in named:
+        # ``_names_in`` gives a plain target's own path too: every name ``_bindings_of`` may match
+        for path in {p for target in a.targets for p in _names_in(target)}:
             by_name.setdefault(path, []).append(a)
     return by_name
 
