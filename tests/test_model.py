@@ -429,3 +429,39 @@ def test_a_with_block_without_a_mode_keeps_the_mode_it_sits_in():
     grads = {a.targets[0].value: a.site.grad for a in m.assignments if a.kind == "assign"}
     assert grads == {"a": GradMode.NO_GRAD, "b": GradMode.GRAD, "c": None}
     assert m.functions["inner"][0].def_grad is GradMode.NO_GRAD
+
+
+def test_a_request_made_while_its_answer_is_computed_gets_the_placeholder():
+    """``derived``'s ``while_computing``: a call cycle asks again for what it is working out."""
+    m = build("x = 1\n")
+    inner_answers = []
+
+    def analysis(model, n):
+        inner_answers.append(model.derived(analysis, n, while_computing="in a cycle"))
+        return "computed"
+
+    assert m.derived(analysis, 1, while_computing="in a cycle") == "computed"
+    assert inner_answers == ["in a cycle"]
+    assert m.derived(analysis, 1) == "computed"  # kept: not computed again
+    assert inner_answers == ["in a cycle"]
+
+
+def test_a_call_from_inside_a_cycle_tells_nothing_of_its_functions_grad_mode():
+    """Only ``walk`` calls itself besides the ``no_grad`` block: the recursive call, asked while
+    ``walk``'s mode is worked out, answers ``InCallCycle`` and is left out; the block decides."""
+    from torchlint.model.grad_modes import grad_at
+
+    m = build("""
+        import torch
+
+        def walk(node):
+            node.visit()
+            for child in node.children:
+                walk(child)
+
+        with torch.no_grad():
+            walk(root)
+    """)
+    [recursive] = [c for c in m.calls if c.callee == "walk" and not c.scope.is_module]
+    assert grad_of(m, "visit") is GradMode.NO_GRAD
+    assert grad_at(m, recursive.site) is GradMode.NO_GRAD  # decided, and kept

@@ -19,7 +19,7 @@ import bisect
 import functools
 from collections import defaultdict
 from typing import (
-    TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Set, Tuple, TypeVar, Union, cast,
+    TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Set, Tuple, TypeVar, Union, cast, overload,
 )
 
 import libcst as cst
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 _NO_PLACEHOLDER = object()
 _UNSET = object()
 T = TypeVar("T")
+P = TypeVar("P")  # what a cycle's inner request gets (``derived``'s ``while_computing``)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -137,8 +138,13 @@ class FileModel:
             key = id(parent) if parent is not None else None
         return False
 
-    def derived(self, analysis: Callable[..., T], *args: Hashable,
-                while_computing: Union[bool, object, FrozenSet] = _NO_PLACEHOLDER) -> T:
+    @overload
+    def derived(self, analysis: Callable[..., T], *args: Hashable) -> T: ...
+
+    @overload
+    def derived(self, analysis: Callable[..., T], *args: Hashable, while_computing: P) -> Union[T, P]: ...
+
+    def derived(self, analysis: Callable[..., Any], *args: Hashable, while_computing: Any = _NO_PLACEHOLDER) -> Any:
         """``analysis(self, *args)``, computed once per model.
 
         The one memo for every derived analysis: the model's own (``@memoized``)

@@ -8,7 +8,7 @@ the ``def`` stands, or, for module-level code, grad on.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from torchlint.model import vocab
 from torchlint.model.grad import GradMode
@@ -17,11 +17,16 @@ if TYPE_CHECKING:
     from torchlint.model import FileModel
     from torchlint.model.records import Scope, Site
 
-# scope_grad's mark for a scope whose mode is being computed (a call cycle).
-_CYCLE = object()
+
+class InCallCycle:
+    """What ``scope_grad`` answers for a function whose mode is still being worked out: a call
+    from inside a call cycle, which tells nothing of the mode (no ``GradMode`` is it)."""
 
 
-def grad_at(file_model: FileModel, site: Site) -> GradMode:
+_CYCLE = InCallCycle()
+
+
+def grad_at(file_model: FileModel, site: Site) -> Union[GradMode, InCallCycle]:
     mode = set_here(site)
     return mode if mode is not None else scope_grad(file_model, site.scope)
 
@@ -38,12 +43,12 @@ def set_here(site: Site) -> Optional[GradMode]:
     return None
 
 
-def scope_grad(file_model: FileModel, scope: Scope) -> GradMode:
+def scope_grad(file_model: FileModel, scope: Scope) -> Union[GradMode, InCallCycle]:
     # In a call cycle, a call from inside the cycle adds nothing.
     return file_model.derived(_compute_scope_grad, scope, while_computing=_CYCLE)
 
 
-def _compute_scope_grad(file_model: FileModel, scope: Scope) -> GradMode:
+def _compute_scope_grad(file_model: FileModel, scope: Scope) -> Union[GradMode, InCallCycle]:
     if scope.is_module:
         return GradMode.GRAD
     if scope.decorator_grad is not None:
