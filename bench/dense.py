@@ -2,7 +2,7 @@
 """Issue 30's speed target on dense training code, measured: one file's in-process lint
 takes at most 1.3x the libcst parse of the same file.
 
-    python bench/dense.py [--quick] [--training DIR] [--json OUT] [--repeat N] [--calls]
+    python bench/dense.py [--quick] [--training DIR] [--json OUT] [--repeat N] [--floor] [--calls]
 
 For each input, in this one process and run: the best-of-N wall time of
 ``libcst.parse_module(text)`` with libcst's node classes as shipped (``cst_nodes.as_shipped``:
@@ -27,6 +27,11 @@ parse and lint times and their ratio, the median per-file ratio and the ten file
 the highest ratio (of 20 lines or more). A file libcst cannot parse is counted and
 skipped. Always exits 0: this is a measurement, not a test.
 
+``--floor`` also times each lint with every rule's check emptied (the rules still gate, so the
+same files are parsed and the same model is built; no analysis is asked): the ratio that
+decoding, the gates, both parses and the model's build take before any rule looks, and so
+how much of the ratio the analyses and checks add.
+
 ``--calls`` times nothing: it counts the Python function calls of one warm lint of every
 training file (cProfile's count), the interpreted work of the lint. On a machine whose
 timings wander by more than a change saves, two commits compare by it (the other one's
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import contextlib
 import datetime
 import gc
 import json
@@ -100,8 +106,29 @@ def prepared(path: str, data: bytes):
     return text, lint
 
 
-def measure(path: str, data: bytes, repeat: int) -> dict:
-    """One file: its libcst parse and its lint, timed; raises ValueError when it is skipped."""
+@contextlib.contextmanager
+def checks_emptied():
+    """Every default rule's ``check`` finds nothing and asks nothing while in it (``--floor``)."""
+    own = [(rule, rule.__dict__.get("check")) for rule in RULES]
+    for rule in RULES:
+        rule.check = _finds_nothing
+    try:
+        yield
+    finally:
+        for rule, check in own:
+            if check is None:
+                del rule.check  # it inherited its check
+            else:
+                rule.check = check
+
+
+def _finds_nothing(self, file_model):
+    return iter(())
+
+
+def measure(path: str, data: bytes, repeat: int, floor: bool = False) -> dict:
+    """One file: its libcst parse and its lint, timed; raises ValueError when it is skipped.
+    ``floor``: also its lint with the rules' checks emptied (``checks_emptied``)."""
     text, lint = prepared(path, data)
     lines = len(text.splitlines())
     n = 1 if lines > BIG_LINES else repeat
@@ -114,9 +141,15 @@ def measure(path: str, data: bytes, repeat: int) -> dict:
         raise ValueError(f"libcst cannot parse it: {type(exc).__name__}: {first}") from None
     lint()  # warm: imports, caches
     lint_s, result = best_of(lint, n)
-    return {"lines": lines, "repeat": n, "parse_ms": parse_s * 1e3, "parse_gc_off_ms": parse_off_s * 1e3,
-            "lint_ms": lint_s * 1e3, "ratio": lint_s / parse_s, "ratio_gc_off": lint_s / parse_off_s,
-            "diagnostics": len(result.diagnostics)}
+    row = {"lines": lines, "repeat": n, "parse_ms": parse_s * 1e3, "parse_gc_off_ms": parse_off_s * 1e3,
+           "lint_ms": lint_s * 1e3, "ratio": lint_s / parse_s, "ratio_gc_off": lint_s / parse_off_s,
+           "diagnostics": len(result.diagnostics)}
+    if floor:
+        with checks_emptied():
+            lint()
+            floor_s, _ = best_of(lint, n)
+        row.update(floor_ms=floor_s * 1e3, floor_ratio=floor_s / parse_s)
+    return row
 
 
 def count_calls(files: list) -> dict:
@@ -169,6 +202,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, metavar="OUT")
     ap.add_argument("--quick", action="store_true", help="1,000 generated lines, at most 100 training files")
     ap.add_argument("--repeat", type=int, default=5, help="best of N (files over 5,000 lines: 1)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time each lint with the rules' checks emptied: the ratio before any analysis")
     ap.add_argument("--calls", action="store_true",
                     help="count the Python calls of one lint of the training files instead of timing")
     args = ap.parse_args()
@@ -176,7 +211,8 @@ def main() -> int:
     report = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": commit,
               "src_uncommitted_changes": dirty, "python": platform.python_version(),
               "libcst": metadata.version("libcst"),
-              "target": TARGET, "repeat": args.repeat, "quick": args.quick, "generated": [], "training": None}
+              "target": TARGET, "repeat": args.repeat, "quick": args.quick, "floor": args.floor,
+              "generated": [], "training": None}
     print(f"torchlint at {commit}{' + uncommitted src/ changes' if dirty else ''}, "
           f"Python {report['python']}, libcst {report['libcst']}, {len(RULES)} default rules")
     libcst.parse_module("import torch\n")  # libcst's own first-use costs out of the timings
@@ -199,11 +235,12 @@ def main() -> int:
         for n_lines in (1_000,) if args.quick else (1_000, 10_000):
             path = Path(tmp, f"generated_{n_lines}.py")
             path.write_text(bench.generate_file(n_lines))
-            row = {"name": path.name, **measure(str(path), path.read_bytes(), args.repeat)}
+            row = {"name": path.name, **measure(str(path), path.read_bytes(), args.repeat, args.floor)}
             report["generated"].append(row)
             print(f"{path.name:<18} {row['lines']:>7,} {row['repeat']:>2} {row['parse_ms']:>9.1f} "
                   f"{row['parse_gc_off_ms']:>9.1f} {row['lint_ms']:>9.1f} {row['ratio']:>5.2f}x "
-                  f"{row['ratio_gc_off']:>7.2f}x {row['diagnostics']:>5}")
+                  f"{row['ratio_gc_off']:>7.2f}x {row['diagnostics']:>5}"
+                  + (f"   floor {row['floor_ms']:.1f} ms, {row['floor_ratio']:.2f}x" if args.floor else ""))
             summary.append(verdict(f"generated {n_lines:,} lines", row["ratio"]))
 
     root = args.training.expanduser()
@@ -219,7 +256,7 @@ def main() -> int:
         for i, f in enumerate(files, 1):
             rel = str(f.relative_to(root))
             try:
-                rows.append({"path": rel, **measure(str(f), f.read_bytes(), args.repeat)})
+                rows.append({"path": rel, **measure(str(f), f.read_bytes(), args.repeat, args.floor)})
             except (ValueError, OSError) as exc:
                 skipped.append({"path": rel, "why": str(exc)})
             if i % 100 == 0:
@@ -234,6 +271,10 @@ def main() -> int:
                  "ratio_gc_off": lint_s / parse_off_s if parse_off_s else None,
                  "median_file_ratio": statistics.median(r["ratio"] for r in rows) if rows else None,
                  "rows": rows}
+        if args.floor and rows:
+            floor_s = sum(r["floor_ms"] for r in rows) / 1e3
+            train.update(floor_s_sum=floor_s, floor_ratio=floor_s / parse_s if parse_s else None,
+                         median_file_floor_ratio=statistics.median(r["floor_ratio"] for r in rows))
         report["training"] = train
         print(f"\ntraining code under {root}: {len(rows)} files measured "
               f"({train['notebooks_measured']} notebooks) of {total}, {len(skipped)} skipped")
@@ -243,6 +284,9 @@ def main() -> int:
             print(f"  sum of parses {parse_s:.2f} s ({parse_off_s:.2f} s gc off), sum of lints {lint_s:.2f} s, "
                   f"aggregate {train['ratio']:.2f}x ({train['ratio_gc_off']:.2f}x gc off), "
                   f"median per file {train['median_file_ratio']:.2f}x")
+            if args.floor:
+                print(f"  with the checks emptied (--floor): sum of lints {train['floor_s_sum']:.2f} s, "
+                      f"aggregate {train['floor_ratio']:.2f}x, median per file {train['median_file_floor_ratio']:.2f}x")
             ranked = [r for r in rows if r["lines"] >= TOP_MIN_LINES]
             print(f"\n  highest lint/parse ratios (files of {TOP_MIN_LINES}+ lines, {len(rows) - len(ranked)} "
                   f"smaller ones not ranked):\n  {'lines':>7} {'parse ms':>9} {'lint ms':>9} {'ratio':>6}  path")
