@@ -19,7 +19,8 @@ import bisect
 import functools
 from collections import defaultdict
 from typing import (
-    TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Set, Tuple, TypeVar, Union, cast, overload,
+    TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Hashable, Iterable, List, Optional, Set, Tuple, TypeVar, Union, cast,
+    overload,
 )
 
 import libcst as cst
