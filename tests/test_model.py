@@ -465,3 +465,26 @@ def test_a_call_from_inside_a_cycle_tells_nothing_of_its_functions_grad_mode():
     [recursive] = [c for c in m.calls if c.callee == "walk" and not c.scope.is_module]
     assert grad_of(m, "visit") is GradMode.NO_GRAD
     assert grad_at(m, recursive.site) is GradMode.NO_GRAD  # decided, and kept
+
+
+@pytest.mark.parametrize("asked_first", ["train", "on_batch"])
+def test_a_callback_that_calls_back_takes_its_functions_mode_whichever_is_asked_first(asked_first):
+    """``on_batch`` is never called here, so it runs as ``train`` does; ``train``'s mode is worked
+    out through the call inside ``on_batch``. Asked about ``train`` first, ``on_batch`` was left
+    with the cycle's placeholder for good, and its calls had no mode at all."""
+    from torchlint.model.grad_modes import scope_grad
+
+    m = build("""
+        import torch
+
+        def train(model, batches):
+            def on_batch(batch):
+                model(batch).sum().backward()
+                train(model, batch.children)
+            hooks.register(on_batch)
+
+        with torch.no_grad():
+            train(net, data)
+    """)
+    scope_grad(m, next(s for s in m.scopes if s.name == asked_first))
+    assert grad_of(m, "backward") is GradMode.NO_GRAD

@@ -164,6 +164,11 @@ class FileModel:
         value = memo[key] = analysis(self, *args)
         return value
 
+    def forget(self, analysis: Callable[..., Any], *args: Hashable) -> None:
+        """Drop the kept ``analysis(self, *args)``: an answer that stood for no value (one read
+        off a call cycle's placeholder) is worked out again when next asked."""
+        self._memo.pop((analysis, args), None)
+
     def release(self) -> None:
         """Break the model's reference cycles once a lint is done with it: a call site, an
         assignment, a return and a loop point at their scope and the scope at them, and

@@ -8,7 +8,7 @@ the ``def`` stands, or, for module-level code, grad on.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional, Set, Union
 
 from torchlint.model import vocab
 from torchlint.model.grad import GradMode
@@ -44,11 +44,33 @@ def set_here(site: Site) -> Optional[GradMode]:
 
 
 def scope_grad(file_model: FileModel, scope: Scope) -> Union[GradMode, InCallCycle]:
+    """The mode a function runs in; ``InCallCycle`` only while some function's mode is being
+    worked out, never once every request has returned."""
     # In a call cycle, a call from inside the cycle adds nothing.
-    return file_model.derived(_compute_scope_grad, scope, while_computing=_CYCLE)
+    mode = file_model.derived(_compute_scope_grad, scope, while_computing=_CYCLE)
+    if mode is _CYCLE and scope not in file_model.derived(_being_worked_out):
+        # A nested function that takes its mode from an enclosing one whose own is still being
+        # worked out (a callback that calls it back): not a mode, so not kept. Kept, it made
+        # the answer depend on which function was asked about first.
+        file_model.forget(_compute_scope_grad, scope)
+    return mode
+
+
+def _being_worked_out(file_model: FileModel) -> Set[Scope]:
+    """The scopes whose mode ``_compute_scope_grad`` is computing now."""
+    return set()
 
 
 def _compute_scope_grad(file_model: FileModel, scope: Scope) -> Union[GradMode, InCallCycle]:
+    working = file_model.derived(_being_worked_out)
+    working.add(scope)
+    try:
+        return _worked_out_mode(file_model, scope)
+    finally:
+        working.discard(scope)
+
+
+def _worked_out_mode(file_model: FileModel, scope: Scope) -> Union[GradMode, InCallCycle]:
     if scope.is_module:
         return GradMode.GRAD
     if scope.decorator_grad is not None:
