@@ -28,7 +28,7 @@ import libcst as cst
 from torchlint.model import forwards, grad_modes, reach, training_calls, vocab
 from torchlint.model.builder import ModelBuilder
 from torchlint.model.expr import bound_paths, read_paths, referenced_paths
-from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span
+from torchlint.model.records import Assignment, CallSite, Loop, LoopRole, Scope, Site, Span, Unsettled
 from torchlint.model.grad import GradMode
 from torchlint.model.names import TorchNames, forwarded_callee
 from torchlint.model.roles import Roles
@@ -152,7 +152,8 @@ class FileModel:
         and those other modules define over it (``moves_to_cuda``, a fix's parent
         map), which call ``model.derived(their_function)`` instead of storing
         attributes on the model. ``while_computing`` is what a recursive request
-        for the same value gets (a call cycle) until the first one returns.
+        for the same value gets (a call cycle) until the first one returns. An answer that is
+        ``Unsettled`` (read off such a placeholder) is handed back but not kept.
         """
         key = (analysis, args)
         memo = self._memo
@@ -162,12 +163,9 @@ class FileModel:
         if while_computing is not _NO_PLACEHOLDER:
             memo[key] = while_computing
         value = memo[key] = analysis(self, *args)
+        if isinstance(value, Unsettled):  # read off a cycle still being worked out: not an answer to keep
+            del memo[key]
         return value
-
-    def forget(self, analysis: Callable[..., Any], *args: Hashable) -> None:
-        """Drop the kept ``analysis(self, *args)``: an answer that stood for no value (one read
-        off a call cycle's placeholder) is worked out again when next asked."""
-        self._memo.pop((analysis, args), None)
 
     def release(self) -> None:
         """Break the model's reference cycles once a lint is done with it: a call site, an

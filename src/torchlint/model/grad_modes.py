@@ -8,19 +8,22 @@ the ``def`` stands, or, for module-level code, grad on.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Set, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from torchlint.model import vocab
 from torchlint.model.grad import GradMode
+from torchlint.model.records import Scope, Site, Unsettled
 
 if TYPE_CHECKING:
     from torchlint.model import FileModel
-    from torchlint.model.records import Scope, Site
 
 
-class InCallCycle:
+class InCallCycle(Unsettled):
     """What ``scope_grad`` answers for a function whose mode is still being worked out: a call
-    from inside a call cycle, which tells nothing of the mode (no ``GradMode`` is it)."""
+    from inside a call cycle, which tells nothing of the mode (no ``GradMode`` is it). A nested
+    function that takes its mode from an enclosing one still being worked out (a callback
+    that calls it back) gets it too, and, being unsettled, it is not kept: kept, it made the
+    callback's mode depend on which function was asked about first."""
 
 
 _CYCLE = InCallCycle()
@@ -45,32 +48,12 @@ def set_here(site: Site) -> Optional[GradMode]:
 
 def scope_grad(file_model: FileModel, scope: Scope) -> Union[GradMode, InCallCycle]:
     """The mode a function runs in; ``InCallCycle`` only while some function's mode is being
-    worked out, never once every request has returned."""
+    worked out, never once every request has returned (the memo keeps no unsettled answer)."""
     # In a call cycle, a call from inside the cycle adds nothing.
-    mode = file_model.derived(_compute_scope_grad, scope, while_computing=_CYCLE)
-    if mode is _CYCLE and scope not in file_model.derived(_being_worked_out):
-        # A nested function that takes its mode from an enclosing one whose own is still being
-        # worked out (a callback that calls it back): not a mode, so not kept. Kept, it made
-        # the answer depend on which function was asked about first.
-        file_model.forget(_compute_scope_grad, scope)
-    return mode
-
-
-def _being_worked_out(file_model: FileModel) -> Set[Scope]:
-    """The scopes whose mode ``_compute_scope_grad`` is computing now."""
-    return set()
+    return file_model.derived(_compute_scope_grad, scope, while_computing=_CYCLE)
 
 
 def _compute_scope_grad(file_model: FileModel, scope: Scope) -> Union[GradMode, InCallCycle]:
-    working = file_model.derived(_being_worked_out)
-    working.add(scope)
-    try:
-        return _worked_out_mode(file_model, scope)
-    finally:
-        working.discard(scope)
-
-
-def _worked_out_mode(file_model: FileModel, scope: Scope) -> Union[GradMode, InCallCycle]:
     if scope.is_module:
         return GradMode.GRAD
     if scope.decorator_grad is not None:

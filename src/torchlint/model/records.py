@@ -14,6 +14,13 @@ import libcst as cst
 from torchlint.model.grad import GradMode
 
 
+class Unsettled:
+    """An answer that stands for no value: what ``FileModel.derived`` hands a request made while
+    the same answer is being worked out (a call cycle's ``while_computing``), when that is one
+    of these. An analysis whose own answer is unsettled read it off a cycle still being worked
+    out: the memo does not keep it, and works it out again when next asked."""
+
+
 @dataclass(eq=False)
 class Scope:
     """The module, or one function or method (classes are not scopes here)."""
