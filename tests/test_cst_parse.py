@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import itertools
 import threading
 
 import libcst as cst
@@ -81,6 +82,37 @@ def test_a_piece_that_does_not_print_as_it_reads_means_one_whole_parse():
     text = "x = 1\n\n\t\nif a:\n    pass\n"
     joined = cst_parse.parse_module(text, cst_parse.cut_lines(ast.parse(text), text, 1))
     assert joined.code == text and joined.deep_equals(cst.parse_module(text))
+
+
+_LAST_STATEMENTS = [
+    "x = 1", "x = 1;", "if a: b()", "def f():\n    pass", "def f(): return 1",
+    "class A:\n    def g(self):\n        return 1", "if x:\n    y = 2\nelse:\n    y = 3",
+    "@d\ndef f():\n    x = (1,\n         2)", "for i in r:\n    pass\n    # trailing",
+    "x = [\n    1,\n]  # c", "while x:\n\n    \n    y()", 's = """\n# x\n\n"""',
+    "def f():\n    if a:\n        pass\n    # c\n  # d", "class A:\n    x = 1\n\n    \n    y = 2",
+]
+_TAIL_LINES = ["", " ", "\t", "# c", "    # c", "\f", "  x", "\\"]
+
+
+def test_an_end_read_as_plain_from_the_text_prints_as_it_reads():
+    # The text-only check spares printing each piece's last statement: it may
+    # only say yes where the printed check does (libcst drops a line of
+    # 'x = 1\n\n\t\n' and of 'x = 1\n\n    # c\n').
+    plain = 0
+    for last in _LAST_STATEMENTS:
+        for size in range(4):
+            for tail in itertools.product(_TAIL_LINES, repeat=size):
+                text = last + "\n" + "".join(line + "\n" for line in tail)
+                try:
+                    piece = cst_parse.parse_source(text)
+                except cst.ParserSyntaxError:
+                    continue
+                if cst_parse._plainly_ended(text):
+                    plain += 1
+                    tail_printed = "".join(piece.code_for_node(n) for n in (*piece.body[-1:], *piece.footer))
+                    assert text.endswith(tail_printed), text
+    assert plain > 100
+    assert not cst_parse._plainly_ended("x = 1\n\n\t\n") and not cst_parse._plainly_ended("x = 1\n\n    # c\n")
 
 
 def test_cuts_never_split_a_statement():
