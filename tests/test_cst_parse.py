@@ -115,6 +115,26 @@ def test_an_end_read_as_plain_from_the_text_prints_as_it_reads():
     assert not cst_parse._plainly_ended("x = 1\n\n\t\n") and not cst_parse._plainly_ended("x = 1\n\n    # c\n")
 
 
+def test_pieces_of_simple_statements_join_a_file_of_two_space_blocks(monkeypatch):
+    # A piece without an indented block guesses four spaces; the file's blocks take two.
+    text = "import a\nx = 1\n" * 3 + "def f():\n  return 1\n" + "y = 2\n" * 3 + "class A:\n  z = 1\n"
+    cuts = cst_parse.cut_lines(ast.parse(text), text, 1)
+    parsed = []
+    monkeypatch.setattr(cst_parse, "parse_source", lambda t: parsed.append(t) or cst.parse_module(t))
+    joined = cst_parse.parse_module(text, cuts)
+    assert text not in parsed and len(parsed) == len(cuts) + 1  # joined, not parsed again whole
+    whole = cst.parse_module(text)
+    assert joined.default_indent == whole.default_indent == "  "
+    assert joined.code == text and joined.deep_equals(whole)
+
+
+def test_a_file_whose_blocks_mix_indentations_is_not_cut():
+    text = "def f():\n  return 1\n" + "x = 1\n" * 3 + "def g():\n    return 2\n"
+    assert cst_parse.cut_lines(ast.parse(text), text, 1) == []
+    same = text.replace("    return 2", "  return 2")
+    assert cst_parse.cut_lines(ast.parse(same), same, 1)
+
+
 def test_cuts_never_split_a_statement():
     text = "x = (1,\n     2); y = 3\nz = 4\n" * 3
     cuts = cst_parse.cut_lines(ast.parse(text), text, 1)

@@ -51,7 +51,20 @@ def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = No
             cuts.append(first - 1)
             last_cut = first - 1
         previous_end = statement.end_lineno or statement.lineno
-    return cuts
+    return cuts if cuts and len(_block_indents(tree, source)) < 2 else []
+
+
+def _block_indents(tree: ast.Module, source: str) -> set:
+    """The indentations of the top-level statements' blocks. Pieces join only where they take
+    the same one (``_joined``): a file that mixes them (notebook cells of two styles) is
+    parsed whole rather than in pieces and again whole."""
+    indents, lines = set(), None
+    for statement in tree.body:
+        block = getattr(statement, "body", None)
+        if isinstance(block, list) and block and block[0].lineno > statement.lineno:
+            lines = lines or source.split("\n")
+            indents.add(lines[block[0].lineno - 1][:block[0].col_offset])
+    return indents
 
 
 # What a module body holds.
@@ -169,9 +182,13 @@ def _joined(pieces: List[cst.Module], texts: List[str], cache: Optional[PieceCac
         if not ends_as_read(piece, text):
             raise _NotTheSame()
     first = pieces[0]
+    # libcst takes a module's indentation from its first indented block: a piece of
+    # top-level simple statements has none (its default is a guess), and no node of it
+    # depends on one, so it joins whatever the file's blocks use.
+    indent = next((p.default_indent for p in pieces if _holds_blocks(p)), first.default_indent)
     body, carried = list(first.body), first.footer
     for piece in pieces[1:]:
-        if (piece.header or not piece.body or piece.default_indent != first.default_indent
+        if (piece.header or not piece.body or (piece.default_indent != indent and _holds_blocks(piece))
                 or piece.default_newline != first.default_newline):
             raise _NotTheSame()
         head = piece.body[0]
@@ -182,5 +199,10 @@ def _joined(pieces: List[cst.Module], texts: List[str], cache: Optional[PieceCac
         body.extend(piece.body[1:])
         carried = piece.footer
     last = pieces[-1]
-    return first.with_changes(body=tuple(body), footer=carried,
+    return first.with_changes(body=tuple(body), footer=carried, default_indent=indent,
                               has_trailing_newline=last.has_trailing_newline)
+
+
+def _holds_blocks(piece: cst.Module) -> bool:
+    """Whether an indented block may be in ``piece``: only a compound statement holds one."""
+    return any(isinstance(statement, cst.BaseCompoundStatement) for statement in piece.body)
