@@ -80,8 +80,12 @@ def test_a_piece_that_does_not_print_as_it_reads_means_one_whole_parse():
     # libcst prints 'x = 1\n\n\t\n' without its blank line: at the end of a
     # piece that would lose a line of the file.
     text = "x = 1\n\n\t\nif a:\n    pass\n"
-    joined = cst_parse.parse_module(text, cst_parse.cut_lines(ast.parse(text), text, 1))
+    joined = cst_parse.parse_module(text, [3])
     assert joined.code == text and joined.deep_equals(cst.parse_module(text))
+    # cut_lines itself cuts after such an end only where the text says it reads back
+    assert cst_parse.cut_lines(ast.parse(text), text, 1) == []
+    plain = text.replace("\t\n", "# c\n")
+    assert cst_parse.cut_lines(ast.parse(plain), plain, 1) == [3]
 
 
 _LAST_STATEMENTS = [

@@ -44,12 +44,16 @@ def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = No
     every = every or PIECE_LINES
     if tree is None or "\r" in source or source.count("\n") < 2 * every:
         return []
-    cuts, last_cut, previous_end = [], 0, 0
+    cuts, last_cut, previous_end, lines = [], 0, 0, None
     for statement in tree.body:
         first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
         if first - 1 - last_cut >= every and previous_end < first:
-            cuts.append(first - 1)
-            last_cut = first - 1
+            lines = lines or source.split("\n")
+            # after the piece's last statement only empty lines and first-column comments: its
+            # end reads back as written (``_plainly_ended``) without printing the statement
+            if all(not line or line.startswith("#") for line in lines[previous_end:first - 1]):
+                cuts.append(first - 1)
+                last_cut = first - 1
         previous_end = statement.end_lineno or statement.lineno
     return cuts if cuts and len(_block_indents(tree, source)) < 2 else []
 
