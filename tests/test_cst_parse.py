@@ -132,11 +132,17 @@ def test_pieces_of_simple_statements_join_a_file_of_two_space_blocks(monkeypatch
     assert joined.code == text and joined.deep_equals(whole)
 
 
-def test_a_file_whose_blocks_mix_indentations_is_not_cut():
-    text = "def f():\n  return 1\n" + "x = 1\n" * 3 + "def g():\n    return 2\n"
-    assert cst_parse.cut_lines(ast.parse(text), text, 1) == []
-    same = text.replace("    return 2", "  return 2")
-    assert cst_parse.cut_lines(ast.parse(same), same, 1)
+def test_no_cut_falls_before_a_block_indented_otherwise(monkeypatch):
+    text = ("def f():\n  return 1\n" + "x = 1\n" * 2 + "def g():\n    return 2\n" + "y = 1\n" * 2
+            + "if a: b()\nelif c:\n  d()\n")
+    cuts = cst_parse.cut_lines(ast.parse(text), text, 1)
+    # not before ``x = 1`` nor ``def g``: the next block takes four spaces, ``f``'s two; before
+    # each ``y = 1`` and the ``if``: the next block (the ``elif``'s) takes two
+    assert cuts == [6, 7, 8]
+    parsed = []
+    monkeypatch.setattr(cst_parse, "parse_source", lambda t: parsed.append(t) or cst.parse_module(t))
+    joined = cst_parse.parse_module(text, cuts)
+    assert text not in parsed and joined.code == text and joined.deep_equals(cst.parse_module(text))
 
 
 def test_cuts_never_split_a_statement():

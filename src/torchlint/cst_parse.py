@@ -44,31 +44,49 @@ def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = No
     every = every or PIECE_LINES
     if tree is None or "\r" in source or source.count("\n") < 2 * every:
         return []
-    cuts, last_cut, previous_end, lines = [], 0, 0, None
-    for statement in tree.body:
+    lines = source.split("\n")
+    # A piece takes its indentation from its first block, and joins only where that is the
+    # file's (``_joined``): no cut before a statement whose next block is indented otherwise
+    # (notebook cells of two styles), rather than a parse in pieces and then whole.
+    indents = _next_block_indents(tree.body, lines)
+    cuts, last_cut, previous_end = [], 0, 0
+    for statement, indent in zip(tree.body, indents):
         first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
-        if first - 1 - last_cut >= every and previous_end < first:
-            lines = lines or source.split("\n")
-            # after the piece's last statement only empty lines and first-column comments: its
-            # end reads back as written (``_plainly_ended``) without printing the statement
-            if all(not line or line.startswith("#") for line in lines[previous_end:first - 1]):
-                cuts.append(first - 1)
-                last_cut = first - 1
+        # after the piece's last statement only empty lines and first-column comments: its
+        # end reads back as written (``_plainly_ended``) without printing the statement
+        if (first - 1 - last_cut >= every and previous_end < first and indent in (None, indents[0])
+                and all(not line or line.startswith("#") for line in lines[previous_end:first - 1])):
+            cuts.append(first - 1)
+            last_cut = first - 1
         previous_end = statement.end_lineno or statement.lineno
-    return cuts if cuts and len(_block_indents(tree, source)) < 2 else []
+    return cuts
 
 
-def _block_indents(tree: ast.Module, source: str) -> set:
-    """The indentations of the top-level statements' blocks. Pieces join only where they take
-    the same one (``_joined``): a file that mixes them (notebook cells of two styles) is
-    parsed whole rather than in pieces and again whole."""
-    indents, lines = set(), None
-    for statement in tree.body:
-        block = getattr(statement, "body", None)
-        if isinstance(block, list) and block and block[0].lineno > statement.lineno:
-            lines = lines or source.split("\n")
-            indents.add(lines[block[0].lineno - 1][:block[0].col_offset])
-    return indents
+def _next_block_indents(body: list, lines: List[str]) -> List[Optional[str]]:
+    """For each statement of ``body``, the indentation of the first indented block from it on."""
+    found: List[Optional[str]] = []
+    following = None
+    for statement in reversed(body):
+        following = _block_indent(statement, lines) or following
+        found.append(following)
+    return found[::-1]
+
+
+def _block_indent(statement: ast.stmt, lines: List[str]) -> Optional[str]:
+    """The indentation of ``statement``'s first indented block (None: it has none, ``if a: b``).
+    Read off Python's tree: a guess that only saves a parse, ``_joined`` decides."""
+    clauses = [getattr(statement, "body", None), *(h.body for h in getattr(statement, "handlers", ())),
+               *(c.body for c in getattr(statement, "cases", ())), getattr(statement, "orelse", None),
+               getattr(statement, "finalbody", None)]
+    for block in clauses:
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            prefix = lines[block[0].lineno - 1][:block[0].col_offset]
+            if prefix and not prefix.strip():
+                return prefix
+            nested = _block_indent(block[0], lines) if isinstance(block[0], ast.If) and block is clauses[-2] else None
+            if nested:
+                return nested  # ``if a: b`` then ``elif c:`` over lines
+    return None
 
 
 # What a module body holds.
