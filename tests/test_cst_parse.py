@@ -121,8 +121,11 @@ def test_an_end_read_as_plain_from_the_text_prints_as_it_reads():
 
 def test_pieces_of_simple_statements_join_a_file_of_two_space_blocks(monkeypatch):
     # A piece without an indented block guesses four spaces; the file's blocks take two.
-    text = "import a\nx = 1\n" * 3 + "def f():\n  return 1\n" + "y = 2\n" * 3 + "class A:\n  z = 1\n"
+    # So does one of compound statements on one line (a main guard at the end of a file).
+    text = ("import a\nx = 1\n" * 3 + "def f():\n  return 1\n" + "y = 2\n" * 3 + "class A:\n  z = 1\n"
+            + 'y = 3\nif __name__ == "__main__": main()\n')
     cuts = cst_parse.cut_lines(ast.parse(text), text, 1)
+    assert cuts[-1] == 14  # the main guard is a piece of its own
     parsed = []
     monkeypatch.setattr(cst_parse, "parse_source", lambda t: parsed.append(t) or cst.parse_module(t))
     joined = cst_parse.parse_module(text, cuts)

@@ -75,17 +75,18 @@ def _next_block_indents(body: list, lines: List[str]) -> List[Optional[str]]:
 def _block_indent(statement: ast.stmt, lines: List[str]) -> Optional[str]:
     """The indentation of ``statement``'s first indented block (None: it has none, ``if a: b``).
     Read off Python's tree: a guess that only saves a parse, ``_joined`` decides."""
+    orelse = getattr(statement, "orelse", None)
     clauses = [getattr(statement, "body", None), *(h.body for h in getattr(statement, "handlers", ())),
-               *(c.body for c in getattr(statement, "cases", ())), getattr(statement, "orelse", None),
-               getattr(statement, "finalbody", None)]
+               *(c.body for c in getattr(statement, "cases", ())), orelse, getattr(statement, "finalbody", None)]
     for block in clauses:
-        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-            prefix = lines[block[0].lineno - 1][:block[0].col_offset]
-            if prefix and not prefix.strip():
-                return prefix
-            nested = _block_indent(block[0], lines) if isinstance(block[0], ast.If) and block is clauses[-2] else None
-            if nested:
-                return nested  # ``if a: b`` then ``elif c:`` over lines
+        first = block[0] if isinstance(block, list) and block else None
+        if not isinstance(first, ast.stmt):
+            continue
+        prefix = lines[first.lineno - 1][:first.col_offset]
+        if prefix and not prefix.strip():
+            return prefix
+        if block is orelse and isinstance(first, ast.If):
+            return _block_indent(first, lines)  # ``if a: b`` then ``elif c:`` over lines
     return None
 
 
@@ -226,5 +227,16 @@ def _joined(pieces: List[cst.Module], texts: List[str], cache: Optional[PieceCac
 
 
 def _holds_blocks(piece: cst.Module) -> bool:
-    """Whether an indented block may be in ``piece``: only a compound statement holds one."""
-    return any(isinstance(statement, cst.BaseCompoundStatement) for statement in piece.body)
+    """Whether ``piece`` holds an indented block, what libcst reads its indentation off (a
+    compound statement on one line, ``if __name__ == "__main__": main()``, holds none)."""
+    return any(_opens_block(statement) for statement in piece.body)
+
+
+def _opens_block(node: cst.CSTNode) -> bool:
+    """Whether one of ``node``'s clauses (its body, ``elif``, ``else``, ``except``, ``finally``,
+    ``case``) is an indented block: the first of a compound statement's blocks is among them."""
+    if isinstance(getattr(node, "body", None), cst.IndentedBlock):
+        return True
+    clauses = [getattr(node, "orelse", None), getattr(node, "finalbody", None),
+               *getattr(node, "handlers", ()), *getattr(node, "cases", ())]
+    return any(clause is not None and _opens_block(clause) for clause in clauses)
