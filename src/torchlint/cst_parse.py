@@ -52,10 +52,9 @@ def cut_lines(tree: Optional[ast.Module], source: str, every: Optional[int] = No
     cuts, last_cut, previous_end = [], 0, 0
     for statement, indent in zip(tree.body, indents):
         first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", ())])
-        # after the piece's last statement only empty lines and first-column comments: its
-        # end reads back as written (``_plainly_ended``) without printing the statement
+        # the piece's end reads back as written (``_plainly_ended``) without printing it
         if (first - 1 - last_cut >= every and previous_end < first and indent in (None, indents[0])
-                and all(not line or line.startswith("#") for line in lines[previous_end:first - 1])):
+                and all(map(_ends_plainly, lines[previous_end:first - 1]))):
             cuts.append(first - 1)
             last_cut = first - 1
         previous_end = statement.end_lineno or statement.lineno
@@ -193,10 +192,15 @@ def _plainly_ended(text: str) -> bool:
         stripped = line.lstrip()
         if stripped and not stripped.startswith("#"):
             return True  # the last line of code
-        if line and not line.startswith("#"):
+        if not _ends_plainly(line):
             return False
         end = start - 1
     return False
+
+
+def _ends_plainly(line: str) -> bool:
+    """A line that may follow a piece's last code at its end: empty, or a first-column comment."""
+    return not line or line.startswith("#")
 
 
 def _joined(pieces: List[cst.Module], texts: List[str], cache: Optional[PieceCache] = None) -> cst.Module:
